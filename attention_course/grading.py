@@ -1,0 +1,108 @@
+"""Grading a submission with the hidden graders, in a pytest process of its own.
+
+`grade_file` runs `pytest` on the assignment's grader files with `--submission`, reads the JSON
+report and turns it into per-function scores. The pytest process holds the reference but never
+runs student code: that happens in the worker it starts (see sandbox.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from attention_course.assignments import COURSE_ROOT, get_assignment
+
+
+class GradingError(RuntimeError):
+    """The graders themselves could not run (not the student's fault)."""
+
+
+@dataclass
+class TestResult:
+    test: str
+    description: str
+    points: float
+    passed: bool
+    message: str
+
+
+@dataclass
+class FunctionScore:
+    function: str
+    tests: list[TestResult] = field(default_factory=list)
+
+    @property
+    def max_score(self) -> float:
+        return sum(t.points for t in self.tests)
+
+    @property
+    def score(self) -> float:
+        return sum(t.points for t in self.tests if t.passed)
+
+    def feedback(self) -> str:
+        """PASS/FAIL lines a student can read: the property, and the hint when it failed."""
+        lines = []
+        for t in self.tests:
+            mark = "PASS" if t.passed else "FAIL"
+            line = f"{mark} [{t.points:g} pt] {t.description}"
+            if not t.passed and t.message:
+                line += f"\n     {t.message}"
+            lines.append(line)
+        return "\n".join(lines)
+
+
+@dataclass
+class GradeReport:
+    assignment: str
+    functions: dict[str, FunctionScore]
+    cell_errors: list[dict]
+    notes: list[str]
+
+    @property
+    def score(self) -> float:
+        return sum(f.score for f in self.functions.values())
+
+    @property
+    def max_score(self) -> float:
+        return sum(f.max_score for f in self.functions.values())
+
+
+def grade_file(path: Path, assignment: str, isolate: str = "auto",
+               functions: list[str] | None = None) -> GradeReport:
+    """Grade one submission (notebook or Python file) against one assignment's graders."""
+    spec = get_assignment(assignment)
+    wanted = list(functions or spec.graded)
+    with tempfile.TemporaryDirectory(prefix="attention-grade-") as tmp:
+        report_path = Path(tmp) / "report.json"
+        cmd = [
+            sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--no-header",
+            "-o", "addopts=", "--rootdir", str(COURSE_ROOT),
+            *[str(spec.grader_file(f)) for f in wanted],
+            "--submission", str(Path(path).resolve()), "--report", str(report_path),
+            "--isolate", isolate,
+        ]
+        env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+        proc = subprocess.run(cmd, cwd=COURSE_ROOT, env=env, capture_output=True, text=True)
+        if proc.returncode not in (0, 1) or not report_path.exists():
+            tail = (proc.stdout + proc.stderr).strip().splitlines()[-15:]
+            raise GradingError("the graders did not run:\n" + "\n".join(tail))
+        raw = json.loads(report_path.read_text())
+    scores = {f: FunctionScore(f) for f in wanted}
+    for t in raw["tests"]:
+        scores[t["function"]].tests.append(TestResult(
+            t["test"], t["description"], float(t["points"]), bool(t["passed"]), t["message"]))
+    return GradeReport(assignment, scores, raw["cell_errors"], raw["notes"])
+
+
+def grade_many(paths: list[Path], assignment: str, jobs: int | None = None,
+               isolate: str = "auto") -> list[GradeReport]:
+    """Grade several submissions in parallel (one pytest process and one worker each)."""
+    jobs = jobs or os.cpu_count() or 1
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(lambda p: grade_file(p, assignment, isolate), paths))

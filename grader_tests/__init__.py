@@ -1,0 +1,1 @@
+"""Hidden graders and the reference implementation. Never released to students."""

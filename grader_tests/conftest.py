@@ -1,0 +1,109 @@
+"""Runs the declared calls of the collected grader files in one worker and reports points.
+
+Options (see `pytest grader_tests --help`):
+  --submission PATH   a filled-in notebook (.ipynb) or a Python file; default: the reference
+  --report PATH       write a JSON report (per test: function, points, passed, message)
+  --isolate MODE      worker sandbox: auto (bubblewrap when installed), bwrap or none
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from attention_course.assignments import COURSE_ROOT
+from attention_course.sandbox import Limits, run_program
+from grader_tests import harness
+
+REFERENCE = Path(__file__).with_name("reference.py")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("attention-course graders")
+    group.addoption("--submission", default=None,
+                    help="notebook (.ipynb) or Python file to grade (default: the reference)")
+    group.addoption("--report", default=None, help="write a JSON grading report here")
+    group.addoption("--isolate", default="auto", choices=["auto", "bwrap", "none"],
+                    help="how to sandbox the student's worker process")
+
+
+def _program(config: pytest.Config) -> list[tuple[str, str]]:
+    from attention_course.notebook import program_from_file
+
+    path = config.getoption("--submission")
+    return program_from_file(Path(path) if path else REFERENCE)
+
+
+@pytest.fixture(scope="session")
+def program_run(request: pytest.FixtureRequest):
+    config = request.config
+    limits = Limits(isolate=config.getoption("--isolate"))
+    run = run_program(_program(config), list(harness.REGISTRY.values()), limits,
+                      hide=[COURSE_ROOT])
+    config._attention_run = run
+    return run
+
+
+@pytest.fixture(scope="session")
+def student(program_run) -> harness.Student:
+    return harness.Student(program_run.outcomes)
+
+
+def _points(item: pytest.Item) -> float:
+    marker = item.get_closest_marker("points")
+    if marker is None:
+        raise pytest.UsageError(f"{item.nodeid} has no points marker")
+    return float(marker.args[0])
+
+
+def _function(item: pytest.Item) -> str:
+    name = Path(str(item.fspath)).stem
+    return name.removeprefix("test_")
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items) -> None:
+    for item in items:
+        _points(item)  # every grader test carries its points
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    report = yield
+    if report.when == "call" or (report.when == "setup" and report.failed):
+        message = ""
+        if report.failed and call.excinfo is not None:
+            exc = call.excinfo.value
+            if isinstance(exc, harness.Fail):
+                message = str(exc)
+            else:
+                message = ("the grader could not check this "
+                           f"({type(exc).__name__}); please tell your instructor")
+        results = item.config.stash.setdefault(_RESULTS, [])
+        results.append({
+            "function": _function(item),
+            "test": item.name,
+            "description": (item.obj.__doc__ or item.name).strip().splitlines()[0],
+            "points": _points(item),
+            "passed": report.passed,
+            "message": message,
+        })
+    return report
+
+
+_RESULTS = pytest.StashKey[list]()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    path = session.config.getoption("--report")
+    if not path:
+        return
+    run = getattr(session.config, "_attention_run", None)
+    report = {
+        "tests": session.config.stash.get(_RESULTS, []),
+        "cell_errors": [vars(c) for c in run.cell_errors] if run else [],
+        "notes": run.notes if run else [],
+        "workers": run.workers if run else 0,
+    }
+    Path(path).write_text(json.dumps(report, indent=1))
