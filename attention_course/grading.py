@@ -73,19 +73,33 @@ class GradeReport:
         return sum(f.max_score for f in self.functions.values())
 
 
-def grade_file(path: Path, assignment: str, isolate: str = "auto",
-               functions: list[str] | None = None) -> GradeReport:
+def grade_file(
+    path: Path, assignment: str, isolate: str = "auto", functions: list[str] | None = None
+) -> GradeReport:
     """Grade one submission (notebook or Python file) against one assignment's graders."""
     spec = get_assignment(assignment)
     wanted = list(functions or spec.graded)
     with tempfile.TemporaryDirectory(prefix="attention-grade-") as tmp:
         report_path = Path(tmp) / "report.json"
         cmd = [
-            sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--no-header",
-            "-o", "addopts=", "--rootdir", str(COURSE_ROOT),
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--no-header",
+            "-o",
+            "addopts=",
+            "--rootdir",
+            str(COURSE_ROOT),
             *[str(spec.grader_file(f)) for f in wanted],
-            "--submission", str(Path(path).resolve()), "--report", str(report_path),
-            "--isolate", isolate,
+            "--submission",
+            str(Path(path).resolve()),
+            "--report",
+            str(report_path),
+            "--isolate",
+            isolate,
         ]
         env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
         proc = subprocess.run(cmd, cwd=COURSE_ROOT, env=env, capture_output=True, text=True)
@@ -95,13 +109,17 @@ def grade_file(path: Path, assignment: str, isolate: str = "auto",
         raw = json.loads(report_path.read_text())
     scores = {f: FunctionScore(f) for f in wanted}
     for t in raw["tests"]:
-        scores[t["function"]].tests.append(TestResult(
-            t["test"], t["description"], float(t["points"]), bool(t["passed"]), t["message"]))
+        scores[t["function"]].tests.append(
+            TestResult(
+                t["test"], t["description"], float(t["points"]), bool(t["passed"]), t["message"]
+            )
+        )
     return GradeReport(assignment, scores, raw["cell_errors"], raw["notes"])
 
 
-def grade_many(paths: list[Path], assignment: str, jobs: int | None = None,
-               isolate: str = "auto") -> list[GradeReport]:
+def grade_many(
+    paths: list[Path], assignment: str, jobs: int | None = None, isolate: str = "auto"
+) -> list[GradeReport]:
     """Grade several submissions in parallel (one pytest process and one worker each)."""
     jobs = jobs or os.cpu_count() or 1
     with ThreadPoolExecutor(max_workers=jobs) as pool:

@@ -25,8 +25,9 @@ def read_notebook(path: Path) -> dict[str, Any]:
     try:
         nb = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise NotebookError(f"{path}: not valid notebook JSON (line {exc.lineno}: {exc.msg})") \
-            from None
+        raise NotebookError(
+            f"{path}: not valid notebook JSON (line {exc.lineno}: {exc.msg})"
+        ) from None
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
         raise NotebookError(f"{path}: not a Jupyter notebook (no list of cells)")
     return nb

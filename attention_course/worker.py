@@ -152,9 +152,7 @@ def _make_call(call, arrays, namespace, timeout):
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
     result["seconds"] = _monotonic() - start
-    result["warnings"] = [
-        _short(f"{w.category.__name__}: {w.message}") for w in list(caught)[:10]
-    ]
+    result["warnings"] = [_short(f"{w.category.__name__}: {w.message}") for w in list(caught)[:10]]
     result["inputs_after"] = [encoder.encode(a) for a in inputs]
     return result, encoder.arrays
 
@@ -172,8 +170,14 @@ def main(job_dir):
         call = job["calls"][i]
         _progress(job_dir, {"step": "call", "index": i})
         if call["function"] in timed_out:
-            result, out_arrays = {"status": "skipped", "detail": "not run: an earlier call of "
-                                  f"{call['function']} ran longer than the time limit"}, {}
+            result, out_arrays = (
+                {
+                    "status": "skipped",
+                    "detail": "not run: an earlier call of "
+                    f"{call['function']} ran longer than the time limit",
+                },
+                {},
+            )
         else:
             try:
                 result, out_arrays = _make_call(call, arrays, namespace, job["call_timeout"])

@@ -22,11 +22,18 @@ REFERENCE = Path(__file__).with_name("reference.py")
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("attention-course graders")
-    group.addoption("--submission", default=None,
-                    help="notebook (.ipynb) or Python file to grade (default: the reference)")
+    group.addoption(
+        "--submission",
+        default=None,
+        help="notebook (.ipynb) or Python file to grade (default: the reference)",
+    )
     group.addoption("--report", default=None, help="write a JSON grading report here")
-    group.addoption("--isolate", default="auto", choices=["auto", "bwrap", "none"],
-                    help="how to sandbox the student's worker process")
+    group.addoption(
+        "--isolate",
+        default="auto",
+        choices=["auto", "bwrap", "none"],
+        help="how to sandbox the student's worker process",
+    )
 
 
 def _program(config: pytest.Config) -> list[tuple[str, str]]:
@@ -40,8 +47,7 @@ def _program(config: pytest.Config) -> list[tuple[str, str]]:
 def program_run(request: pytest.FixtureRequest):
     config = request.config
     limits = Limits(isolate=config.getoption("--isolate"))
-    run = run_program(_program(config), list(harness.REGISTRY.values()), limits,
-                      hide=[COURSE_ROOT])
+    run = run_program(_program(config), list(harness.REGISTRY.values()), limits, hide=[COURSE_ROOT])
     config._attention_run = run
     return run
 
@@ -78,17 +84,21 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
             if isinstance(exc, harness.Fail):
                 message = str(exc)
             else:
-                message = ("the grader could not check this "
-                           f"({type(exc).__name__}); please tell your instructor")
+                message = (
+                    "the grader could not check this "
+                    f"({type(exc).__name__}); please tell your instructor"
+                )
         results = item.config.stash.setdefault(_RESULTS, [])
-        results.append({
-            "function": _function(item),
-            "test": item.name,
-            "description": (item.obj.__doc__ or item.name).strip().splitlines()[0],
-            "points": _points(item),
-            "passed": report.passed,
-            "message": message,
-        })
+        results.append(
+            {
+                "function": _function(item),
+                "test": item.name,
+                "description": (item.obj.__doc__ or item.name).strip().splitlines()[0],
+                "points": _points(item),
+                "passed": report.passed,
+                "message": message,
+            }
+        )
     return report
 
 

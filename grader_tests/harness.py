@@ -33,8 +33,9 @@ def rng(seed: int) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
-def call(function: str, *args: Any, readonly: bool = False, errstate: bool = False,
-         **kwargs: Any) -> Call:
+def call(
+    function: str, *args: Any, readonly: bool = False, errstate: bool = False, **kwargs: Any
+) -> Call:
     """Declare a call of the student's `function`; its outcome is read in a test."""
     key = f"{function}#{next(_counter)}"
     c = Call(key, function, tuple(args), dict(kwargs), readonly=readonly, errstate=errstate)
@@ -62,8 +63,7 @@ class Student:
         """A function that must return `(output, weights)`."""
         got = self.value(c)
         if not isinstance(got, tuple) or len(got) != 2:
-            raise Fail(f"{c.function} must return a tuple (output, weights), "
-                       f"got {_kind(got)}")
+            raise Fail(f"{c.function} must return a tuple (output, weights), got {_kind(got)}")
         return got
 
 
@@ -90,8 +90,9 @@ def expect_shape(got: Any, shape: tuple, what: str, hint: str = "") -> np.ndarra
     return got
 
 
-def expect_close(got: Any, want: np.ndarray, what: str, hint: str = "",
-                 rtol: float = RTOL, atol: float = ATOL) -> None:
+def expect_close(
+    got: Any, want: np.ndarray, what: str, hint: str = "", rtol: float = RTOL, atol: float = ATOL
+) -> None:
     """Shape first, then float dtype, then values (NaN never equals NaN)."""
     want = np.asarray(want)
     expect_shape(got, want.shape, what, hint)
@@ -121,8 +122,10 @@ def expect_unmodified(student: Student, c: Call, hint: str = "") -> None:
     if len(out.inputs_after) != len(inputs):
         raise Fail(f"{c.function}: its inputs could not be checked after the call")
     for before, after in zip(inputs, out.inputs_after, strict=True):
-        if not isinstance(after, np.ndarray) or after.shape != before.shape or not (
-            np.array_equal(after, before, equal_nan=True)
+        if (
+            not isinstance(after, np.ndarray)
+            or after.shape != before.shape
+            or not (np.array_equal(after, before, equal_nan=True))
         ):
             raise Fail(f"{c.function} modified an input array in place. {hint}".rstrip())
 

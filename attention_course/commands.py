@@ -1,0 +1,140 @@
+"""The subcommands of `attention-course` (release, check, autograde, scores, demo)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from attention_course.assignments import ASSIGNMENTS, tests_cell_id
+from attention_course.cli import UserError
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "release",
+        help="regenerate release/ from source/ with nbgrader",
+        description="Regenerate release/<assignment>/ from source/ (solutions "
+        "and hidden tests stripped). Commit the result.",
+    )
+    p.add_argument(
+        "assignments",
+        nargs="*",
+        metavar="ASSIGNMENT",
+        help="assignments to release (default: every one in source/)",
+    )
+    p.set_defaults(run=run_release)
+
+    p = sub.add_parser(
+        "check",
+        help="grade one filled-in notebook, no gradebook needed",
+        description="Grade a notebook with the hidden graders and print a "
+        "per-function table (or Gradescope's results.json with --json).",
+    )
+    p.add_argument("notebook", type=Path, metavar="NOTEBOOK", help="the .ipynb to grade")
+    p.add_argument(
+        "--assignment",
+        choices=sorted(ASSIGNMENTS),
+        help="assignment to grade against (default: from the notebook's metadata, "
+        "its test cells, or its file name)",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print Gradescope's results.json format instead of a table",
+    )
+    p.add_argument(
+        "--isolate",
+        choices=["auto", "bwrap", "none"],
+        default="auto",
+        help="sandbox of the student's worker process (default: auto, i.e. "
+        "bubblewrap when installed)",
+    )
+    p.set_defaults(run=run_check)
+
+    p = sub.add_parser(
+        "autograde",
+        help="nbgrader autograde submitted/ into the gradebook",
+        description="Autograde submitted/<student>/<assignment>/ with nbgrader "
+        "(graders run outside the kernel) and print the stored scores.",
+    )
+    p.add_argument("assignment", choices=sorted(ASSIGNMENTS))
+    p.add_argument("--student", default="*", help="one student id (default: all)")
+    p.set_defaults(run=run_autograde)
+
+    p = sub.add_parser("scores", help="print the gradebook's scores for an assignment")
+    p.add_argument("assignment", choices=sorted(ASSIGNMENTS))
+    p.set_defaults(run=run_scores)
+
+    p = sub.add_parser(
+        "demo",
+        help="release, grade a sample class and print its scores",
+        description="Release both assignments, create sample submissions "
+        "(instructor solution, a partly correct student, an untouched stub, a "
+        "hostile one), autograde them into the gradebook, write feedback and "
+        "print a per-student, per-function table.",
+    )
+    p.set_defaults(run=run_demo)
+
+
+def run_release(args: argparse.Namespace) -> int:
+    from attention_course.course import CourseError, release
+
+    try:
+        names = release(args.assignments or None)
+    except CourseError as exc:
+        raise UserError(str(exc)) from None
+    for name in names:
+        print(f"released {name} -> release/{name}/")
+    return 0
+
+
+def run_check(args: argparse.Namespace) -> int:
+    from attention_course.grading import GradingError, grade_file
+    from attention_course.notebook import NotebookError, detect_assignment, read_notebook
+    from attention_course.report import function_table, gradescope_results
+
+    path: Path = args.notebook
+    try:
+        if path.suffix != ".ipynb":
+            raise NotebookError(f"{path}: expected a Jupyter notebook (.ipynb)")
+        nb = read_notebook(path)
+        assignment = args.assignment or detect_assignment(nb, path)
+        report = grade_file(path, assignment, isolate=args.isolate)
+    except (NotebookError, GradingError) as exc:
+        raise UserError(str(exc)) from None
+    if args.json:
+        print(json.dumps(gradescope_results(report), indent=2))
+    else:
+        print(function_table(report))
+    return 0
+
+
+def print_scores(assignment: str) -> None:
+    from attention_course.course import gradebook_scores
+    from attention_course.report import class_table
+
+    columns = [tests_cell_id(f) for f in ASSIGNMENTS[assignment].graded]
+    print(class_table(gradebook_scores(assignment), columns, f"{assignment} (gradebook)"))
+
+
+def run_autograde(args: argparse.Namespace) -> int:
+    from attention_course.course import autograde
+
+    result = autograde(args.assignment, args.student)
+    print_scores(args.assignment)
+    if not result.get("success"):
+        print("some submissions could not be graded; see the log above")
+        return 1
+    return 0
+
+
+def run_scores(args: argparse.Namespace) -> int:
+    print_scores(args.assignment)
+    return 0
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    from attention_course.demo import run_demo as demo
+
+    return demo()

@@ -1,0 +1,119 @@
+"""The nbgrader course in this repository, driven through nbgrader's Python API.
+
+One process runs every step (release, autograde, feedback), which saves nbgrader's start-up
+time per step. The course folder is always passed explicitly, never taken from the working
+directory, so no stray gradebook appears elsewhere.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from pathlib import Path
+
+from attention_course.assignments import COURSE_ROOT
+
+
+class CourseError(RuntimeError):
+    """An nbgrader step failed; the message carries the end of nbgrader's log."""
+
+
+def _config(root: Path):
+    from traitlets.config.loader import PyFileConfigLoader
+
+    path = root / "nbgrader_config.py"
+    if not path.exists():
+        raise CourseError(f"{root}: no nbgrader_config.py here (not a course folder)")
+    config = PyFileConfigLoader(path.name, path=str(root)).load_config()
+    config.CourseDirectory.root = str(root)
+    return config
+
+
+@contextlib.contextmanager
+def _in(root: Path):
+    before = os.getcwd()
+    os.chdir(root)
+    try:
+        yield
+    finally:
+        os.chdir(before)
+
+
+def api(root: Path = COURSE_ROOT):
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+
+    config = _config(root)
+    coursedir = CourseDirectory(config=config)
+    coursedir.root = str(root)
+    nb_api = NbGraderAPI(coursedir=coursedir, config=config)
+    nb_api.log.setLevel(logging.WARNING)
+    return nb_api
+
+
+def _check(result: dict, step: str) -> None:
+    if not result.get("success"):
+        log = (result.get("log") or "") + (result.get("error") or "")
+        tail = "\n".join(log.strip().splitlines()[-12:])
+        raise CourseError(f"{step} failed:\n{tail}")
+
+
+def source_assignments(root: Path = COURSE_ROOT) -> list[str]:
+    """Every assignment in source/, in name order."""
+    source = root / "source"
+    return sorted(p.name for p in source.iterdir() if p.is_dir() and any(p.glob("*.ipynb")))
+
+
+def release(assignments: list[str] | None = None, root: Path = COURSE_ROOT) -> list[str]:
+    """Regenerate release/<assignment>/ from source/ with nbgrader (solutions and hidden tests
+    stripped) and record the assignments in the gradebook."""
+    names = assignments or source_assignments(root)
+    known = source_assignments(root)
+    for name in names:
+        if name not in known:
+            raise CourseError(f"no assignment {name!r} in {root / 'source'}")
+    nb_api = api(root)
+    with _in(root):
+        for name in names:
+            _check(nb_api.generate_assignment(name, force=True, create=True), f"releasing {name}")
+    return names
+
+
+def autograde(assignment: str, student: str = "*", root: Path = COURSE_ROOT) -> dict:
+    """Autograde submitted/<student>/<assignment>/ into autograded/ and the gradebook."""
+    nb_api = api(root)
+    with _in(root):
+        result = nb_api.autograde(assignment, student, force=True, create=True)
+    return result
+
+
+def generate_feedback(assignment: str, student: str = "*", root: Path = COURSE_ROOT) -> None:
+    nb_api = api(root)
+    with _in(root):
+        _check(
+            nb_api.generate_feedback(assignment, student, force=True), f"feedback for {assignment}"
+        )
+
+
+def gradebook_scores(assignment: str, root: Path = COURSE_ROOT) -> dict[str, dict[str, float]]:
+    """Per student, per grade cell: the auto score nbgrader stored, and the total."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    config = _config(root)
+    db_url = config.CourseDirectory.db_url
+    course_id = config.CourseDirectory.course_id
+    out: dict[str, dict[str, float]] = {}
+    with Gradebook(db_url, course_id) as gb:
+        try:
+            submissions = gb.assignment_submissions(assignment)
+        except MissingEntry:
+            return out
+        for sub in submissions:
+            cells: dict[str, float] = {}
+            for nb in sub.notebooks:
+                for grade in nb.grades:
+                    cells[grade.name] = float(grade.score)
+            cells["total"] = float(sub.score)
+            out[sub.student_id] = cells
+    return out

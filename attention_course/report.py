@@ -1,0 +1,63 @@
+"""Presenting grades: a per-function table for people, Gradescope's results.json for machines."""
+
+from __future__ import annotations
+
+from attention_course.grading import GradeReport
+from attention_course.preprocessors import cell_feedback
+
+
+def function_table(report: GradeReport, verbose: bool = True) -> str:
+    width = max([len("function")] + [len(f) for f in report.functions])
+    lines = [f"{report.assignment}", f"{'function':<{width}}  score", "-" * (width + 14)]
+    for name, f in report.functions.items():
+        lines.append(f"{name:<{width}}  {f.score:>5g} / {f.max_score:g}")
+    lines.append("-" * (width + 14))
+    lines.append(f"{'total':<{width}}  {report.score:>5g} / {report.max_score:g}")
+    if verbose:
+        for name, f in report.functions.items():
+            if f.score < f.max_score:
+                lines += ["", cell_feedback(report, name).rstrip()]
+    for note in report.notes:
+        lines.append(f"note: {note}")
+    return "\n".join(lines)
+
+
+def gradescope_results(report: GradeReport) -> dict:
+    """Gradescope's autograder results.json: top-level score and one test per function."""
+    return {
+        "score": report.score,
+        "max_score": report.max_score,
+        "output": f"{report.assignment}: {report.score:g} / {report.max_score:g}",
+        "tests": [
+            {
+                "name": name,
+                "score": f.score,
+                "max_score": f.max_score,
+                "output": cell_feedback(report, name),
+                "visibility": "visible",
+            }
+            for name, f in report.functions.items()
+        ],
+    }
+
+
+def class_table(rows: dict[str, dict[str, float]], columns: list[str], title: str) -> str:
+    """Students down, functions across: the scores stored in the gradebook."""
+    heads = [c.removesuffix("_tests") for c in columns] + ["total"]
+    sw = max([len("student")] + [len(s) for s in rows])
+    widths = [max(len(h), 5) for h in heads]
+    lines = [
+        title,
+        "  ".join(
+            [f"{'student':<{sw}}"] + [f"{h:>{w}}" for h, w in zip(heads, widths, strict=True)]
+        ),
+    ]
+    for student in sorted(rows):
+        cells = [rows[student].get(c) for c in columns + ["total"]]
+        text = ["-" if v is None else f"{v:g}" for v in cells]
+        lines.append(
+            "  ".join(
+                [f"{student:<{sw}}"] + [f"{t:>{w}}" for t, w in zip(text, widths, strict=True)]
+            )
+        )
+    return "\n".join(lines)
