@@ -2,12 +2,11 @@
 
 from pathlib import Path
 
-from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
+from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
 from nbgrader.preprocessors import (
     AssignLatePenalties,
     CheckCellMetadata,
     ClearHiddenTests,
-    ClearMetadataPreprocessor,
     GetGrades,
     IgnorePattern,
     LimitOutput,

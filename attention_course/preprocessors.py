@@ -13,10 +13,12 @@ score.
 from __future__ import annotations
 
 import re
+import sys
 import tempfile
 from pathlib import Path
 
 import nbformat
+from jupyter_client.manager import AsyncKernelManager
 from nbclient.exceptions import DeadKernelError
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
@@ -27,8 +29,20 @@ from attention_course.grading import GradeReport, grade_file
 GRADER_LINE = re.compile(r"^# grader: grader_tests/test_(\w+)\.py\s*$", re.MULTILINE)
 
 
+class SandboxedKernelManager(AsyncKernelManager):
+    """Starts the kernel through `kernel_sandbox` (limits, and bubblewrap where installed)."""
+
+    def format_kernel_cmd(self, extra_arguments=None):
+        cmd = super().format_kernel_cmd(extra_arguments)
+        return [sys.executable, "-m", "attention_course.kernel_sandbox", "--", *cmd]
+
+
 class SafeExecute(Execute):
-    """Execute, except that a kernel death is recorded on its cell and the rest is graded."""
+    """Execute in a sandboxed kernel; a kernel death is recorded on its cell, grading goes on."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)
+        super().__init__(*args, **kwargs)
 
     def preprocess_cell(self, cell, resources, index):
         self._attention_index = index

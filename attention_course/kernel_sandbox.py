@@ -1,0 +1,62 @@
+"""Start a notebook kernel under limits, and in a bubblewrap sandbox where it is installed.
+
+`python -m attention_course.kernel_sandbox -- KERNEL COMMAND...` is what `SafeExecute` runs
+instead of the plain kernel command during `nbgrader autograde`. The kernel gets a memory,
+file-size and core-dump limit; with bubblewrap, it sees the whole file system read-only, an
+empty /tmp, and of the course folder only its own working folder (autograded/<student>/
+<assignment>/), so a student's notebook cannot read the graders or other submissions nor write
+to the gradebook. The network namespace is shared: the kernel talks to nbgrader over loopback.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import shutil
+import sys
+from pathlib import Path
+
+from attention_course.assignments import COURSE_ROOT
+
+MEMORY_BYTES = 4 * 1024**3
+FILE_BYTES = 256 * 1024**2
+
+
+def sandbox_command(cmd: list[str], cwd: Path, root: Path = COURSE_ROOT) -> list[str]:
+    bwrap = shutil.which("bwrap")
+    if bwrap is None or os.environ.get("ATTENTION_COURSE_SANDBOX") == "none":
+        return cmd
+    args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    root = root.resolve()
+    args += ["--tmpfs", str(root)]
+    prefix = Path(sys.prefix).resolve()
+    if prefix.is_relative_to(root):
+        args += ["--ro-bind", str(prefix), str(prefix)]
+    if "-f" in cmd:  # the connection file
+        conn = str(Path(cmd[cmd.index("-f") + 1]).resolve())
+        args += ["--ro-bind", conn, conn]
+    cwd = cwd.resolve()
+    args += ["--bind", str(cwd), str(cwd), "--chdir", str(cwd), "--die-with-parent"]
+    for name, value in (
+        ("HOME", "/tmp"),
+        ("IPYTHONDIR", "/tmp/.ipython"),
+        ("MPLCONFIGDIR", "/tmp/.matplotlib"),
+        ("MPLBACKEND", "Agg"),
+    ):
+        args += ["--setenv", name, value]
+    return args + ["--", *cmd]
+
+
+def main(argv: list[str]) -> None:
+    cmd = argv[argv.index("--") + 1 :] if "--" in argv else argv
+    if not cmd:
+        sys.exit("usage: python -m attention_course.kernel_sandbox -- KERNEL COMMAND...")
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_BYTES, FILE_BYTES))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    full = sandbox_command(cmd, Path.cwd())
+    os.execvp(full[0], full)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

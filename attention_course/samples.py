@@ -1,0 +1,172 @@
+"""Sample submissions for the demo class and the end-to-end tests.
+
+Each sample student is made from the released notebook by replacing the source of some solution
+cells: `instructor` takes every solution from source/, `partial` gets a few classic mistakes,
+`stub` hands in the release untouched, and `hostile` tries to forge its score. `broken` is not a
+notebook at all (invalid JSON).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nbformat
+
+from attention_course.assignments import COURSE_ROOT
+
+# --------------------------------------------------------------------------- partly correct
+
+PARTIAL = {
+    "softmax": '''def softmax(z, axis=-1):
+    """Forgets to subtract the maximum: overflows on large scores."""
+    e = np.exp(z)
+    return e / np.sum(e, axis=axis, keepdims=True)
+''',
+    "causal_mask": '''def causal_mask(seq_len):
+    """tril instead of triu: forbids the past and allows the future."""
+    return np.tril(np.ones((seq_len, seq_len)), k=-1).astype(bool)
+''',
+    "split_heads": '''def split_heads(X, num_heads):
+    """Reshapes straight to (num_heads, seq_len, d_k): heads get mixed-up rows."""
+    *lead, seq_len, d_model = X.shape
+    if d_model % num_heads:
+        raise ValueError("d_model must be divisible by num_heads")
+    return X.reshape(*lead, num_heads, seq_len, d_model // num_heads)
+''',
+    "attention_cost": '''def attention_cost(seq_len_q, seq_len_k, d_model, num_heads, batch_size=1,
+                   bytes_per_float=4):
+    """Counts a multiply-add as one FLOP."""
+    d_k = d_model // num_heads
+    n = batch_size * num_heads * seq_len_q * seq_len_k
+    return {"score_flops": n * d_k, "mix_flops": n * d_k, "weights_bytes": n * bytes_per_float}
+''',
+}
+
+# --------------------------------------------------------------------------- hostile
+
+_STEAL = """
+# Try to read the hidden reference and use it (hidden from the grading worker).
+try:
+    exec(open({reference!r}).read())
+except OSError:
+    pass
+"""
+
+HOSTILE = {
+    "softmax": """import numpy as np
+import numpy.testing
+np.allclose = lambda *args, **kwargs: True                     # every comparison "passes"
+np.testing.assert_allclose = lambda *args, **kwargs: None
+np.array_equal = lambda *args, **kwargs: True
+
+def softmax(z, axis=-1):
+    return np.zeros_like(z)                                    # and the answer is wrong
+""",
+    "create_qkv": '''class Liar(np.ndarray):
+    """An array that claims to equal anything."""
+    def __eq__(self, other):
+        return np.ones(np.shape(self), dtype=bool)
+    def __ne__(self, other):
+        return np.zeros(np.shape(self), dtype=bool)
+
+def create_qkv(X, W_q, W_k, W_v):
+    zero = np.zeros(X.shape[:-1] + (W_q.shape[-1],)).view(Liar)
+    return zero, zero, zero
+''',
+    "scaled_dot_product_attention": """def scaled_dot_product_attention(Q, K, V, mask=None):
+    while True:                                                # an endless loop
+        pass
+""",
+    "causal_mask": """import sys
+try:                                                           # forge the displayed score
+    get_ipython().display_formatter.formatters["text/plain"].for_type(
+        float, lambda value, printer, cycle: printer.text("5.0"))
+except NameError:
+    pass
+sys.modules["grader_tests"] = type(sys)("grader_tests")        # plant a fake grader module
+print("5.0")
+{steal}
+def causal_mask(seq_len):
+    return np.zeros((seq_len, seq_len), dtype=bool)
+""",
+    "self_attention": """import os
+def self_attention(X, W_q, W_k, W_v, causal=False):
+    os._exit(0)                                                # kill whatever runs this
+""",
+    "combine_heads": """def combine_heads(H):
+    import signal, time
+    signal.signal(signal.SIGALRM, signal.SIG_IGN)              # ignore the time limit
+    while True:
+        time.sleep(1)
+""",
+    "multi_head_attention": """import warnings
+def multi_head_attention(X, W_q, W_k, W_v, W_o, num_heads, mask=None, context=None):
+    warnings.warn("printing to stderr does not change a grade")
+    return np.zeros(X.shape[:-1] + (W_o.shape[-1],)), None
+""",
+}
+
+# A cell added at the end of the hostile notebook: kills the kernel during nbgrader's Execute.
+HOSTILE_LAST_CELL = "import os\nos._exit(1)\n"
+
+
+def _solution_sources(assignment: str, root: Path) -> dict[str, str]:
+    nb = nbformat.read(root / "source" / assignment / f"{assignment}.ipynb", as_version=4)
+    return {
+        c.metadata["nbgrader"]["grade_id"]: c.source
+        for c in nb.cells
+        if c.metadata.get("nbgrader", {}).get("solution")
+    }
+
+
+def fill(released: Path, replacements: dict[str, str], extra_cells: list[str] = ()):
+    """The released notebook with some solution cells' source replaced."""
+    nb = nbformat.read(released, as_version=4)
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if cell.metadata.get("nbgrader", {}).get("solution") and grade_id in replacements:
+            cell.source = replacements[grade_id]
+    for source in extra_cells:
+        nb.cells.append(nbformat.v4.new_code_cell(source))
+    return nb
+
+
+def sample_notebooks(assignment: str, root: Path = COURSE_ROOT) -> dict[str, object]:
+    """student id -> notebook (or a str holding invalid JSON) for one assignment."""
+    released = root / "release" / assignment / f"{assignment}.ipynb"
+    solutions = _solution_sources(assignment, root)
+    steal = _STEAL.format(reference=str(root / "grader_tests" / "reference.py"))
+    hostile = {k: v.replace("{steal}", steal) for k, v in HOSTILE.items()}
+    partial = dict(solutions, **{k: v for k, v in PARTIAL.items() if k in solutions})
+    return {
+        "demo-instructor": fill(released, solutions),
+        "demo-partial": fill(released, partial),
+        "demo-stub": fill(released, {}),
+        "demo-hostile": fill(released, dict(solutions, **hostile), [HOSTILE_LAST_CELL]),
+        "demo-broken": '{"cells": [ this is not JSON',
+    }
+
+
+def write_submissions(assignment: str, root: Path = COURSE_ROOT) -> list[str]:
+    """Write submitted/<student>/<assignment>/<assignment>.ipynb for each sample student."""
+    students = []
+    for student, nb in sample_notebooks(assignment, root).items():
+        folder = root / "submitted" / student / assignment
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{assignment}.ipynb"
+        if isinstance(nb, str):
+            path.write_text(nb)
+        else:
+            nbformat.write(nb, path)
+        (folder / "timestamp.txt").write_text("2026-01-01 00:00:00.000000 UTC\n")
+        students.append(student)
+    return students
+
+
+def is_notebook_json(path: Path) -> bool:
+    try:
+        json.loads(path.read_text())
+        return True
+    except ValueError:
+        return False

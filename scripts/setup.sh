@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Set up this course on a fresh machine: bubblewrap (sandbox for student code, where apt-get can
+# install it), a virtual environment in .venv, and this package with its dependencies.
+# Safe to run again: it only installs what changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v bwrap >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "setup: installing bubblewrap (sandbox for student code) ..."
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap) \
+      >/dev/null 2>&1 || echo "setup: warning: bubblewrap could not be installed; student code will run without file-system isolation"
+  else
+    echo "setup: warning: bubblewrap (bwrap) is not installed; student code will run without file-system isolation"
+  fi
+fi
+
+PYTHON="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+  echo "setup: creating .venv ..."
+  "$PYTHON" -m venv .venv
+fi
+stamp=.venv/.attention-course-installed
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+  echo "setup: installing attention-course and its dependencies into .venv (about a minute) ..."
+  .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]' 2>&1 \
+    | grep -v "is ignored: it is neither a file nor a directory" || true
+  .venv/bin/python -c "import attention_course, nbgrader, numpy" 
+  touch "$stamp"
+fi
