@@ -74,7 +74,11 @@ class GradeReport:
 
 
 def grade_file(
-    path: Path, assignment: str, isolate: str = "auto", functions: list[str] | None = None
+    path: Path,
+    assignment: str,
+    isolate: str = "auto",
+    functions: list[str] | None = None,
+    hide: list[Path] = (),
 ) -> GradeReport:
     """Grade one submission (notebook or Python file) against one assignment's graders."""
     spec = get_assignment(assignment)
@@ -100,6 +104,7 @@ def grade_file(
             str(report_path),
             "--isolate",
             isolate,
+            *[arg for folder in hide for arg in ("--hide", str(folder))],
         ]
         env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
         proc = subprocess.run(cmd, cwd=COURSE_ROOT, env=env, capture_output=True, text=True)

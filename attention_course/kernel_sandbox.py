@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from attention_course.assignments import COURSE_ROOT
+from attention_course.sandbox import hide_args
 
 MEMORY_BYTES = 4 * 1024**3
 FILE_BYTES = 256 * 1024**2
@@ -27,15 +28,14 @@ def sandbox_command(cmd: list[str], cwd: Path, root: Path = COURSE_ROOT) -> list
     if bwrap is None or os.environ.get("ATTENTION_COURSE_SANDBOX") == "none":
         return cmd
     args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-    root = root.resolve()
-    args += ["--tmpfs", str(root)]
-    prefix = Path(sys.prefix).resolve()
-    if prefix.is_relative_to(root):
-        args += ["--ro-bind", str(prefix), str(prefix)]
+    cwd = cwd.resolve()
+    hidden = {root.resolve()}
+    if len(cwd.parents) > 2 and (cwd.parents[2] / "nbgrader_config.py").exists():
+        hidden.add(cwd.parents[2])  # the course being graded: <root>/autograded/<student>/<a>
+    args += hide_args(sorted(hidden))
     if "-f" in cmd:  # the connection file
         conn = str(Path(cmd[cmd.index("-f") + 1]).resolve())
         args += ["--ro-bind", conn, conn]
-    cwd = cwd.resolve()
     args += ["--bind", str(cwd), str(cwd), "--chdir", str(cwd), "--die-with-parent"]
     for name, value in (
         ("HOME", "/tmp"),

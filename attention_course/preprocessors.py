@@ -69,6 +69,12 @@ class SafeExecute(Execute):
             return nb, resources
 
 
+def graded_course(resources: dict) -> list[Path]:
+    """The course folder being autograded (<root>/autograded/<student>/<assignment>)."""
+    where = Path(resources.get("metadata", {}).get("path") or ".").resolve()
+    return [p for p in where.parents[2:3] if (p / "nbgrader_config.py").exists()]
+
+
 def grader_cells(nb: NotebookNode) -> dict[int, str]:
     """Grade cells that name an out-of-kernel grader: cell index -> function."""
     found = {}
@@ -117,7 +123,11 @@ class GradeOutOfKernel(NbGraderPreprocessor):
             path = Path(tmp) / f"{resources['nbgrader']['notebook']}.ipynb"
             nbformat.write(nb, path)
             report = grade_file(
-                path, assignment, self.isolate, functions=sorted(set(cells.values()))
+                path,
+                assignment,
+                self.isolate,
+                functions=sorted(set(cells.values())),
+                hide=graded_course(resources),
             )
         extra = []
         died = resources.get("attention_course", {}).get("kernel_died")

@@ -87,6 +87,14 @@ except NameError:
 sys.modules["grader_tests"] = type(sys)("grader_tests")        # plant a fake grader module
 print("5.0")
 {steal}
+import sqlite3                                                 # rewrite everybody's grades
+for db in ("../../../gradebook.db", {gradebook!r}):
+    try:
+        with sqlite3.connect("file:" + db + "?mode=rw", uri=True) as con:
+            con.execute("UPDATE grade SET auto_score = 0")
+    except sqlite3.Error:
+        pass
+
 def causal_mask(seq_len):
     return np.zeros((seq_len, seq_len), dtype=bool)
 """,
@@ -137,7 +145,10 @@ def sample_notebooks(assignment: str, root: Path = COURSE_ROOT) -> dict[str, obj
     released = root / "release" / assignment / f"{assignment}.ipynb"
     solutions = _solution_sources(assignment, root)
     steal = _STEAL.format(reference=str(root / "grader_tests" / "reference.py"))
-    hostile = {k: v.replace("{steal}", steal) for k, v in HOSTILE.items()}
+    hostile = {
+        k: v.replace("{steal}", steal).replace("{gradebook!r}", repr(str(root / "gradebook.db")))
+        for k, v in HOSTILE.items()
+    }
     partial = dict(solutions, **{k: v for k, v in PARTIAL.items() if k in solutions})
     return {
         "demo-instructor": fill(released, solutions),

@@ -193,6 +193,20 @@ def _bwrap() -> str | None:
     return shutil.which("bwrap")
 
 
+def hide_args(hide: list[Path]) -> list[str]:
+    """bubblewrap arguments that cover each folder with an empty tmpfs (nested ones once), and
+    bring back this Python's virtual environment where it lies inside one of them."""
+    paths = sorted({p.resolve() for p in hide if p.exists()})
+    top = [p for p in paths if not any(p != q and p.is_relative_to(q) for q in paths)]
+    prefix = Path(sys.prefix).resolve()
+    args: list[str] = []
+    for path in top:
+        args += ["--tmpfs", str(path)]
+        if prefix.is_relative_to(path):
+            args += ["--ro-bind", str(prefix), str(prefix)]
+    return args
+
+
 def _worker_command(job_dir: Path, limits: Limits, hide: list[Path]) -> list[str]:
     python = [sys.executable, "-I", str(job_dir / "worker.py"), str(job_dir)]
     use_bwrap = limits.isolate == "bwrap" or (limits.isolate == "auto" and _bwrap())
@@ -202,13 +216,7 @@ def _worker_command(job_dir: Path, limits: Limits, hide: list[Path]) -> list[str
     if bwrap is None:
         raise SandboxError("isolate='bwrap' was asked for but bubblewrap is not installed")
     cmd = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-    prefix = Path(sys.prefix).resolve()
-    for path in hide:
-        path = path.resolve()
-        if path.exists():
-            cmd += ["--tmpfs", str(path)]
-            if prefix.is_relative_to(path):  # a virtual environment inside the course folder
-                cmd += ["--ro-bind", str(prefix), str(prefix)]
+    cmd += hide_args(hide)
     cmd += ["--bind", str(job_dir), str(job_dir), "--chdir", str(job_dir / "work")]
     cmd += ["--unshare-all", "--die-with-parent", "--new-session", "--setenv", "HOME", str(job_dir)]
     return cmd + python

@@ -29,6 +29,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption("--report", default=None, help="write a JSON grading report here")
     group.addoption(
+        "--hide",
+        action="append",
+        default=[],
+        metavar="FOLDER",
+        help="another folder the worker must not see (repeatable)",
+    )
+    group.addoption(
         "--isolate",
         default="auto",
         choices=["auto", "bwrap", "none"],
@@ -47,7 +54,12 @@ def _program(config: pytest.Config) -> list[tuple[str, str]]:
 def program_run(request: pytest.FixtureRequest):
     config = request.config
     limits = Limits(isolate=config.getoption("--isolate"))
-    run = run_program(_program(config), list(harness.REGISTRY.values()), limits, hide=[COURSE_ROOT])
+    run = run_program(
+        _program(config),
+        list(harness.REGISTRY.values()),
+        limits,
+        hide=[COURSE_ROOT, *map(Path, config.getoption("--hide"))],
+    )
     config._attention_run = run
     return run
 
