@@ -309,7 +309,7 @@ def check_selfcheck(salt: str, question: dict, params: dict, raw: object) -> dic
             exact = right == len(question["items"])
         feedback = [r.get("feedback", "") for r in reactions if not r.get("correct")]
         if exact:
-            whole = _lookup(salt, question, variant, canonical(qtype, value)) or {}
+            whole = _lookup(salt, question, variant, "all:" + canonical(qtype, value)) or {}
             return _result("correct", 1.0, [whole.get("feedback") or "Correct."])
         labels = [r["misconception"] for r in reactions if r.get("misconception")]
         status = "partial" if fraction > 0 else "wrong"

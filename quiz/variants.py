@@ -40,7 +40,12 @@ def placeholders(text: str) -> list[str]:
 
 def question_parameters(bank: Bank, question: Question) -> list[str]:
     """The bank parameters this question's prompt, key and wrong answers depend on (sorted)."""
-    names = set(placeholders(question.prompt))
+    return sorted(set(placeholders(question.prompt)) | set(answer_parameters(question)))
+
+
+def answer_parameters(question: Question) -> list[str]:
+    """The bank parameters this question's key and wrong answers depend on (sorted)."""
+    names: set[str] = set()
     for name in [question.template, *(w.formula for w in question.wrong_answers)]:
         if name is not None and name in formulas.FORMULAS:
             names.update(formulas.parameters_of(name))

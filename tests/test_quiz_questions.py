@@ -1,0 +1,159 @@
+"""Every question, graded with a correct, a wrong and an invalid answer, by the instructor's
+bank and by the students' self-check key (which must agree)."""
+
+from __future__ import annotations
+
+import pytest
+
+from quiz.banks import bank_files, load_bank
+from quiz.checking import grade
+from quiz.samples import correct_answer, invalid_answer, wrong_answer
+from quiz.selfcheck import build_selfcheck, check
+from quiz.variants import for_student
+
+BANKS = {p.stem: load_bank(p.stem) for p in bank_files()}
+KEYS = {name: build_selfcheck(bank, salt="test-salt") for name, bank in BANKS.items()}
+CASES = [(name, q.id) for name, bank in BANKS.items() for q in bank.questions]
+STUDENTS = ["alice", "bob", "s-1042"]
+
+
+def _spec(quiz: str, qid: str) -> dict:
+    return next(q for q in KEYS[quiz]["questions"] if q["id"] == qid)
+
+
+@pytest.mark.parametrize(("quiz", "qid"), CASES)
+@pytest.mark.parametrize("student", STUDENTS)
+def test_correct_answer(quiz: str, qid: str, student: str) -> None:
+    bank = BANKS[quiz]
+    inst = for_student(bank, bank.question(qid), student)
+    answer = correct_answer(inst)
+    expected = "needs_review" if inst.question.type == "free_text" else "correct"
+    for result in (grade(inst, answer), check(KEYS[quiz], _spec(quiz, qid), student, answer)):
+        assert result.status == expected
+        assert result.fraction == 1.0
+        assert result.score == inst.question.points
+        assert result.feedback
+
+
+@pytest.mark.parametrize(("quiz", "qid"), CASES)
+@pytest.mark.parametrize("student", STUDENTS)
+def test_wrong_answer(quiz: str, qid: str, student: str) -> None:
+    bank = BANKS[quiz]
+    inst = for_student(bank, bank.question(qid), student)
+    answer = wrong_answer(inst)
+    expected = "needs_review" if inst.question.type == "free_text" else "wrong"
+    results = (grade(inst, answer), check(KEYS[quiz], _spec(quiz, qid), student, answer))
+    for result in results:
+        assert result.status == expected
+        assert result.fraction == 0.0
+        assert result.score == 0.0
+        assert result.feedback
+    # both name the same misconception, when the wrong answer is a known mistake
+    assert results[0].misconceptions == results[1].misconceptions
+    if inst.question.type in ("single_choice", "numeric", "shape") and inst.wrong_answers + tuple(
+        c for c in inst.question.choices if c.misconception
+    ):
+        assert results[0].misconceptions
+
+
+@pytest.mark.parametrize(("quiz", "qid"), CASES)
+def test_invalid_answer(quiz: str, qid: str) -> None:
+    bank = BANKS[quiz]
+    inst = for_student(bank, bank.question(qid), "alice")
+    answer = invalid_answer(inst)
+    for result in (grade(inst, answer), check(KEYS[quiz], _spec(quiz, qid), "alice", answer)):
+        assert result.status == "invalid"
+        assert result.score == 0.0
+        assert result.feedback[0].startswith("Invalid answer:")
+        assert "expected" in result.feedback[0]
+
+
+@pytest.mark.parametrize(("quiz", "qid"), CASES)
+def test_unanswered(quiz: str, qid: str) -> None:
+    bank = BANKS[quiz]
+    inst = for_student(bank, bank.question(qid), "alice")
+    assert grade(inst, None).status == "unanswered"
+    assert check(KEYS[quiz], _spec(quiz, qid), "alice", None).status == "unanswered"
+
+
+# --- type-specific behaviour, with concrete answers ----------------------------------------------
+
+
+def _inst(quiz: str, qid: str, student: str = "alice"):
+    bank = BANKS[quiz]
+    return for_student(bank, bank.question(qid), student)
+
+
+def test_single_choice_feedback_is_for_the_chosen_wrong_answer() -> None:
+    inst = _inst("knowledge_check", "qkv_roles")
+    result = grade(inst, "a")
+    assert result.misconceptions == ["query-key-swap"]
+    assert "query" in result.feedback[0]
+    assert grade(inst, " B) ").status == "correct"  # case and a trailing ')' are forgiven
+
+
+def test_multiple_select_partial_credit() -> None:
+    inst = _inst("knowledge_check", "sdpa_steps")  # a, b, d right; c, e wrong; 2 points
+    assert grade(inst, ["a", "b", "d"]).score == 2.0
+    partial = grade(inst, ["a", "b"])
+    assert partial.status == "partial" and partial.score == pytest.approx(4 / 3)
+    penalised = grade(inst, ["a", "b", "d", "e"])
+    assert penalised.status == "partial" and penalised.score == pytest.approx(4 / 3)
+    assert penalised.misconceptions == ["scale-by-dk"]
+    assert grade(inst, "a, c").score == 0.0
+    assert grade(inst, []).status == "wrong"
+    key = KEYS["knowledge_check"]
+    assert check(key, _spec("knowledge_check", "sdpa_steps"), "x", ["a", "b"]).fraction == (
+        pytest.approx(2 / 3)
+    )
+
+
+def test_numeric_relative_tolerance() -> None:
+    inst = _inst("knowledge_check", "sdpa_scale")
+    key = inst.key
+    assert grade(inst, key * 1.004).status == "correct"
+    assert grade(inst, f"{key:.3g}").status == "correct"
+    assert grade(inst, key * 1.02).status == "wrong"
+    assert grade(inst, "1e400").status == "invalid"
+    assert grade(inst, True).status == "invalid"
+
+
+def test_numeric_absolute_tolerance_zero_is_exact() -> None:
+    inst = _inst("misconceptions", "mha_params")
+    assert grade(inst, inst.key).status == "correct"
+    assert grade(inst, f"{int(inst.key)}").status == "correct"
+    assert grade(inst, inst.key + 1).status == "wrong"
+
+
+def test_shape_answers_in_several_spellings() -> None:
+    inst = _inst("misconceptions", "shape_scores")
+    n = inst.key[0]
+    for spelling in [(n, n), [n, n], f"({n}, {n})", f"{n}x{n}", f"[{n},{n}]", f"{n}, {n}"]:
+        assert grade(inst, spelling).status == "correct", spelling
+    three = grade(inst, (n, n, n))
+    assert three.status == "wrong" and "3 dimensions" in three.feedback[0]
+    assert grade(inst, (n, -1)).status == "invalid"
+    assert grade(inst, (n, 2.5)).status == "invalid"
+
+
+def test_matching_scores_each_pair() -> None:
+    inst = _inst("concept_check", "library_analogy")
+    assert grade(inst, {"query": "D", "key": "A", "value": "C"}).status == "correct"
+    assert grade(inst, "query=D, key=A, value=C").status == "correct"
+    swapped = grade(inst, {"query": "D", "key": "C", "value": "A"})
+    assert swapped.status == "partial" and swapped.score == pytest.approx(0.5)
+    assert swapped.misconceptions == ["key-value-swap", "key-value-swap"]
+    assert grade(inst, {"query": "D", "key": "A", "value": "Z"}).status == "invalid"
+    assert grade(inst, {"query": "D", "key": "A", "colour": "C"}).status == "invalid"
+
+
+def test_free_text_gets_a_provisional_score_and_is_marked_for_review() -> None:
+    inst = _inst("concept_check", "long_range")
+    half = "Each output looks at every position, weighted by relevance."
+    result = grade(inst, half)
+    assert result.status == "needs_review"
+    assert result.fraction == pytest.approx(0.5)
+    assert "every position" in result.feedback[0]
+    spec = _spec("concept_check", "long_range")
+    assert check(KEYS["concept_check"], spec, "alice", half).fraction == pytest.approx(0.5)
+    assert grade(inst, 42).status == "invalid"
