@@ -1,0 +1,166 @@
+"""Grading the quiz assignment in nbgrader, outside the student's kernel.
+
+Add :class:`GradeQuizAnswers` to ``c.Autograde.autograde_preprocessors`` after the executing
+preprocessor and before ``SaveAutoGrades``. For every grade cell whose (hidden) source has a
+line ``# quiz-grader: <quiz>/<question>``, it reads the matching answer cell's SOURCE (never
+running it: only a literal ``answer = ...`` parsed with ast.literal_eval counts), grades it with
+the bank's key for the nbgrader student id (so templated questions use that student's numbers),
+and REPLACES the grade cell's outputs with feedback lines on stdout and an ``execute_result``
+holding the score as a plain float, which ``SaveAutoGrades`` reads. For every cell with
+``# quiz-review: <quiz>/<question>`` it writes the provisional keyword score of the free-text
+answer before it, for the instructor; the answer itself is graded by hand in the formgrader.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+from typing import Any
+
+from nbformat.notebooknode import NotebookNode
+from nbformat.v4 import new_output
+from nbgrader.preprocessors import NbGraderPreprocessor
+from traitlets import Unicode
+
+from quiz import defaults
+from quiz.banks import BankInvalid, load_bank
+from quiz.checking import Result, grade
+from quiz.model import Bank
+from quiz.notebooks import REVIEW_MARKER, answer_cell_id, grade_cell_id
+from quiz.variants import for_student, placeholders
+
+MARKER = re.compile(
+    rf"^\s*(?P<kind>{re.escape(defaults.GRADER_MARKER)}|{re.escape(REVIEW_MARKER)})"
+    r"\s*(?P<quiz>\w+)/(?P<question>\w+)\s*$",
+    re.MULTILINE,
+)
+UNANSWERED_TEXT = {"", "Write your answer here.", "YOUR ANSWER HERE"}
+
+
+class NotALiteral(ValueError):
+    """The answer cell does not hold a literal ``answer = ...``."""
+
+
+def read_answer(source: str) -> Any:
+    """The value of the last top-level ``answer = <literal>`` in ``source``, without running it.
+
+    Returns None when there is no such assignment; raises NotALiteral when the cell is not valid
+    Python or the assigned value is not a literal.
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        raise NotALiteral(f"the answer cell is not valid Python (line {exc.lineno})") from None
+    value = None
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id == "answer"
+        ):
+            value = node.value
+    if value is None:
+        return None
+    try:
+        return ast.literal_eval(value)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        raise NotALiteral(
+            "`answer = ...` must be a literal (a string, number, tuple, list or dict), "
+            "not an expression, a variable or a call"
+        ) from None
+
+
+def _score_text(score: float) -> str:
+    return repr(float(round(score, 6)))
+
+
+class GradeQuizAnswers(NbGraderPreprocessor):
+    """Grade quiz answer cells against the bank key, outside the kernel (see module doc)."""
+
+    bank_dir = Unicode(str(defaults.BANK_DIR), help="folder of the quiz banks").tag(config=True)
+
+    def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
+        student = resources["nbgrader"]["student"]
+        cells = {
+            cell.metadata["nbgrader"]["grade_id"]: cell
+            for cell in nb.cells
+            if "nbgrader" in cell.metadata and "grade_id" in cell.metadata["nbgrader"]
+        }
+        banks: dict[str, Bank | str] = {}
+        for cell in nb.cells:
+            if cell.cell_type != "code":
+                continue
+            found = MARKER.search(cell.source)
+            if not found:
+                continue
+            quiz, qid = found["quiz"], found["question"]
+            if quiz not in banks:
+                try:
+                    banks[quiz] = load_bank(quiz, self._bank_path())
+                except (LookupError, BankInvalid) as exc:
+                    banks[quiz] = str(exc)
+            bank = banks[quiz]
+            if found["kind"] == defaults.GRADER_MARKER:
+                lines, score = self._grade(bank, qid, cells, student)
+                cell.outputs = [
+                    new_output("stream", name="stdout", text="\n".join(lines) + "\n"),
+                    new_output(
+                        "execute_result",
+                        data={"text/plain": _score_text(score)},
+                        execution_count=cell.get("execution_count"),
+                    ),
+                ]
+            else:
+                lines = self._review(bank, qid, cells, student)
+                cell.outputs = [new_output("stream", name="stdout", text="\n".join(lines) + "\n")]
+        return nb, resources
+
+    def _bank_path(self) -> Path:
+        return Path(self.bank_dir)
+
+    def _grade(
+        self, bank: Bank | str, qid: str, cells: dict, student: str
+    ) -> tuple[list[str], float]:
+        if isinstance(bank, str):
+            self.log.error("quiz grader: %s", bank)
+            return [f"Cannot grade: {bank}. Ask your instructor."], 0.0
+        question = bank.question(qid)
+        answer_cell = cells.get(answer_cell_id(bank.quiz, qid))
+        if question is None or answer_cell is None:
+            self.log.error("quiz grader: no question or answer cell for %s/%s", bank.quiz, qid)
+            return [f"Cannot grade {bank.quiz}/{qid}: ask your instructor."], 0.0
+        instance = for_student(bank, question, student)
+        try:
+            value = read_answer(answer_cell.source)
+        except NotALiteral as exc:
+            result = Result(qid, "invalid", 0.0, question.points, [f"Invalid answer: {exc}."])
+        else:
+            result = grade(instance, value)
+        lines = [
+            f"{bank.quiz}/{qid}: {result.status}, {result.score:g} of {result.points:g} points"
+        ]
+        if instance.params and question.templated:
+            shown = placeholders(question.prompt)
+            used = ", ".join(f"{k} = {v}" for k, v in instance.params.items() if k in shown)
+            lines.append(f"Graded with the numbers of student {student!r}: {used}")
+        lines += result.feedback
+        return lines, result.score
+
+    def _review(self, bank: Bank | str, qid: str, cells: dict, student: str) -> list[str]:
+        if isinstance(bank, str):
+            return [f"No provisional score: {bank}"]
+        question = bank.question(qid)
+        answer_cell = cells.get(grade_cell_id(bank.quiz, qid))
+        if question is None or answer_cell is None:
+            return [f"No provisional score: no free-text answer cell for {bank.quiz}/{qid}"]
+        text = answer_cell.source.strip()
+        if text in UNANSWERED_TEXT:
+            return ["Provisional keyword score: 0 (no answer written). Grade by hand."]
+        result = grade(for_student(bank, question, student), text)
+        return [
+            f"Provisional keyword score: {result.score:g} of {result.points:g} points "
+            "(for the instructor; grade by hand).",
+            *result.feedback,
+        ]

@@ -1,0 +1,259 @@
+"""The quiz commands: take (bank and self-check key, interactive and from a file), grade, show,
+list, --help; bad input is one line on stderr and exit code 2."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from attention_course.cli import build_parser, main
+from quiz.banks import load_bank
+from quiz.samples import correct_answer, wrong_answer
+from quiz.variants import for_student
+
+
+def _answers(quiz: str, student: str, pick=correct_answer) -> dict:
+    bank = load_bank(quiz)
+    out = {}
+    for q in bank.questions:
+        value = pick(for_student(bank, q, student))
+        out[q.id] = list(value) if isinstance(value, tuple | frozenset) else value
+    return out
+
+
+def _write(path: Path, data: dict) -> Path:
+    if path.suffix == ".json":
+        path.write_text(json.dumps(data), encoding="utf-8")
+    else:
+        path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    return path
+
+
+def test_take_with_answers_file_from_the_bank(tmp_path: Path, capsys) -> None:
+    f = _write(
+        tmp_path / "a.yaml", {"student": "alice", "answers": _answers("misconceptions", "alice")}
+    )
+    assert main(["quiz", "take", "misconceptions", "--answers", str(f)]) == 0
+    out = capsys.readouterr().out
+    assert out.count("-> correct") == 9
+    assert "Score: 9 / 9" in out
+
+
+def test_take_with_a_self_check_key(tmp_path: Path, capsys) -> None:
+    key = tmp_path / "kc.selfcheck.json"
+    assert (
+        main(["quiz", "export", "knowledge_check", "--format", "selfcheck", "--out", str(key)]) == 0
+    )
+    good = _write(tmp_path / "a.json", {"answers": _answers("knowledge_check", "bob")})
+    bad = _write(tmp_path / "b.json", {"answers": _answers("knowledge_check", "bob", wrong_answer)})
+    capsys.readouterr()
+    assert main(["quiz", "take", str(key), "--student", "bob", "--answers", str(good)]) == 0
+    assert "Score: 7 / 7" in capsys.readouterr().out
+    assert main(["quiz", "take", str(key), "--student", "bob", "--answers", str(bad)]) == 0
+    out = capsys.readouterr().out
+    assert "Score: 0 / 7" in out and "That is d_model" in out  # feedback for that mistake
+
+
+def test_numbers_depend_on_the_student(tmp_path: Path, capsys) -> None:
+    answers = _write(tmp_path / "a.json", {"answers": _answers("misconceptions", "alice")})
+    main(["quiz", "take", "misconceptions", "--student", "alice", "--answers", str(answers)])
+    assert "Score: 9 / 9" in capsys.readouterr().out
+    main(["quiz", "take", "misconceptions", "--student", "bob", "--answers", str(answers)])
+    assert "Score: 9 / 9" not in capsys.readouterr().out  # alice's numbers are wrong for bob
+
+
+def test_interactive_take_asks_again_after_an_invalid_answer(monkeypatch, capsys) -> None:
+    bank = load_bank("concept_check")
+    inst = for_student(bank, bank.question("library_analogy"), "carol")
+    typed = iter(
+        [
+            "query=D",  # invalid: items missing -> asked again
+            "query=D, key=A, value=C",
+            "b",
+            "",  # skip the free-text question
+        ]
+    )
+    monkeypatch.setattr("builtins.input", lambda prompt="": next(typed))
+    assert inst.key == {"query": "D", "key": "A", "value": "C"}
+    assert main(["quiz", "take", "concept_check", "--student", "carol"]) == 0
+    out = capsys.readouterr().out
+    assert "-> invalid" in out and "no option given for key, value" in out
+    assert out.count("-> correct") == 2
+    assert "-> unanswered" in out
+    assert "Score: 2.5 / 4.5" in out
+
+
+def test_interactive_take_stops_at_end_of_input(monkeypatch, capsys) -> None:
+    def eof(prompt: str = "") -> str:
+        raise EOFError
+
+    monkeypatch.setattr("builtins.input", eof)
+    assert main(["quiz", "take", "knowledge_check", "--student", "dan"]) == 0
+    assert "Score: 0 / 0" in capsys.readouterr().out
+
+
+def test_grade_a_class(tmp_path: Path, capsys) -> None:
+    files = [
+        _write(
+            tmp_path / "alice.yaml",
+            {"student": "alice", "answers": _answers("knowledge_check", "alice")},
+        ),
+        _write(
+            tmp_path / "bob.json",
+            {"student": "bob", "answers": _answers("knowledge_check", "bob", wrong_answer)},
+        ),
+        _write(
+            tmp_path / "cem.json",
+            {"quiz": "knowledge_check", "answers": {"qkv_roles": "a", "head_width": "many"}},
+        ),
+    ]
+    broken = tmp_path / "dora.json"
+    broken.write_text('{"student": "dora", "answers": {', encoding="utf-8")
+    other = _write(tmp_path / "eve.json", {"quiz": "concept_check", "answers": {}})
+    out_csv = tmp_path / "grades.csv"
+    code = main(
+        [
+            "quiz",
+            "grade",
+            "knowledge_check",
+            *map(str, [*files, broken, other]),
+            "--out",
+            str(out_csv),
+        ]
+    )
+    captured = capsys.readouterr()
+    assert code == 1  # two files could not be graded; the others were
+    errors = captured.err.strip().splitlines()
+    assert len(errors) == 2
+    assert errors[0].startswith(f"attention-course: error: {broken}: invalid JSON at line 1")
+    assert "answers are for quiz 'concept_check'" in errors[1]
+    rows = list(csv.DictReader(out_csv.open()))
+    assert [r["student"] for r in rows] == ["alice", "bob", "cem"]  # cem: from the file name
+    assert rows[0]["total"] == "7" and rows[1]["total"] == "0" and rows[0]["max"] == "7"
+    report = captured.out
+    assert "qkv_roles [single_choice, section qkv]: 1/3 correct (33%)" in report
+    assert "wrong a x2 -> query-key-swap" in report
+    assert "(value of heads-full-width) x1 -> heads-full-width" in report
+    assert "(invalid format) x1" in report
+
+
+def test_grade_lists_free_text_for_review(tmp_path: Path, capsys) -> None:
+    f = _write(tmp_path / "a.json", {"student": "ann", "answers": _answers("concept_check", "ann")})
+    out_csv = tmp_path / "g.csv"
+    assert main(["quiz", "grade", "concept_check", str(f), "--out", str(out_csv)]) == 0
+    row = next(csv.DictReader(out_csv.open()))
+    assert row["needs_review"] == "long_range"
+    assert "1 to review by hand" in capsys.readouterr().out
+
+
+def test_grade_rejects_unknown_questions_and_duplicates(tmp_path: Path, capsys) -> None:
+    a = _write(tmp_path / "a.json", {"student": "x", "answers": {"nope": 1}})
+    b = _write(tmp_path / "b.json", {"student": "y", "answers": {}})
+    c = _write(tmp_path / "c.json", {"student": "y", "answers": {}})
+    code = main(
+        [
+            "quiz",
+            "grade",
+            "knowledge_check",
+            str(a),
+            str(b),
+            str(c),
+            "--out",
+            str(tmp_path / "g.csv"),
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "no question 'nope'" in err and "student 'y' already in" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["quiz", "take", "nope", "--student", "x"], "unknown quiz 'nope'"),
+        (
+            ["quiz", "take", "knowledge_check", "--answers", "missing.json"],
+            "missing.json: no such file",
+        ),
+        (["quiz", "grade", "knowledge_check", "missing.json"], "no response file could be graded"),
+        (["quiz", "export", "nope", "--format", "gift"], "unknown quiz 'nope'"),
+        (["quiz", "show", "nope"], "unknown quiz 'nope'"),
+    ],
+)
+def test_bad_input_is_one_line(
+    argv: list[str], message: str, capsys, tmp_path, monkeypatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert all(line.startswith("attention-course: error: ") for line in lines)
+    assert message in lines[-1]
+    assert len(lines) == (2 if argv[1] == "grade" else 1)  # grade: the file, then the summary
+
+
+def test_take_answers_file_problems(tmp_path: Path, capsys) -> None:
+    bad_yaml = tmp_path / "a.yaml"
+    bad_yaml.write_text("answers: [unclosed\n", encoding="utf-8")
+    assert (
+        main(["quiz", "take", "knowledge_check", "--student", "x", "--answers", str(bad_yaml)]) == 2
+    )
+    assert "invalid YAML at line" in capsys.readouterr().err
+    unknown = _write(tmp_path / "b.json", {"answers": {"nope": 1}})
+    assert (
+        main(["quiz", "take", "knowledge_check", "--student", "x", "--answers", str(unknown)]) == 2
+    )
+    assert "no question 'nope'" in capsys.readouterr().err
+    no_student = _write(tmp_path / "c.json", {"answers": {}})
+    assert main(["quiz", "take", "knowledge_check", "--answers", str(no_student)]) == 2
+    assert "--student" in capsys.readouterr().err
+    not_a_key = _write(tmp_path / "d.json", {"answers": {}})
+    assert (
+        main(["quiz", "take", str(not_a_key), "--student", "x", "--answers", str(no_student)]) == 2
+    )
+    assert "not a self-check key" in capsys.readouterr().err
+
+
+def test_list_and_show(capsys) -> None:
+    assert main(["quiz", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "knowledge_check" in out and "6 questions" in out
+    assert main(["quiz", "show", "misconceptions", "--student", "alice"]) == 0
+    shown = capsys.readouterr().out
+    assert "KEY" not in shown and "⟨" not in shown
+    inst = for_student(
+        load_bank("misconceptions"), load_bank("misconceptions").question("shape_q"), "alice"
+    )
+    assert f"shape ({inst.params['seq_len']}, {inst.params['d_model']})" in shown
+    assert main(["quiz", "show", "misconceptions", "--student", "alice", "--key"]) == 0
+    assert f"KEY: ({inst.key[0]}, {inst.key[1]})" in capsys.readouterr().out
+
+
+def _subparser(*names: str):
+    parser = build_parser()
+    for name in names:
+        action = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
+        parser = action.choices[name]
+    return parser
+
+
+@pytest.mark.parametrize(
+    "command", ["list", "show", "validate", "take", "grade", "export", "notebook"]
+)
+def test_help_explains_every_option(command: str) -> None:
+    parser = _subparser("quiz", command)
+    text = parser.format_help()
+    for action in parser._actions:
+        for flag in action.option_strings:
+            assert flag in text
+        assert action.help, f"{command}: {action.dest} has no help"
+
+
+def test_take_help_says_what_self_check_hides() -> None:
+    text = " ".join(_subparser("quiz", "take").format_help().split())
+    assert "salted hashes" in text and "can be recovered" in text
+    export = " ".join(_subparser("quiz", "export").format_help().split())
+    assert "plain text" in export  # jupyterquiz
