@@ -29,7 +29,7 @@ FORMATS = {
     "single_choice": 'one choice letter, for example "b"',
     "multiple_select": 'a list of choice letters, for example ["a", "c"] (or "a, c"); [] for none',
     "numeric": "a number, for example 42, 0.125 or 1.5e6",
-    "shape": "a shape, for example (6, 8)",
+    "shape": "a shape, for example (3, 4)",
     "matching": 'a mapping of every item to an option letter, for example {"query": "A", ...}',
     "free_text": "a few sentences of text",
 }

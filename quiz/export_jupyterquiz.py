@@ -55,7 +55,7 @@ def _question(item: ExportItem) -> list[dict[str, Any]]:
                 {"answer": form, "correct": False, "match_case": False, "feedback": w.feedback}
                 for form in shape_forms(w.value)
             ]
-        answers.append({"type": "default", "feedback": "Not quite: write the shape like (6, 8)."})
+        answers.append({"type": "default", "feedback": "Not quite: write the shape like (3, 4)."})
         return [{"question": inst.prompt, "type": "string", "answers": answers}]
     if q.type == "matching":
         out = []

@@ -112,7 +112,7 @@ def _answer_source(q: Question) -> str:
         "single_choice": 'answer = "b"',
         "multiple_select": 'answer = ["a", "c"]',
         "numeric": "answer = 1.5e6",
-        "shape": "answer = (6, 8)",
+        "shape": "answer = (3, 4)",
         "matching": "answer = {" + ", ".join(f'"{i}": "?"' for i in q.items) + "}",
     }[q.type]
     return "\n".join(
@@ -175,7 +175,7 @@ def graded_notebook(banks: list[Bank]) -> NotebookNode:
 **How to answer.** Each question has an answer cell. Replace the two lines
 `# YOUR CODE HERE` / `raise NotImplementedError()` with `answer = ...`, where `...` is a Python
 literal: a letter in quotes (`"b"`), a list of letters (`["a", "c"]`), a number (`64`, `0.125`),
-a shape (`(6, 8)`) or a mapping (`{{"query": "D", ...}}`). Answer cells are **read, not run**, when
+a shape (`(3, 4)`) or a mapping (`{{"query": "D", ...}}`). Answer cells are **read, not run**, when
 your notebook is graded: an expression, a variable or a function call is an *invalid* answer.
 Free-text answers go in the markdown cells marked for them and are graded by hand.
 
@@ -247,10 +247,18 @@ uses the id you were registered with, so type it exactly.
                     points=q.points,
                 )
             )
-    notebook = nbformat.v4.new_notebook(cells=cells)
+    notebook = nbformat.v4.new_notebook(cells=_stable_ids(cells))
     notebook.metadata["kernelspec"] = KERNELSPEC
     notebook.metadata["language_info"] = {"name": "python"}
     return notebook
+
+
+def _stable_ids(cells: list[NotebookNode]) -> list[NotebookNode]:
+    """Cell ids from the nbgrader grade ids (or positions): regenerating changes nothing."""
+    for n, cell in enumerate(cells):
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        cell["id"] = (grade_id or f"cell-{n}").replace("__", "-")[:64]
+    return cells
 
 
 # --- self-check notebook ------------------------------------------------------------------------
@@ -345,6 +353,6 @@ appears with your own numbers and a **Check** button that gives feedback at once
             'STUDENT_ID = ""  # your student id, in quotes\nself_check(STUDENT_ID)'
         ),
     ]
-    notebook = nbformat.v4.new_notebook(cells=cells)
+    notebook = nbformat.v4.new_notebook(cells=_stable_ids(cells))
     notebook.metadata["kernelspec"] = KERNELSPEC
     return notebook
