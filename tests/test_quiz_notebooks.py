@@ -1,0 +1,272 @@
+"""The graded quiz as an nbgrader assignment, and the self-check widgets notebook."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from quiz import defaults
+from quiz.banks import load_bank
+from quiz.nbgrader_grading import NotALiteral, read_answer
+from quiz.notebooks import graded_notebook, selfcheck_notebook
+from quiz.samples import correct_answer, wrong_answer
+from quiz.selfcheck import build_selfcheck
+from quiz.variants import for_student
+
+BANKS = [load_bank(q) for q in defaults.GRADED_QUIZZES]
+
+
+def test_committed_source_notebook_is_generated_from_the_banks() -> None:
+    committed = defaults.GRADED_NOTEBOOK.read_text(encoding="utf-8")
+    assert committed == nbformat.writes(graded_notebook(BANKS)), (
+        "regenerate it: attention-course quiz notebook"
+    )
+
+
+def test_source_notebook_holds_no_key() -> None:
+    nb = graded_notebook(BANKS)
+    text = nbformat.writes(nb)
+    for bank in BANKS:
+        for q in bank.questions:
+            assert not q.explanation or q.explanation not in text
+            if q.sample_answer:
+                assert q.sample_answer not in text
+    answers = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")]
+    assert len(answers) == sum(len(b.questions) for b in BANKS)
+    for cell in answers:
+        if cell.cell_type == "code":
+            assert read_answer(cell.source) is None  # only `answer = None`
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ('answer = "b"', "b"),
+        ("answer = ['a', 'c']", ["a", "c"]),
+        ("answer = (6, 8)", (6, 8)),
+        ("answer = -1.5e3", -1500.0),
+        ('answer = {"query": "D"}', {"query": "D"}),
+        ("answer = None\n# YOUR CODE HERE\nanswer = 64", 64),
+        ("import os\nanswer = 3\nprint(answer)", 3),
+        ("# nothing yet", None),
+        ("answer = None\nraise NotImplementedError()", None),
+    ],
+)
+def test_read_answer_literals(source: str, expected: object) -> None:
+    assert read_answer(source) == expected
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "answer = 2 ** 10",
+        "answer = x",
+        "answer = __import__('os').system('true')",
+        "answer = [i for i in range(3)]",
+        'answer = f"{1}"',
+        "answer = (6, 8",
+    ],
+)
+def test_read_answer_never_runs_code(source: str) -> None:
+    with pytest.raises(NotALiteral):
+        read_answer(source)
+
+
+# --- self-check widgets notebook ----------------------------------------------------------------
+
+
+def test_widgets_notebook_checks_answers(capsys) -> None:
+    bank = load_bank("misconceptions")
+    nb = selfcheck_notebook(build_selfcheck(bank))
+    namespace: dict = {}
+    for cell in nb.cells[1:5]:
+        exec(compile(cell.source, "<cell>", "exec"), namespace)  # noqa: S102 - our own cells
+    for q in bank.questions:
+        inst = for_student(bank, q, "alice")
+        assert namespace["check_answer"](q.id, "alice", correct_answer(inst))["status"] == "correct"
+        assert namespace["check_answer"](q.id, "alice", wrong_answer(inst))["status"] == "wrong"
+    namespace["self_check"]("")
+    assert "Type your student id" in capsys.readouterr().out
+    namespace["self_check"]("alice")  # builds the widgets without error
+
+
+# --- nbgrader end to end ------------------------------------------------------------------------
+
+
+def _fill(nb: nbformat.NotebookNode, answers: dict[str, object], free_text: str | None) -> None:
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "")
+        if grade_id.endswith("__answer"):
+            quiz, qid, _ = grade_id.split("__")
+            if (quiz, qid) in answers:
+                value = answers[(quiz, qid)]
+                text = value if isinstance(value, str) and value.startswith("RAW:") else None
+                line = text[4:] if text else f"answer = {value!r}"
+                cell.source = cell.source.replace(
+                    "# YOUR CODE HERE\nraise NotImplementedError()", line
+                )
+        if grade_id == "concept_check__long_range" and free_text is not None:
+            cell.source = free_text
+
+
+@pytest.fixture(scope="module")
+def autograded(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    from nbconvert.preprocessors import ClearMetadataPreprocessor
+    from nbgrader.api import Gradebook
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.preprocessors import (
+        CheckCellMetadata,
+        Execute,
+        IgnorePattern,
+        LimitOutput,
+        SaveAutoGrades,
+    )
+    from traitlets.config import Config
+
+    from quiz.nbgrader_grading import GradeQuizAnswers
+
+    root = tmp_path_factory.mktemp("course")
+    assignment = defaults.GRADED_ASSIGNMENT
+    (root / "source" / assignment).mkdir(parents=True)
+    shutil.copy(defaults.GRADED_NOTEBOOK, root / "source" / assignment)
+    config = Config()
+    config.CourseDirectory.root = str(root)
+    config.CourseDirectory.course_id = "quiz-test"
+    config.CourseDirectory.db_url = f"sqlite:///{root / 'gradebook.db'}"
+    config.Autograde.autograde_preprocessors = [
+        Execute,
+        GradeQuizAnswers,
+        IgnorePattern,
+        ClearMetadataPreprocessor,
+        LimitOutput,
+        SaveAutoGrades,
+        CheckCellMetadata,
+    ]
+    import nbgrader.api
+
+    old_path = os.environ["PATH"]
+    os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{old_path}"  # alembic
+    # nbgrader asks the alembic command for its schema version on every gradebook open (about
+    # 2 s each here); ask once
+    real_version = nbgrader.api.get_alembic_version
+    version = real_version()
+    nbgrader.api.get_alembic_version = lambda: version
+    try:
+        api = NbGraderAPI(config=config)
+        result = api.generate_assignment(assignment, force=True)
+        assert result["success"], result["log"]
+        released = root / "release" / assignment / f"{assignment}.ipynb"
+        alice_answers = {}
+        for bank in BANKS:
+            for q in bank.questions:
+                if q.type != "free_text":
+                    alice_answers[(bank.quiz, q.id)] = correct_answer(for_student(bank, q, "alice"))
+        students = {
+            "alice": (
+                alice_answers,
+                "Attention looks at every position directly, weighted by relevance.",
+            ),
+            "bob": (
+                {
+                    **alice_answers,  # alice's numbers are not bob's
+                    ("knowledge_check", "qkv_roles"): "RAW:answer = chr(98)",
+                    ("concept_check", "library_analogy"): {"query": "D", "key": "C", "value": "A"},
+                },
+                None,
+            ),
+        }
+        for student, (answers, text) in students.items():
+            nb = nbformat.read(released, as_version=4)
+            _fill(nb, answers, text)
+            folder = root / "submitted" / student / assignment
+            folder.mkdir(parents=True)
+            nbformat.write(nb, folder / f"{assignment}.ipynb")
+            result = api.autograde(assignment, student, force=True, create=True)
+            assert result["success"], result["log"]
+        grades, outputs = {}, {}
+        with Gradebook(config.CourseDirectory.db_url) as gb:
+            for student in students:
+                sub = gb.find_submission_notebook(assignment, assignment, student)
+                grades[student] = {
+                    g.name: (g.auto_score, g.max_score, g.needs_manual_grade) for g in sub.grades
+                }
+                nb = nbformat.read(
+                    root / "autograded" / student / assignment / f"{assignment}.ipynb", 4
+                )
+                outputs[student] = {
+                    c.metadata["nbgrader"]["grade_id"]: c.get("outputs", [])
+                    for c in nb.cells
+                    if "nbgrader" in c.metadata
+                }
+        return {
+            "released": released.read_text(encoding="utf-8"),
+            "grades": grades,
+            "outputs": outputs,
+        }
+    finally:
+        os.environ["PATH"] = old_path
+        nbgrader.api.get_alembic_version = real_version
+
+
+def test_released_notebook_has_no_key_or_hidden_grader(autograded: dict) -> None:
+    text = autograded["released"]
+    assert "BEGIN SOLUTION" not in text and "BEGIN HIDDEN TESTS" not in text
+    assert defaults.GRADER_MARKER not in text
+    for bank in BANKS:
+        for q in bank.questions:
+            assert not q.explanation or q.explanation not in text
+            for c in q.choices:
+                if c.feedback:
+                    assert c.feedback not in text
+    released = nbformat.reads(text, as_version=4)
+    for cell in released.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id", "").endswith("__answer"):
+            assert read_answer(cell.source) is None
+
+
+def test_correct_answers_get_full_marks_in_the_gradebook(autograded: dict) -> None:
+    grades = autograded["grades"]["alice"]
+    for bank in BANKS:
+        for q in bank.questions:
+            auto, maximum, manual = grades[f"{bank.quiz}__{q.id}"]
+            if q.type == "free_text":
+                assert auto is None and manual  # graded by hand in the formgrader
+            else:
+                assert (auto, maximum, manual) == (q.points, q.points, False), q.id
+
+
+def test_each_student_is_graded_with_their_own_numbers(autograded: dict) -> None:
+    bob = autograded["grades"]["bob"]
+    assert bob["knowledge_check__qkv_roles"][0] == 0.0  # an expression is not run
+    assert bob["concept_check__library_analogy"][0] == pytest.approx(0.5)
+    assert bob["concept_check__why_scale"][0] == 1.0
+    templated_wrong = [
+        name for name, (auto, maximum, _) in bob.items() if auto is not None and auto < maximum
+    ]
+    assert len(templated_wrong) >= 3  # alice's numbers are wrong for bob
+
+
+def test_grade_cell_outputs_are_feedback_and_a_plain_float(autograded: dict) -> None:
+    outputs = autograded["outputs"]["bob"]
+    for name, cell_outputs in outputs.items():
+        if name.count("__") != 1 or name == "concept_check__long_range" or "title" in name:
+            continue
+        kinds = [o["output_type"] for o in cell_outputs]
+        assert kinds == ["stream", "execute_result"], name
+        assert cell_outputs[0]["name"] == "stdout"
+        score = cell_outputs[1]["data"]["text/plain"]
+        assert float(score) >= 0 and "np." not in score
+    invalid = outputs["knowledge_check__qkv_roles"][0]["text"]
+    assert "invalid" in invalid and "must be a literal" in invalid
+    review = autograded["outputs"]["alice"]["concept_check__long_range__review"][0]["text"]
+    assert review.startswith("Provisional keyword score: 1 of 2 points")
+    assert "Provisional keyword score: 0" in outputs["concept_check__long_range__review"][0]["text"]
+    numbers = autograded["outputs"]["bob"]["misconceptions__mha_params"][0]["text"]
+    assert "Graded with the numbers of student 'bob'" in numbers
+    assert json.dumps(autograded["outputs"]["alice"]).count('"stderr"') == 0
