@@ -1,0 +1,113 @@
+"""Grader for combine_heads(H): 6 points."""
+
+import numpy as np
+
+from grader_tests import reference as ref
+from grader_tests.harness import (
+    Fail,
+    call,
+    expect_array,
+    expect_close,
+    expect_shape,
+    expect_unmodified,
+    points,
+    rng,
+)
+
+FN = "combine_heads"
+r = rng(701)
+BASIC = call(FN, r.normal(size=(3, 4, 2)))  # 3 heads, 4 tokens, d_k 2 -> (4, 6)
+X_SPLIT = r.normal(size=(5, 8))
+SPLIT = call(FN, ref.split_heads(X_SPLIT, 4))  # must give back X_SPLIT
+ORDERED = np.arange(3)[:, None, None] * 10.0 + r.random(size=(3, 4, 2))  # head h near 10 h
+IN_ORDER = call(FN, ORDERED)
+H_BATCH = r.normal(size=(2, 2, 3, 4))
+BATCH = call(FN, H_BATCH)  # -> (2, 3, 8)
+SLICES = [call(FN, h) for h in H_BATCH]
+READONLY = call(FN, *BASIC.args, readonly=True)  # the same call as BASIC, read-only
+
+HINT = (
+    "combine_heads undoes split_heads: swap the num_heads and seq_len axes back to "
+    "(..., seq_len, num_heads, d_k), then reshape to (..., seq_len, num_heads * d_k)."
+)
+
+
+def combined(student, c, what: str, hint: str = HINT) -> np.ndarray:
+    want = ref.combine_heads(*c.args)
+    got = expect_shape(student.value(c), want.shape, what, hint)
+    return expect_array(got, what)
+
+
+def expect_slice(batch, lead: tuple, i: tuple, single: np.ndarray, what: str, hint: str) -> None:
+    """Slice i of a batched result equals the result for that slice alone."""
+    batch = expect_array(batch, what)
+    if batch.shape != (*lead, *single.shape):
+        raise Fail(
+            f"{what}: shape {batch.shape}, expected the batch dimensions {lead} followed by "
+            f"the shape {single.shape} of the result for one sequence. {hint}"
+        )
+    expect_close(batch[i], single, what, hint)
+
+
+@points(1)
+def test_shape(student):
+    """3 heads of (4, 2) combine into shape (seq_len, num_heads * d_k) = (4, 6)"""
+    combined(student, BASIC, "combine_heads of a (3, 4, 2) array")
+
+
+@points(2)
+def test_inverse_of_split_heads(student):
+    """combine_heads(split_heads(X)) gives X back, and random heads match the reference"""
+    expect_close(
+        combined(student, SPLIT, "combine_heads(split_heads(X, 4)) for a (5, 8) X"),
+        X_SPLIT,
+        "combine_heads(split_heads(X, 4)) for a (5, 8) X",
+        "It must return X exactly. " + HINT,
+    )
+    expect_close(
+        combined(student, BASIC, "combine_heads of a (3, 4, 2) array"),
+        ref.combine_heads(*BASIC.args),
+        "combine_heads of a (3, 4, 2) array",
+        HINT,
+    )
+
+
+@points(1)
+def test_heads_in_order(student):
+    """head h lands in columns h*d_k:(h+1)*d_k of every token, heads in order 0, 1, 2"""
+    got = combined(student, IN_ORDER, "combine_heads of a (3, 4, 2) array")
+    hint = (
+        "Each token's row is head 0's d_k values, then head 1's, then head 2's, in this "
+        "order. " + HINT
+    )
+    for h in range(3):
+        expect_close(
+            got[:, 2 * h : 2 * h + 2],
+            ORDERED[h],
+            f"columns {2 * h}:{2 * h + 2} (head {h}) of the combined array",
+            hint,
+        )
+
+
+@points(1)
+def test_batched_input(student):
+    """a (2, 2, 3, 4) batch of heads combines into (2, 3, 8), each sequence as on its own"""
+    hint = (
+        "Work on the axes -3 and -2 only (np.swapaxes(H, -2, -3)); a transpose with fixed "
+        "axes (1, 0, 2) only fits a single sequence. " + HINT
+    )
+    got = student.value(BATCH)
+    for i, c in enumerate(SLICES):
+        got_i = expect_array(student.value(c), f"combine_heads of sequence {i} on its own")
+        expect_slice(got, (2,), (i,), got_i, f"sequence {i} of the combined batch, alone", hint)
+
+
+@points(1)
+def test_input_not_modified(student):
+    """H is left unchanged, and a read-only H gives the same result"""
+    hint = "Do not update H in place."
+    expect_unmodified(student, BASIC, hint)
+    got = expect_array(student.value(BASIC), "combine_heads of a (3, 4, 2) array")
+    expect_close(
+        student.value(READONLY), got, "combine_heads of a read-only H, against a writable one", hint
+    )

@@ -1,0 +1,235 @@
+"""Grader for scaled_dot_product_attention(Q, K, V, mask=None): 15 points."""
+
+import numpy as np
+
+from grader_tests import reference as ref
+from grader_tests.harness import (
+    Fail,
+    call,
+    expect_array,
+    expect_close,
+    expect_equal,
+    expect_no_warnings,
+    expect_shape,
+    expect_unmodified,
+    points,
+    rng,
+)
+
+FN = "scaled_dot_product_attention"
+r = rng(301)
+
+
+def qkv(seq_q: int, seq_k: int, d_k: int, d_v: int, lead: tuple = ()) -> tuple:
+    return (
+        r.normal(size=(*lead, seq_q, d_k)),
+        r.normal(size=(*lead, seq_k, d_k)),
+        r.normal(size=(*lead, seq_k, d_v)),
+    )
+
+
+def partial_mask(seq_q: int, seq_k: int) -> np.ndarray:
+    """Every row has forbidden keys and allowed keys."""
+    mask = r.random((seq_q, seq_k)) < 0.5
+    mask[:, 0] = True
+    mask[np.arange(seq_q), r.integers(1, seq_k, seq_q)] = False
+    return mask
+
+
+# seq_q 3, seq_k 5, d_k 4, d_v 2: every size differs, so no width can stand in for another.
+QKV = qkv(3, 5, 4, 2)
+BASIC = call(FN, *QKV)
+LARGE_DK = call(FN, *qkv(2, 3, 36, 2))  # sqrt(36) = 6: a missing or wrong scale shows clearly
+LEAD = (2, 3)
+BATCH_QKV = qkv(3, 5, 4, 2, lead=LEAD)
+BATCH = call(FN, *BATCH_QKV)
+SLICES = {i: call(FN, *(a[i] for a in BATCH_QKV)) for i in np.ndindex(*LEAD)}
+MASK = partial_mask(3, 5)
+MASKED = call(FN, *QKV, mask=MASK)  # the same Q, K, V as BASIC
+BATCH_MASK = partial_mask(3, 5)
+BATCH_MASKED = call(FN, *BATCH_QKV, mask=BATCH_MASK)
+MASKED_SLICES = {i: call(FN, *(a[i] for a in BATCH_QKV), mask=BATCH_MASK) for i in SLICES}
+FULL_MASK = partial_mask(3, 5)
+FULL_MASK[1] = True  # query 1 may see no key at all
+FULLY_MASKED = call(FN, *QKV, mask=FULL_MASK)
+READONLY = call(FN, *QKV, mask=MASK, readonly=True)  # the same call as MASKED, read-only
+
+HINT_ORDER = (
+    "Return (output, weights) in this order: output (..., seq_len_q, d_v), weights "
+    "(..., seq_len_q, seq_len_k)."
+)
+HINT_SCALE = (
+    "Divide the scores Q K^T by np.sqrt(d_k) with d_k = Q.shape[-1] (the width of "
+    "queries and keys, not of the values, and its square root, not d_k itself)."
+)
+HINT_BEFORE = (
+    "Set the forbidden scores to -np.inf BEFORE the softmax (np.where(mask, -np.inf, "
+    "scores)), so each row's allowed weights still sum to 1; zeroing weights after the "
+    "softmax, or giving forbidden scores a finite value, does not do that."
+)
+HINT_MASK = "True in the mask means FORBIDDEN: those keys must get weight exactly 0."
+HINT_BATCH = (
+    "Transpose only the last two axes of K (np.swapaxes(K, -1, -2)); K.T reverses all "
+    "axes of a batch. Take d_k from Q.shape[-1]."
+)
+
+
+def attend(student, c, what: str, hint: str = HINT_ORDER) -> tuple[np.ndarray, np.ndarray]:
+    """The student's (output, weights) for call c, with the shapes and float dtype checked."""
+    out, w = student.pair(c)
+    want_out, want_w = ref.scaled_dot_product_attention(*c.args, **c.kwargs)
+    expect_shape(out, want_out.shape, f"output of {what}", hint)
+    expect_shape(w, want_w.shape, f"weights of {what}", hint)
+    expect_array(out, f"output of {what}")
+    expect_array(w, f"weights of {what}")
+    return out, w
+
+
+def floats(student, c, what: str) -> tuple[np.ndarray, np.ndarray]:
+    """The student's (output, weights) as float arrays; their shapes are compared elsewhere."""
+    out, w = student.pair(c)
+    return expect_array(out, f"output of {what}"), expect_array(w, f"weights of {what}")
+
+
+def expect_slice(batch: np.ndarray, i: tuple, single: np.ndarray, what: str, hint: str) -> None:
+    """Slice i of a batched result equals the result for that slice alone."""
+    if batch.shape != (*LEAD, *single.shape):
+        raise Fail(
+            f"{what}: shape {batch.shape}, expected the batch dimensions {LEAD} followed by "
+            f"the shape {single.shape} of the result for one slice. {hint}"
+        )
+    expect_close(batch[i], single, what, hint)
+
+
+def renormalised(w: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Unmasked weights restricted to the allowed keys and rescaled: what a mask must give."""
+    with np.errstate(all="ignore"):
+        kept = np.where(mask, 0.0, w)
+        return kept / kept.sum(axis=-1, keepdims=True)
+
+
+@points(1)
+def test_returns_output_and_weights(student):
+    """returns (output, weights) of shapes (seq_len_q, d_v) and (seq_len_q, seq_len_k)"""
+    attend(student, BASIC, "3 queries, 5 keys, d_k = 4, d_v = 2")
+
+
+@points(2)
+def test_values_match_reference(student):
+    """output and weights are softmax(Q K^T / sqrt(d_k)) V and its weights"""
+    out, w = attend(student, BASIC, "3 queries, 5 keys, d_k = 4, d_v = 2")
+    want_out, want_w = ref.scaled_dot_product_attention(*BASIC.args)
+    hint = "Compute softmax(Q @ K^T / sqrt(d_k)) over the keys, then multiply by V."
+    expect_close(w, want_w, "weights of 3 queries against 5 keys", hint)
+    expect_close(out, want_out, "output of 3 queries against 5 keys", hint)
+
+
+@points(2)
+def test_weights_rows_sum_to_one(student):
+    """each row of the weights is a distribution over the keys (3 queries, 5 keys)"""
+    _, w = attend(student, BASIC, "3 queries, 5 keys")
+    if np.isnan(w).any() or (w < 0).any() or not np.allclose(w.sum(axis=-1), 1.0, rtol=1e-6):
+        raise Fail(
+            "the weights must be non-negative and each row (one query) must sum to 1: "
+            "is the softmax taken over the key axis (the last one, axis=-1), not over the "
+            "queries?"
+        )
+
+
+@points(2)
+def test_scaled_by_sqrt_d_k(student):
+    """scores are divided by sqrt(d_k), d_k = Q.shape[-1] (d_k = 36, d_v = 2)"""
+    out, w = attend(student, LARGE_DK, "2 queries, 3 keys, d_k = 36, d_v = 2")
+    want_out, want_w = ref.scaled_dot_product_attention(*LARGE_DK.args)
+    expect_close(w, want_w, "weights for d_k = 36", HINT_SCALE)
+    expect_close(out, want_out, "output for d_k = 36", HINT_SCALE)
+
+
+@points(2)
+def test_batched_equals_per_slice_loop(student):
+    """a (2, 3, seq_len, d) batch gives the same result as attending slice by slice"""
+    out, w = floats(student, BATCH, "a batch of shape (2, 3, seq_len, d)")
+    for i, c in SLICES.items():
+        out_i, w_i = floats(student, c, f"batch slice {i} on its own")
+        expect_slice(w, i, w_i, f"weights of batch slice {i}, against slice {i} alone", HINT_BATCH)
+        expect_slice(out, i, out_i, f"output of batch slice {i}, against it alone", HINT_BATCH)
+
+
+@points(1)
+def test_forbidden_weights_are_exactly_zero(student):
+    """weights of forbidden keys (mask True) are exactly 0, allowed keys keep a positive weight"""
+    _, w = attend(student, MASKED, "a masked call")
+    hint = HINT_MASK + " Forbidden scores become -np.inf before the softmax."
+    expect_equal(
+        w[MASK] == 0,
+        np.ones(int(MASK.sum()), dtype=bool),
+        "whether the weights at forbidden (mask True) positions are 0",
+        hint,
+    )
+    if not (w[~MASK] > 0).all():
+        raise Fail("the weights at allowed (mask False) positions must stay positive. " + hint)
+
+
+@points(2)
+def test_mask_applied_before_softmax(student):
+    """with a mask, each row's weights are the unmasked ones renormalised over allowed keys"""
+    out, w = attend(student, MASKED, "a masked call")
+    if np.isnan(w).any() or not np.allclose(w.sum(axis=-1), 1.0, rtol=1e-6):
+        raise Fail(
+            "with a mask, each row of the weights must still sum to 1 over the allowed "
+            "keys. " + HINT_BEFORE
+        )
+    _, w_unmasked = attend(student, BASIC, "the same call without a mask")
+    expect_close(
+        w,
+        renormalised(w_unmasked, MASK),
+        "weights of a masked call, against the unmasked weights renormalised over the allowed keys",
+        HINT_MASK + " " + HINT_BEFORE,
+    )
+    expect_close(
+        out,
+        w @ QKV[2],
+        "output of a masked call, against its weights @ V",
+        "The output must use the masked weights. " + HINT_BEFORE,
+    )
+
+
+@points(1)
+def test_broadcast_mask_with_batch(student):
+    """a (seq_len_q, seq_len_k) mask applies to every slice of a (2, 3, ...) batch"""
+    hint = (
+        "The mask is broadcast against the scores: np.where(mask, -np.inf, scores) works "
+        "for any leading dimensions, scores[mask] = ... does not."
+    )
+    out, w = floats(student, BATCH_MASKED, "a batch with one (3, 5) mask")
+    for i, c in MASKED_SLICES.items():
+        out_i, w_i = floats(student, c, f"masked batch slice {i} on its own")
+        expect_slice(w, i, w_i, f"weights of masked batch slice {i}, against it alone", hint)
+        expect_slice(out, i, out_i, f"output of masked batch slice {i}, against it alone", hint)
+
+
+@points(1)
+def test_fully_masked_row_gives_zeros(student):
+    """a query whose every key is forbidden gets zero weights and output, no NaN or warning"""
+    out, w = attend(student, FULLY_MASKED, "a call where query 1 may see no key")
+    hint = (
+        "With every key forbidden, the row of scores is all -inf: its weights must be 0 "
+        "(not NaN from 0/0, and not uniform as with -1e9 instead of -np.inf), so its output "
+        "is 0. Does your softmax handle an all -inf row?"
+    )
+    if np.isnan(w).any() or np.isnan(out).any():
+        raise Fail("the weights or the output contain NaN. " + hint)
+    if not (np.all(w[1] == 0) and np.all(out[1] == 0)):
+        raise Fail("the fully masked query's weights and output must be all zeros. " + hint)
+    expect_no_warnings(student, FULLY_MASKED, hint)
+
+
+@points(1)
+def test_inputs_not_modified(student):
+    """Q, K, V and the mask are left unchanged, and read-only inputs give the same result"""
+    hint = "Build new arrays; do not scale Q or fill the scores into an input in place."
+    expect_unmodified(student, MASKED, hint)
+    out, w = floats(student, MASKED, "a masked call")
+    out_ro, w_ro = floats(student, READONLY, "the same call with read-only inputs")
+    expect_close(w_ro, w, "weights for read-only inputs, against writable ones", hint)
+    expect_close(out_ro, out, "output for read-only inputs, against writable ones", hint)

@@ -1,0 +1,157 @@
+"""Grader for self_attention(X, W_q, W_k, W_v, causal=False): 10 points."""
+
+import numpy as np
+
+from grader_tests import reference as ref
+from grader_tests.harness import (
+    Fail,
+    call,
+    expect_array,
+    expect_close,
+    expect_equal,
+    expect_shape,
+    expect_unmodified,
+    points,
+    rng,
+)
+
+FN = "self_attention"
+r = rng(401)
+# seq_len 5, d_model 6, d_k 4, d_v 3: W_v is narrower than W_q and W_k.
+W = (r.normal(size=(6, 4)) * 0.7, r.normal(size=(6, 4)) * 0.7, r.normal(size=(6, 3)))
+X = r.normal(size=(5, 6))
+POS = 2  # the outputs up to this position must not see later tokens
+X_LATER = X.copy()
+X_LATER[POS + 1 :] = r.normal(size=(5 - POS - 1, 6)) * 3
+PERM = np.array([3, 0, 4, 1, 2])
+CAUSAL_MASK = ref.causal_mask(5)
+
+BASIC = call(FN, X, *W)
+CAUSAL = call(FN, X, *W, causal=True)
+CAUSAL_LATER = call(FN, X_LATER, *W, causal=True)
+PERMUTED = call(FN, X[PERM], *W)
+X_BATCH = r.normal(size=(2, 4, 6))
+BATCH = call(FN, X_BATCH, *W, causal=True)
+LEAD = (2,)
+SLICES = [call(FN, x, *W, causal=True) for x in X_BATCH]
+READONLY = call(FN, X, *W, causal=True, readonly=True)  # the same call as CAUSAL, read-only
+
+HINT = (
+    "Q, K and V all come from X (create_qkv), then scaled_dot_product_attention; the "
+    "weights are (seq_len, seq_len) and the output (seq_len, d_v)."
+)
+HINT_CAUSAL = (
+    "causal=True passes causal_mask(seq_len) as the mask: True (forbidden) strictly "
+    "above the diagonal, so position i sees positions 0..i only."
+)
+
+
+def attend(student, c, what: str, hint: str = HINT) -> tuple[np.ndarray, np.ndarray]:
+    """The student's (output, weights) for call c, with the shapes and float dtype checked."""
+    out, w = student.pair(c)
+    want_out, want_w = ref.self_attention(*c.args, **c.kwargs)
+    expect_shape(out, want_out.shape, f"output of {what}", hint)
+    expect_shape(w, want_w.shape, f"weights of {what}", hint)
+    expect_array(out, f"output of {what}")
+    expect_array(w, f"weights of {what}")
+    return out, w
+
+
+def floats(student, c, what: str) -> tuple[np.ndarray, np.ndarray]:
+    """The student's (output, weights) as float arrays; their shapes are compared elsewhere."""
+    out, w = student.pair(c)
+    return expect_array(out, f"output of {what}"), expect_array(w, f"weights of {what}")
+
+
+def expect_slice(batch: np.ndarray, i: tuple, single: np.ndarray, what: str, hint: str) -> None:
+    """Slice i of a batched result equals the result for that slice alone."""
+    if batch.shape != (*LEAD, *single.shape):
+        raise Fail(
+            f"{what}: shape {batch.shape}, expected the batch dimensions {LEAD} followed by "
+            f"the shape {single.shape} of the result for one slice. {hint}"
+        )
+    expect_close(batch[i], single, what, hint)
+
+
+@points(2)
+def test_values_match_reference(student):
+    """unmasked self-attention of 5 tokens, with W_v narrower than W_q"""
+    out, w = attend(student, BASIC, "self-attention of 5 tokens")
+    want_out, want_w = ref.self_attention(*BASIC.args)
+    hint = HINT + " causal=False means no mask at all."
+    expect_close(w, want_w, "weights of self-attention of 5 tokens", hint)
+    expect_close(out, want_out, "output of self-attention of 5 tokens", hint)
+
+
+@points(2)
+def test_causal_masks_the_future(student):
+    """causal=True: future weights are exactly 0, the rest renormalised over positions 0..i"""
+    w = attend(student, CAUSAL, "causal self-attention of 5 tokens", HINT_CAUSAL)[1]
+    expect_equal(
+        w[CAUSAL_MASK] == 0,
+        np.ones(int(CAUSAL_MASK.sum()), dtype=bool),
+        "whether the weights above the diagonal (future positions) are 0",
+        HINT_CAUSAL,
+    )
+    w_full = attend(student, BASIC, "self-attention of the same 5 tokens")[1]
+    with np.errstate(all="ignore"):
+        kept = np.where(CAUSAL_MASK, 0.0, w_full)
+        want = kept / kept.sum(axis=-1, keepdims=True)
+    expect_close(
+        w,
+        want,
+        "causal weights, against the unmasked weights renormalised over positions 0..i",
+        HINT_CAUSAL,
+    )
+
+
+@points(2)
+def test_causal_future_does_not_leak(student):
+    """with causal=True, outputs up to position i stay the same when later tokens change"""
+    out, w = attend(student, CAUSAL, "causal self-attention of 5 tokens", HINT_CAUSAL)
+    out2, w2 = attend(student, CAUSAL_LATER, "causal self-attention of 5 tokens", HINT_CAUSAL)
+    hint = (
+        "Changing tokens after position 2 changed what positions 0..2 see: with "
+        "causal=True a position must not attend to later ones. " + HINT_CAUSAL
+    )
+    expect_close(w2[: POS + 1], w[: POS + 1], "weights of positions 0..2", hint)
+    expect_close(out2[: POS + 1], out[: POS + 1], "outputs of positions 0..2", hint)
+
+
+@points(2)
+def test_permutation_equivariance(student):
+    """without a mask, permuting the tokens of X permutes the outputs the same way"""
+    out, w = attend(student, BASIC, "self-attention of 5 tokens")
+    out_p, w_p = attend(student, PERMUTED, "self-attention of the same 5 tokens reordered")
+    hint = (
+        "Unmasked self-attention has no notion of order: reordering the tokens must "
+        "reorder the output rows (and the weights' rows and columns) the same way. Is a "
+        "mask applied although causal=False?"
+    )
+    expect_close(w_p, w[PERM][:, PERM], "weights of the reordered tokens", hint)
+    expect_close(out_p, out[PERM], "outputs of the reordered tokens", hint)
+
+
+@points(1)
+def test_batched_input(student):
+    """a causal (2, 4, 6) batch gives the same result as each sequence on its own"""
+    hint = (
+        "The sequence length is X.shape[-2], not X.shape[0], when X is a batch; the causal "
+        "mask broadcasts over the batch. " + HINT_CAUSAL
+    )
+    out, w = floats(student, BATCH, "a causal batch of shape (2, 4, 6)")
+    for i, c in enumerate(SLICES):
+        out_i, w_i = floats(student, c, f"sequence {i} of the batch on its own")
+        expect_slice(w, (i,), w_i, f"weights of sequence {i}, against it alone", hint)
+        expect_slice(out, (i,), out_i, f"output of sequence {i}, against it alone", hint)
+
+
+@points(1)
+def test_inputs_not_modified(student):
+    """X and the weight matrices are left unchanged, and read-only inputs give the same result"""
+    hint = "Build new arrays; do not update X or the weights in place."
+    expect_unmodified(student, CAUSAL, hint)
+    out, w = floats(student, CAUSAL, "causal self-attention of 5 tokens")
+    out_ro, w_ro = floats(student, READONLY, "the same call with read-only inputs")
+    expect_close(w_ro, w, "weights for read-only inputs, against writable ones", hint)
+    expect_close(out_ro, out, "output for read-only inputs, against writable ones", hint)

@@ -1,0 +1,8 @@
+# function: causal_mask
+# caught-by: test_token_sees_itself_and_past, test_single_token
+# Forgets k=1: the diagonal is forbidden too, so a token cannot see itself.
+import numpy as np
+
+
+def causal_mask(seq_len):
+    return np.triu(np.ones((seq_len, seq_len))).astype(bool)

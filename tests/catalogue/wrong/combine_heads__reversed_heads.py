@@ -1,0 +1,8 @@
+# function: combine_heads
+# caught-by: test_inverse_of_split_heads, test_heads_in_order
+# Concatenates the heads last to first.
+import numpy as np
+
+
+def combine_heads(H):
+    return np.concatenate([H[..., h, :, :] for h in reversed(range(H.shape[-3]))], axis=-1)

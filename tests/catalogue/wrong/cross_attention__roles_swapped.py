@@ -1,0 +1,8 @@
+# function: cross_attention
+# caught-by: test_queries_from_x_keys_from_context, test_context_order_does_not_matter
+# Takes the queries from context and the keys and values from X.
+def cross_attention(X, context, W_q, W_k, W_v, mask=None):
+    Q = context @ W_q
+    K = X @ W_k
+    V = X @ W_v
+    return scaled_dot_product_attention(Q, K, V, mask)

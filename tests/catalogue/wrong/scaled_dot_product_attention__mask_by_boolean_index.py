@@ -1,0 +1,13 @@
+# function: scaled_dot_product_attention
+# caught-by: test_broadcast_mask_with_batch
+# Masks with scores[mask] = -inf, which needs the mask to have the scores' full shape.
+import numpy as np
+
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    d_k = Q.shape[-1]
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k)
+    if mask is not None:
+        scores[mask] = -np.inf
+    weights = softmax(scores, axis=-1)
+    return weights @ V, weights

@@ -1,0 +1,11 @@
+# function: scaled_dot_product_attention
+# caught-by: test_forbidden_weights_are_exactly_zero, test_fully_masked_row_gives_zeros
+# Accepts a mask argument and never uses it.
+import numpy as np
+
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    d_k = Q.shape[-1]
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k)
+    weights = softmax(scores, axis=-1)
+    return weights @ V, weights

@@ -1,0 +1,13 @@
+# function: scaled_dot_product_attention
+# caught-by: test_forbidden_weights_are_exactly_zero, test_mask_applied_before_softmax
+# Sets forbidden scores to 0 instead of -inf: exp(0) still gives them weight.
+import numpy as np
+
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    d_k = Q.shape[-1]
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k)
+    if mask is not None:
+        scores = np.where(mask, 0.0, scores)
+    weights = softmax(scores, axis=-1)
+    return weights @ V, weights

@@ -1,0 +1,12 @@
+# function: scaled_dot_product_attention
+# caught-by: test_values_match_reference, test_scaled_by_sqrt_d_k
+# Plain dot-product attention: forgets to divide the scores by sqrt(d_k).
+import numpy as np
+
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = Q @ np.swapaxes(K, -1, -2)
+    if mask is not None:
+        scores = np.where(mask, -np.inf, scores)
+    weights = softmax(scores, axis=-1)
+    return weights @ V, weights

@@ -1,0 +1,174 @@
+"""The catalogue of wrong and correct implementations proves the hidden graders work.
+
+Each catalogue file defines one graded function. It is appended to the reference (so its
+definitions override the reference's) and graded for that one function through the real
+grading path (`grade_file`: a pytest process of its own, and a sandboxed worker):
+
+- `catalogue/wrong/<function>__<mistake>.py` must lose points, and fail every test its
+  `# caught-by:` header names (the tests meant to catch that mistake) and, unless it is listed
+  in BROAD, no other;
+- `catalogue/correct/<function>__<variant>.py` must get full marks.
+"""
+
+from __future__ import annotations
+
+import ast
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from attention_course.assignments import ASSIGNMENTS
+from attention_course.grading import GradeReport, grade_file
+
+ROOT = Path(__file__).resolve().parent.parent
+REFERENCE = ROOT / "grader_tests" / "reference.py"
+CATALOGUE = Path(__file__).resolve().parent / "catalogue"
+WRONG = sorted((CATALOGUE / "wrong").glob("*.py"))
+CORRECT = sorted((CATALOGUE / "correct").glob("*.py"))
+ASSIGNMENT_OF = {f: a.name for a in ASSIGNMENTS.values() for f in a.graded}
+
+# A wrong implementation fails exactly the tests its header names, so the catalogue also pins
+# down the partial credit of each mistake. These break more than one header line can list (every
+# call errors, or every value is off): they fail at least the tests named, and maybe others.
+BROAD = {
+    "softmax__global_max",
+    "softmax__max_without_keepdims",
+    "softmax__no_max_shift",
+    "softmax__over_axis0",
+    "scaled_dot_product_attention__d_k_from_first_axis",
+    "scaled_dot_product_attention__mask_ignored",
+    "scaled_dot_product_attention__mask_inverted",
+    "scaled_dot_product_attention__mask_zero_scores",
+    "scaled_dot_product_attention__returns_weights_first",
+    "scaled_dot_product_attention__softmax_over_queries",
+    "cross_attention__roles_swapped",
+    "cross_attention__values_from_x",
+    "multi_head_attention__mixed_heads",
+}
+
+
+@dataclass(frozen=True)
+class Entry:
+    path: Path
+    kind: str  # "wrong" or "correct"
+    function: str
+    caught_by: tuple[str, ...]
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind}/{self.path.stem}"
+
+
+def _header(path: Path, kind: str) -> Entry:
+    lines = path.read_text().splitlines()
+    assert len(lines) >= 3, f"{path.name}: too short for its header"
+    assert lines[0].startswith("# function: "), f"{path.name}: line 1 must be '# function: ...'"
+    function = lines[0].removeprefix("# function: ").strip()
+    assert path.stem.startswith(f"{function}__"), f"{path.name}: name must be {function}__*.py"
+    caught_by: tuple[str, ...] = ()
+    comment = lines[1]
+    if kind == "wrong":
+        assert lines[1].startswith("# caught-by: "), f"{path.name}: line 2 must be '# caught-by:'"
+        names = lines[1].removeprefix("# caught-by: ").split(",")
+        caught_by = tuple(n.strip() for n in names if n.strip())
+        assert caught_by, f"{path.name}: caught-by names no test"
+        comment = lines[2]
+    assert comment.startswith("# ") and len(comment) > 10, f"{path.name}: no misconception line"
+    return Entry(path, kind, function, caught_by)
+
+
+ENTRIES = [_header(p, "wrong") for p in WRONG] + [_header(p, "correct") for p in CORRECT]
+
+
+def _grade(entry: Entry, folder: Path) -> GradeReport:
+    program = folder / f"{entry.kind}__{entry.path.name}"
+    program.write_text(
+        REFERENCE.read_text() + "\n\n# ---- catalogue variant ----\n\n" + entry.path.read_text()
+    )
+    return grade_file(program, ASSIGNMENT_OF[entry.function], functions=[entry.function])
+
+
+def _grade_reference(assignment: str, folder: Path) -> GradeReport:
+    return grade_file(REFERENCE, assignment)
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory) -> dict[str, GradeReport]:
+    """Every catalogue file (and the plain reference, per assignment), graded 2 at a time."""
+    folder = tmp_path_factory.mktemp("catalogue")
+    jobs = {e.key: (lambda e=e: _grade(e, folder)) for e in ENTRIES}
+    for name in ASSIGNMENTS:
+        jobs[f"reference/{name}"] = lambda name=name: _grade_reference(name, folder)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {key: pool.submit(job) for key, job in jobs.items()}
+        return {key: f.result() for key, f in futures.items()}
+
+
+def _failed(report: GradeReport, function: str) -> set[str]:
+    return {t.test for t in report.functions[function].tests if not t.passed}
+
+
+def _defines(entry: Entry) -> set[str]:
+    tree = ast.parse(entry.path.read_text())
+    return {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+
+
+def test_catalogue_size():
+    assert len(WRONG) >= 30
+    assert len(CORRECT) >= 8
+
+
+def test_every_graded_function_has_a_wrong_implementation():
+    covered = {e.function for e in ENTRIES if e.kind == "wrong"}
+    graded = {f for a in ASSIGNMENTS.values() for f in a.graded}
+    assert graded <= covered, f"no wrong implementation of {sorted(graded - covered)}"
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.key)
+def test_file_defines_a_graded_function(entry):
+    assert entry.function in ASSIGNMENT_OF
+    assert entry.function in _defines(entry), f"{entry.path.name} does not define its function"
+
+
+@pytest.mark.parametrize("assignment", sorted(ASSIGNMENTS))
+def test_reference_gets_full_marks(graded, assignment):
+    report = graded[f"reference/{assignment}"]
+    assert not report.cell_errors and not report.notes
+    assert set(report.functions) == set(ASSIGNMENTS[assignment].graded)
+    for name, fs in report.functions.items():
+        assert fs.tests, f"no grader test for {name}"
+        assert fs.score == fs.max_score, f"{name}: {fs.feedback()}"
+
+
+@pytest.mark.parametrize(
+    "entry", [e for e in ENTRIES if e.kind == "wrong"], ids=lambda e: e.path.stem
+)
+def test_wrong_implementation_is_caught(graded, entry):
+    report = graded[entry.key]
+    assert not report.cell_errors, f"the program did not load: {report.cell_errors}"
+    fs = report.functions[entry.function]
+    names = {t.test for t in fs.tests}
+    unknown = set(entry.caught_by) - names
+    assert not unknown, f"caught-by names tests that do not exist: {sorted(unknown)}"
+    assert fs.score < fs.max_score
+    failed = _failed(report, entry.function)
+    missed = [t for t in entry.caught_by if t not in failed]
+    assert not missed, f"not caught by {missed}:\n{fs.feedback()}"
+    if entry.path.stem not in BROAD:
+        extra = sorted(failed - set(entry.caught_by))
+        assert not extra, f"also fails {extra} (too harsh, or add them to caught-by)"
+    for t in fs.tests:
+        assert "could not check" not in t.message, f"grader error in {t.test}: {t.message}"
+
+
+@pytest.mark.parametrize(
+    "entry", [e for e in ENTRIES if e.kind == "correct"], ids=lambda e: e.path.stem
+)
+def test_correct_variant_gets_full_marks(graded, entry):
+    report = graded[entry.key]
+    assert not report.cell_errors, f"the program did not load: {report.cell_errors}"
+    fs = report.functions[entry.function]
+    assert fs.tests and fs.max_score > 0
+    assert fs.score == fs.max_score, fs.feedback()
