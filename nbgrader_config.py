@@ -22,6 +22,8 @@ c = get_config()  # noqa: F821 (provided by nbgrader)
 c.CourseDirectory.root = str(ROOT)
 c.CourseDirectory.course_id = "attention-course"
 c.CourseDirectory.db_url = f"sqlite:///{ROOT / 'gradebook.db'}"
+# A course-local exchange; point it at a shared folder for a multi-user JupyterHub.
+c.Exchange.root = str(ROOT / "exchange")
 
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
@@ -31,7 +33,10 @@ c.OverwriteCells.add_missing_cells = True
 
 # Student code in the kernel gets a time limit per cell; graded functions are called in a
 # separate, sandboxed worker by GradeOutOfKernel (see attention_course/sandbox.py).
-c.Execute.timeout = 60
+# The kernel run only fills in the outputs students see in their feedback; scores come from the
+# worker, so the kernel gets short limits: per cell, and for the whole notebook.
+c.Execute.timeout = 10
+c.SafeExecute.total_timeout = 30
 c.Autograde.autograde_preprocessors = [
     SafeExecute,
     GradeOutOfKernel,

@@ -49,7 +49,7 @@ ASSIGNMENTS: dict[str, Assignment] = {
 SETUP_CELL_ID = "imports"
 
 
-def tests_cell_id(function: str) -> str:
+def grade_cell_id(function: str) -> str:
     return f"{function}_tests"
 
 

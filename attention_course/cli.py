@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -39,6 +40,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UserError as exc:
         print(f"attention-course: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # output piped into `head` and the like
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         print("attention-course: interrupted", file=sys.stderr)
         return 130

@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from attention_course.assignments import ASSIGNMENTS, tests_cell_id
+from attention_course.assignments import ASSIGNMENTS, grade_cell_id
 from attention_course.cli import UserError
 
 
@@ -114,7 +114,7 @@ def print_scores(assignment: str) -> None:
     from attention_course.course import gradebook_scores
     from attention_course.report import class_table
 
-    columns = [tests_cell_id(f) for f in ASSIGNMENTS[assignment].graded]
+    columns = [grade_cell_id(f) for f in ASSIGNMENTS[assignment].graded]
     print(class_table(gradebook_scores(assignment), columns, f"{assignment} (gradebook)"))
 
 

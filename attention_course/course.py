@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import sys
 from pathlib import Path
 
 from attention_course.assignments import COURSE_ROOT
@@ -44,6 +45,10 @@ def api(root: Path = COURSE_ROOT):
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
 
+    # nbgrader runs `alembic` from PATH when it creates a gradebook: use this environment's.
+    scripts = str(Path(sys.executable).parent)
+    if scripts not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
     config = _config(root)
     coursedir = CourseDirectory(config=config)
     coursedir.root = str(root)

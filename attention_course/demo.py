@@ -7,7 +7,7 @@ import shutil
 import time
 from pathlib import Path
 
-from attention_course.assignments import ASSIGNMENTS, COURSE_ROOT, tests_cell_id
+from attention_course.assignments import ASSIGNMENTS, COURSE_ROOT, grade_cell_id
 from attention_course.course import autograde, generate_feedback, gradebook_scores, release
 from attention_course.report import class_table
 from attention_course.samples import is_notebook_json, write_submissions
@@ -47,7 +47,7 @@ def run_demo(root: Path = COURSE_ROOT) -> int:
         generate_feedback(assignment, "*", root)
     print()
     for assignment, spec in ASSIGNMENTS.items():
-        columns = [tests_cell_id(f) for f in spec.graded]
+        columns = [grade_cell_id(f) for f in spec.graded]
         rows = {
             s: v for s, v in gradebook_scores(assignment, root).items() if s.startswith("demo-")
         }

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import resource
 import shutil
+import signal
 import sys
 from pathlib import Path
 
@@ -55,6 +56,10 @@ def main(argv: list[str]) -> None:
     resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_BYTES, FILE_BYTES))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     full = sandbox_command(cmd, Path.cwd())
+    if full[0] != cmd[0]:
+        # Interrupting a kernel sends SIGINT to its process group: bubblewrap itself must ignore
+        # it (or it dies and takes the kernel along); ipykernel sets its own handler.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.execvp(full[0], full)
 
 

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from attention_course.assignments import ASSIGNMENTS, SETUP_CELL_ID, tests_cell_id
+from attention_course.assignments import ASSIGNMENTS, SETUP_CELL_ID, grade_cell_id
 
 
 class NotebookError(ValueError):
@@ -106,7 +106,7 @@ def detect_assignment(nb: dict[str, Any], path: Path) -> str:
         return named
     ids = {_nbgrader(c).get("grade_id") for c in nb["cells"] if isinstance(c, dict)}
     for name, assignment in ASSIGNMENTS.items():
-        if all(tests_cell_id(f) in ids for f in assignment.graded):
+        if all(grade_cell_id(f) in ids for f in assignment.graded):
             return name
     stem = path.stem
     if stem in ASSIGNMENTS:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import nbformat
@@ -22,7 +23,7 @@ from jupyter_client.manager import AsyncKernelManager
 from nbclient.exceptions import DeadKernelError
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
-from traitlets import Unicode
+from traitlets import Integer, Unicode
 
 from attention_course.grading import GradeReport, grade_file
 
@@ -38,7 +39,16 @@ class SandboxedKernelManager(AsyncKernelManager):
 
 
 class SafeExecute(Execute):
-    """Execute in a sandboxed kernel; a kernel death is recorded on its cell, grading goes on."""
+    """Execute in a sandboxed kernel, within a time budget for the whole notebook.
+
+    A kernel death (say `os._exit` in a cell) is recorded on its cell and grading goes on; once
+    the budget is spent, the remaining cells are not run. Neither changes a score: the graded
+    functions run again in the grading worker.
+    """
+
+    total_timeout = Integer(
+        60, help="Seconds for executing the whole notebook; later cells are skipped"
+    ).tag(config=True)
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)
@@ -46,10 +56,23 @@ class SafeExecute(Execute):
 
     def preprocess_cell(self, cell, resources, index):
         self._attention_index = index
+        if cell.cell_type == "code" and time.monotonic() - self._attention_start > (
+            self.total_timeout
+        ):
+            cell.outputs = [
+                nbformat.v4.new_output(
+                    "stream",
+                    name="stdout",
+                    text=f"(not run: the notebook used up its {self.total_timeout} s)\n",
+                )
+            ]
+            resources.setdefault("attention_course", {})["out_of_time"] = True
+            return cell, resources
         return super().preprocess_cell(cell, resources, index)
 
     def preprocess(self, nb, resources=None, km=None):
         self._attention_index = None
+        self._attention_start = time.monotonic()
         try:
             return super().preprocess(nb, resources, km)
         except DeadKernelError:

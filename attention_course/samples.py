@@ -17,7 +17,7 @@ from attention_course.assignments import COURSE_ROOT
 
 # --------------------------------------------------------------------------- partly correct
 
-PARTIAL = {
+_MISTAKES = {
     "softmax": '''def softmax(z, axis=-1):
     """Forgets to subtract the maximum: overflows on large scores."""
     e = np.exp(z)
@@ -41,6 +41,17 @@ PARTIAL = {
     n = batch_size * num_heads * seq_len_q * seq_len_k
     return {"score_flops": n * d_k, "mix_flops": n * d_k, "weights_bytes": n * bytes_per_float}
 ''',
+}
+
+# The partly correct student's mistakes per assignment (in the second assignment they pasted
+# correct helpers), and the functions that do not depend on a mistaken one (full marks).
+PARTIAL = {
+    "attention_basics": {k: _MISTAKES[k] for k in ("softmax", "causal_mask")},
+    "masks_and_heads": {k: _MISTAKES[k] for k in ("split_heads", "attention_cost")},
+}
+PARTIAL_UNAFFECTED = {
+    "attention_basics": ("create_qkv",),
+    "masks_and_heads": ("self_attention", "cross_attention", "combine_heads"),
 }
 
 # --------------------------------------------------------------------------- hostile
@@ -149,7 +160,7 @@ def sample_notebooks(assignment: str, root: Path = COURSE_ROOT) -> dict[str, obj
         k: v.replace("{steal}", steal).replace("{gradebook!r}", repr(str(root / "gradebook.db")))
         for k, v in HOSTILE.items()
     }
-    partial = dict(solutions, **{k: v for k, v in PARTIAL.items() if k in solutions})
+    partial = dict(solutions, **PARTIAL[assignment])
     return {
         "demo-instructor": fill(released, solutions),
         "demo-partial": fill(released, partial),

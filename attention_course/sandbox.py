@@ -37,8 +37,8 @@ class Limits:
     """Defaults for one submission's worker; every grading path uses these unless told otherwise."""
 
     cell_timeout: float = 10.0  # seconds for one set-up or solution cell
-    call_timeout: float = 10.0  # seconds for one call of a graded function
-    grace: float = 3.0  # extra wall-clock seconds before a stuck worker is killed
+    call_timeout: float = 5.0  # seconds for one call of a graded function
+    grace: float = 2.0  # extra wall-clock seconds before a stuck worker is killed
     startup_timeout: float = 60.0  # seconds for Python and numpy to start
     memory_bytes: int = 3 * 1024**3  # address space of the worker
     cpu_seconds: int = 300  # CPU time of one worker process

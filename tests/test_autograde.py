@@ -1,0 +1,113 @@
+"""nbgrader end to end: sample and hostile submissions autograded into a real gradebook."""
+
+from __future__ import annotations
+
+import pytest
+
+from attention_course.assignments import ASSIGNMENTS, grade_cell_id
+from attention_course.course import gradebook_scores
+from attention_course.grading import grade_file
+from attention_course.preprocessors import cell_score
+from attention_course.samples import HOSTILE, PARTIAL, PARTIAL_UNAFFECTED
+
+NAMES = sorted(ASSIGNMENTS)
+
+
+def _cells(root, assignment, student):
+    return gradebook_scores(assignment, root)[student]
+
+
+def _points(assignment):
+    from tests.test_notebooks import cell_points
+
+    return cell_points(assignment)
+
+
+@pytest.mark.parametrize("assignment", NAMES)
+def test_instructor_solution_scores_full_marks(graded_class, assignment):
+    root, results = graded_class
+    assert results[assignment]["demo-instructor"]["success"]
+    cells = _cells(root, assignment, "demo-instructor")
+    points = _points(assignment)
+    for function in ASSIGNMENTS[assignment].graded:
+        assert cells[grade_cell_id(function)] == points[function], function
+    assert cells["total"] == sum(points.values())
+
+
+@pytest.mark.parametrize("assignment", NAMES)
+def test_untouched_stub_scores_zero(graded_class, assignment):
+    root, results = graded_class
+    assert results[assignment]["demo-stub"]["success"]
+    assert _cells(root, assignment, "demo-stub")["total"] == 0
+
+
+@pytest.mark.parametrize("assignment", NAMES)
+def test_partly_correct_student_loses_points_only_on_mistakes(graded_class, assignment):
+    root, _ = graded_class
+    cells = _cells(root, assignment, "demo-partial")
+    points = _points(assignment)
+    for function in PARTIAL[assignment]:
+        assert cells[grade_cell_id(function)] < points[function], function
+    for function in PARTIAL_UNAFFECTED[assignment]:
+        assert cells[grade_cell_id(function)] == points[function], function
+    assert 0 < cells["total"] < sum(points.values())
+
+
+@pytest.mark.parametrize("assignment", NAMES)
+def test_hostile_student_gains_nothing(graded_class, assignment):
+    """Patched numpy, a lying subclass, forged displays, os._exit and endless loops score 0."""
+    root, results = graded_class
+    assert results[assignment]["demo-hostile"]["success"]
+    cells = _cells(root, assignment, "demo-hostile")
+    for function in ASSIGNMENTS[assignment].graded:
+        if function in HOSTILE:
+            assert cells[grade_cell_id(function)] == 0, function
+
+
+@pytest.mark.parametrize("assignment", NAMES)
+def test_hostile_student_cannot_change_other_grades(graded_class, assignment):
+    """The hostile notebook, graded last, tries to zero every grade in the gradebook."""
+    root, _ = graded_class
+    assert _cells(root, assignment, "demo-instructor")["total"] == sum(_points(assignment).values())
+
+
+@pytest.mark.parametrize("assignment", NAMES)
+def test_invalid_json_fails_alone(graded_class, assignment):
+    root, results = graded_class
+    assert not results[assignment]["demo-broken"]["success"]
+    assert "demo-broken" not in gradebook_scores(assignment, root)
+
+
+def test_kernel_death_is_recorded_and_grading_goes_on(graded_class):
+    root, _ = graded_class
+    for assignment in NAMES:
+        nb = root / "autograded" / "demo-hostile" / assignment / f"{assignment}.ipynb"
+        text = nb.read_text()
+        assert "DeadKernelError" in text
+        assert "kernel died" in text
+
+
+@pytest.mark.parametrize("assignment", NAMES)
+def test_feedback_has_results_but_no_hidden_tests(graded_class, assignment):
+    root, _ = graded_class
+    for student in ("demo-instructor", "demo-partial", "demo-hostile"):
+        html = (root / "feedback" / student / assignment / f"{assignment}.html").read_text()
+        assert "BEGIN HIDDEN TESTS" not in html
+        assert "# grader: grader_tests/" not in html
+        assert "graded outside your kernel" in html
+
+
+@pytest.mark.parametrize("assignment", NAMES)
+@pytest.mark.parametrize(
+    "student", ["demo-instructor", "demo-partial", "demo-stub", "demo-hostile"]
+)
+def test_check_scores_equal_autograde_scores(graded_class, assignment, student):
+    """`attention-course check` on the submitted notebook gives what nbgrader stored."""
+    root, _ = graded_class
+    path = root / "submitted" / student / assignment / f"{assignment}.ipynb"
+    report = grade_file(path, assignment)
+    stored = _cells(root, assignment, student)
+    points = _points(assignment)
+    for function in ASSIGNMENTS[assignment].graded:
+        expected = cell_score(points[function], report, function)
+        assert stored[grade_cell_id(function)] == pytest.approx(expected), function
