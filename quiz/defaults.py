@@ -34,8 +34,6 @@ EXPORT_SUFFIX = {
 SALT_BYTES = 16
 SELFCHECK_FORMAT_VERSION = 1
 
-# Free-text rubric: words shorter than this are ignored when hashing for self-check.
-MAX_KEYWORD_WORDS = 4
 
 # Class grading.
 GRADES_CSV = Path("grades.csv")
