@@ -7,9 +7,9 @@ import os
 import sys
 from collections.abc import Sequence
 
+from attention_course.errors import UserError
 
-class UserError(Exception):
-    """Bad input from the user: reported as one line, exit code 2."""
+__all__ = ["UserError", "build_parser", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:

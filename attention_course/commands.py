@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from attention_course.assignments import ASSIGNMENTS, grade_cell_id
-from attention_course.cli import UserError
+from attention_course.errors import UserError
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:

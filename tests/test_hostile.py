@@ -1,0 +1,265 @@
+"""Hostile and misbehaving submissions, graded without nbgrader: honest scores, clear reasons.
+
+Each case is the reference implementation with one part replaced by hostile code, graded with
+the real pipeline (a pytest process holding the reference, a sandboxed worker running the code).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from attention_course.assignments import COURSE_ROOT
+from attention_course.grading import grade_file
+
+REFERENCE = (COURSE_ROOT / "grader_tests" / "reference.py").read_text()
+
+CASES = {
+    # name: (assignment, functions graded, hostile code appended to the reference)
+    "patched_testing_wrong_answer": (
+        "attention_basics",
+        ["softmax"],
+        """
+import numpy.testing
+np.allclose = lambda *a, **k: True
+np.array_equal = lambda *a, **k: True
+np.isclose = lambda a, b, *r, **k: np.ones(np.broadcast(a, b).shape, bool)
+numpy.testing.assert_allclose = lambda *a, **k: None
+numpy.testing.assert_array_equal = lambda *a, **k: None
+def softmax(z, axis=-1):
+    return np.full(np.shape(z), 0.5)
+""",
+    ),
+    "lying_ndarray_subclass": (
+        "attention_basics",
+        ["create_qkv"],
+        """
+class Liar(np.ndarray):
+    def __eq__(self, other):
+        return np.ones(np.shape(self), bool)
+    def __array_finalize__(self, obj):
+        pass
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(np.ones(self.shape))
+def create_qkv(X, W_q, W_k, W_v):
+    z = np.zeros(X.shape[:-1] + (W_q.shape[-1],)).view(Liar)
+    return z, z, z
+""",
+    ),
+    "forged_display_and_planted_module": (
+        "attention_basics",
+        ["causal_mask"],
+        """
+import sys, types
+sys.modules["grader_tests"] = types.ModuleType("grader_tests")
+sys.modules["grader_tests.reference"] = types.ModuleType("grader_tests.reference")
+print("5.0")
+try:
+    get_ipython().display_formatter.formatters["text/plain"].for_type(float, lambda *a: "5.0")
+except NameError:
+    pass
+def causal_mask(seq_len):
+    return np.zeros((seq_len, seq_len), dtype=bool)
+""",
+    ),
+    "steals_the_reference": (
+        "attention_basics",
+        ["softmax"],
+        f"""
+def softmax(z, axis=-1):
+    raise NotImplementedError()
+try:
+    exec(open({str(COURSE_ROOT / "grader_tests" / "reference.py")!r}).read())
+except OSError:
+    pass
+""",
+    ),
+    "os_exit_in_one_function": (
+        "attention_basics",
+        ["softmax", "causal_mask"],
+        """
+def softmax(z, axis=-1):
+    import os
+    os._exit(3)
+""",
+    ),
+    "endless_loop_in_one_function": (
+        "attention_basics",
+        ["softmax", "causal_mask"],
+        """
+def softmax(z, axis=-1):
+    while True:
+        pass
+""",
+    ),
+    "loop_that_ignores_the_alarm": (
+        "masks_and_heads",
+        ["combine_heads", "split_heads"],
+        """
+def combine_heads(H):
+    import signal, time
+    signal.signal(signal.SIGALRM, signal.SIG_IGN)
+    while True:
+        time.sleep(0.5)
+""",
+    ),
+    "memory_bomb": (
+        "attention_basics",
+        ["softmax", "causal_mask"],
+        """
+def softmax(z, axis=-1):
+    hog = np.ones((1 << 40,), dtype=np.uint8)
+    return hog
+""",
+    ),
+    "sys_exit_and_error_at_import": (
+        "attention_basics",
+        ["causal_mask", "softmax"],
+        """
+import sys
+try:
+    sys.exit(0)
+finally:
+    pass
+""",
+    ),
+    "correct_but_warns_and_prints_to_stderr": (
+        "attention_basics",
+        ["softmax"],
+        """
+import sys, warnings
+_softmax = softmax
+def softmax(z, axis=-1):
+    warnings.warn("this implementation is chatty")
+    print("debug: softmax called", file=sys.stderr)
+    return _softmax(z, axis)
+""",
+    ),
+    "writes_outside_its_folder": (
+        "attention_basics",
+        ["causal_mask"],
+        f"""
+for target in ({str(COURSE_ROOT / "gradebook.db")!r}, {str(COURSE_ROOT / "hacked.txt")!r}):
+    try:
+        open(target, "a").write("hacked")
+    except OSError:
+        pass
+""",
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("hostile")
+
+    def grade(name):
+        assignment, functions, code = CASES[name]
+        path = folder / f"{name}.py"
+        path.write_text(REFERENCE + "\n" + code)
+        return name, grade_file(path, assignment, functions=functions)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(pool.map(grade, CASES))
+
+
+def _messages(report, function):
+    return " ".join(t.message for t in report.functions[function].tests)
+
+
+@pytest.mark.parametrize(
+    "name, function",
+    [
+        ("patched_testing_wrong_answer", "softmax"),
+        ("lying_ndarray_subclass", "create_qkv"),
+        ("forged_display_and_planted_module", "causal_mask"),
+        ("steals_the_reference", "softmax"),
+    ],
+)
+def test_forgery_scores_nothing(reports, name, function):
+    assert reports[name].functions[function].score == 0
+
+
+def test_os_exit_loses_only_that_function(reports):
+    report = reports["os_exit_in_one_function"]
+    assert report.functions["softmax"].score == 0
+    assert "os._exit" in _messages(report, "softmax")
+    assert report.functions["causal_mask"].score == report.functions["causal_mask"].max_score
+
+
+@pytest.mark.parametrize(
+    "name, looping, other",
+    [
+        ("endless_loop_in_one_function", "softmax", "causal_mask"),
+        ("loop_that_ignores_the_alarm", "combine_heads", "split_heads"),
+    ],
+)
+def test_endless_loop_loses_only_that_function(reports, name, looping, other):
+    report = reports[name]
+    assert report.functions[looping].score == 0
+    messages = _messages(report, looping)
+    assert "time limit" in messages or "stopped after" in messages
+    assert report.functions[other].score == report.functions[other].max_score
+
+
+def test_memory_bomb_is_a_memory_error(reports):
+    report = reports["memory_bomb"]
+    assert report.functions["softmax"].score == 0
+    assert "MemoryError" in _messages(report, "softmax")
+    assert report.functions["causal_mask"].score == report.functions["causal_mask"].max_score
+
+
+def test_sys_exit_at_import_is_recorded_and_the_rest_graded(reports):
+    report = reports["sys_exit_and_error_at_import"]
+    assert any(e["error_type"] == "SystemExit" for e in report.cell_errors)
+    assert report.score == report.max_score  # the definitions before the exit still count
+
+
+def test_correct_code_that_warns_keeps_full_marks(reports):
+    report = reports["correct_but_warns_and_prints_to_stderr"]
+    assert report.score == report.max_score
+
+
+def test_student_code_cannot_write_into_the_course(reports):
+    assert not (COURSE_ROOT / "hacked.txt").exists()
+    report = reports["writes_outside_its_folder"]
+    assert report.score == report.max_score
+
+
+def test_check_rejects_invalid_json_with_one_line(tmp_path):
+    bad = tmp_path / "attention_basics.ipynb"
+    bad.write_text('{"cells": [')
+    proc = subprocess.run(
+        [sys.executable, "-m", "attention_course.cli", "check", str(bad)],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "not valid notebook JSON" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "name, text, message",
+    [
+        ("missing.ipynb", None, "no such file"),
+        ("notes.txt", "hello", "expected a Jupyter notebook"),
+        ("homework.ipynb", nbformat.writes(nbformat.v4.new_notebook()), "cannot tell which"),
+    ],
+)
+def test_check_bad_input_gets_a_clear_error(tmp_path, name, text, message):
+    path = Path(tmp_path / name)
+    if text is not None:
+        path.write_text(text)
+    proc = subprocess.run(
+        [sys.executable, "-m", "attention_course.cli", "check", str(path)],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2
+    assert message in proc.stderr and "Traceback" not in proc.stderr
