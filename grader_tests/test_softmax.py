@@ -5,7 +5,6 @@ import numpy as np
 from grader_tests import reference as ref
 from grader_tests.harness import (
     call,
-    expect_array,
     expect_close,
     expect_no_warnings,
     expect_unmodified,
@@ -24,7 +23,7 @@ SCALES = call(
     "softmax", np.array([[1000.0, 999.0, 998.0], [1.0, 2.0, 3.0], [-900.0, -901.0, -899.0]])
 )
 ALL_INF = call("softmax", np.array([[-np.inf, -np.inf, -np.inf], [0.0, -np.inf, 1.0]]))
-READONLY = call("softmax", *ROWS.args, readonly=True)  # the same call as ROWS, read-only
+READONLY = call("softmax", r.normal(size=(4, 6)), readonly=True)
 
 HINT_AXIS = "Is the sum taken over the last axis, with keepdims=True, so each row sums to 1?"
 HINT_SHIFT = "Subtract the maximum of each slice (keepdims=True) before np.exp."
@@ -85,9 +84,8 @@ def test_all_masked_row_gives_zeros(student):
 
 @points(1)
 def test_input_is_not_modified(student):
-    """the input array is left unchanged, and a read-only input gives the same result"""
+    """the input array is left unchanged, and a read-only input works"""
     hint = "Build new arrays (z - m), do not update z in place (z -= m)."
     expect_unmodified(student, ROWS, hint)
-    writable = expect_array(student.value(ROWS), "softmax of a (5, 7) matrix")
-    expect_close(student.value(READONLY), writable,
-                 "softmax of a read-only array, against the same array writable", hint)
+    expect_close(student.value(READONLY), ref.softmax(*READONLY.args),
+                 "softmax of a read-only array", hint)

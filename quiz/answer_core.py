@@ -1,6 +1,6 @@
 """Reading students' answers, and checking them against a self-check key of salted hashes.
 
-Standard library only, and self-contained: the self-check notebook embeds this file's source
+Standard library only, and self-contained: the self-check notebook embeds this file's code
 verbatim, so the terminal and the notebook check answers the same way.
 
 Reading: every question type has one expected answer format; an answer in another format raises

@@ -127,24 +127,64 @@ def _answer_source(q: Question) -> str:
     )
 
 
+def embeddable_source(module: Any) -> str:
+    """A module's source as a notebook cell: its docstring as comments, no __future__ import
+    (which must open a file, not a cell)."""
+    source = inspect.getsource(module)
+    doc = module.__doc__ or ""
+    lines = source.split("\n")
+    body = "\n".join(lines[len(f'"""{doc}"""'.split("\n")) :])
+    comments = "\n".join(f"# {line}".rstrip() for line in doc.strip().split("\n"))
+    body = body.replace("from __future__ import annotations\n", "", 1).lstrip("\n")
+    return f"{comments}\n\n{body}".rstrip()
+
+
+def _py_string(text: str, indent: int, key: str) -> str:
+    """``text`` as the value of dict entry ``key``, laid out the way ruff formats it."""
+    one_line = json.dumps(text, ensure_ascii=False)
+    if indent + len(f'"{key}": {one_line},') <= 100:
+        return one_line
+    chunks, current = [], ""
+    for word in text.split(" "):
+        candidate = f"{current} {word}" if current else word
+        if len(candidate) + indent + 4 + 3 > 100 and current:
+            chunks.append(current + " ")
+            current = word
+        else:
+            current = candidate
+    chunks.append(current)
+    pad = " " * (indent + 4)
+    inner = "\n".join(pad + json.dumps(c, ensure_ascii=False) for c in chunks)
+    return "(\n" + inner + "\n" + " " * indent + ")"
+
+
+def _numbers_table(banks: list[Bank]) -> str:
+    out = ["QUIZ_NUMBERS = {"]
+    for b in banks:
+        if not b.parameters:
+            continue
+        out += [f'    "{b.quiz}": {{', f'        "variants": {b.variant_count},']
+        out.append('        "parameters": {')
+        out += [
+            f'            "{name}": {json.dumps(values)},' for name, values in b.parameters.items()
+        ]
+        out += ["        },", '        "prompts": {']
+        for q in b.questions:
+            if placeholders(q.prompt):
+                prompt = _py_string(" ".join(q.prompt.split()), 12, q.id)
+                out.append(f'            "{q.id}": {prompt},')
+        out += ["        },", "    },"]
+    out.append("}")
+    return "\n".join(out)
+
+
 def _numbers_source(banks: list[Bank]) -> str:
-    table = {
-        b.quiz: {
-            "variants": b.variant_count,
-            "parameters": b.parameters,
-            "prompts": {
-                q.id: " ".join(q.prompt.split()) for q in b.questions if placeholders(q.prompt)
-            },
-        }
-        for b in banks
-        if b.parameters
-    }
     return "\n".join(
         [
-            inspect.getsource(seeding).rstrip(),
+            embeddable_source(seeding),
             "",
             "",
-            f"QUIZ_NUMBERS = {json.dumps(table, indent=1, ensure_ascii=False)}",
+            _numbers_table(banks),
             "",
             "",
             "def show_numbers(student_id):",
@@ -345,8 +385,8 @@ appears with your own numbers and a **Check** button that gives feedback at once
     data = json.dumps(key, ensure_ascii=True, separators=(",", ":"))
     cells = [
         nbformat.v4.new_markdown_cell(intro),
-        nbformat.v4.new_code_cell(inspect.getsource(seeding).rstrip()),
-        nbformat.v4.new_code_cell(inspect.getsource(answer_core).rstrip()),
+        nbformat.v4.new_code_cell(embeddable_source(seeding)),
+        nbformat.v4.new_code_cell(embeddable_source(answer_core)),
         nbformat.v4.new_code_cell(f'import json\n\nSELF_CHECK = json.loads(r"""{data}""")'),
         nbformat.v4.new_code_cell(WIDGETS_UI.rstrip()),
         nbformat.v4.new_code_cell(

@@ -1,6 +1,6 @@
 """Per-student variants: which variant a student gets, and the numbers of each variant.
 
-Standard library only, and self-contained: notebooks embed this file's source verbatim, so
+Standard library only, and self-contained: notebooks embed this file's code verbatim, so
 students' copies draw exactly the numbers the grader uses.
 
 A student's variant is ``sha256("<quiz>|<student>")`` modulo the number of variants; the value of
