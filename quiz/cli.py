@@ -10,7 +10,14 @@ from typing import Any
 
 from attention_course.cli import UserError
 from quiz import defaults
-from quiz.banks import BankInvalid, bank_files, check_bank_file, load_bank, parse_data_file, resolve
+from quiz.loading import (
+    BankInvalid,
+    bank_files,
+    check_bank_file,
+    load_bank,
+    parse_data_file,
+    resolve,
+)
 from quiz.model import Bank
 
 TAKE_HELP = """\

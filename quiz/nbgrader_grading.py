@@ -24,8 +24,8 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Unicode
 
 from quiz import defaults
-from quiz.banks import BankInvalid, load_bank
 from quiz.checking import Result, grade
+from quiz.loading import BankInvalid, load_bank
 from quiz.model import Bank
 from quiz.notebooks import REVIEW_MARKER, answer_cell_id, grade_cell_id
 from quiz.variants import for_student, placeholders

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from quiz.banks import parse_data_file
+from quiz.loading import parse_data_file
 from quiz.model import Bank
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from quiz import defaults, formulas
-from quiz.banks import bank_files, check_bank_file, load_bank
+from quiz.loading import bank_files, check_bank_file, load_bank
 from quiz.model import QUESTION_TYPES
 from quiz.variants import instantiate, variant_parameters
 

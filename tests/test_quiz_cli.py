@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from attention_course.cli import build_parser, main
-from quiz.banks import load_bank
+from quiz.loading import load_bank
 from quiz.samples import correct_answer, wrong_answer
 from quiz.variants import for_student
 

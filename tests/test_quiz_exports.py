@@ -16,11 +16,11 @@ from pygiftparser import parser as gift_parser
 from pygiftparser.utils import transformSpecials
 
 from attention_course.cli import main
-from quiz.banks import bank_files, load_bank
 from quiz.export_gift import escape, to_gift
 from quiz.export_jupyterquiz import TYPES, to_jupyterquiz
 from quiz.export_qti import md
 from quiz.exports import export_items, shape_forms
+from quiz.loading import bank_files, load_bank
 from quiz.variants import for_student
 
 QUIZZES = [p.stem for p in bank_files()]

@@ -10,7 +10,7 @@ import nbformat
 import pytest
 
 from quiz.answer_core import canonical, format_number
-from quiz.banks import bank_files, load_bank
+from quiz.loading import bank_files, load_bank
 from quiz.notebooks import selfcheck_notebook
 from quiz.selfcheck import build_selfcheck
 from quiz.variants import instantiate

@@ -12,7 +12,7 @@ import nbformat
 import pytest
 
 from quiz import defaults
-from quiz.banks import load_bank
+from quiz.loading import load_bank
 from quiz.nbgrader_grading import NotALiteral, read_answer
 from quiz.notebooks import graded_notebook, selfcheck_notebook
 from quiz.samples import correct_answer, wrong_answer

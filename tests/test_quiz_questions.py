@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from quiz.banks import bank_files, load_bank
 from quiz.checking import grade
+from quiz.loading import bank_files, load_bank
 from quiz.samples import correct_answer, invalid_answer, wrong_answer
 from quiz.selfcheck import build_selfcheck, check
 from quiz.variants import for_student

@@ -7,8 +7,8 @@ import os
 import subprocess
 import sys
 
-from quiz.banks import load_bank
 from quiz.checking import grade
+from quiz.loading import load_bank
 from quiz.samples import correct_answer
 from quiz.seeding import draw_parameters, variant_of
 from quiz.variants import for_student
