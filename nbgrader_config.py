@@ -14,6 +14,7 @@ from nbgrader.preprocessors import (
 )
 
 from attention_course.preprocessors import GradeOutOfKernel, SafeExecute
+from quiz.nbgrader_grading import GradeQuizAnswers
 
 ROOT = Path(__file__).resolve().parent
 
@@ -40,6 +41,7 @@ c.SafeExecute.total_timeout = 30
 c.Autograde.autograde_preprocessors = [
     SafeExecute,
     GradeOutOfKernel,
+    GradeQuizAnswers,  # the quiz's answer cells, read as literals and checked with the key
     IgnorePattern,
     ClearMetadataPreprocessor,
     LimitOutput,
