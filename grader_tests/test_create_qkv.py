@@ -1,5 +1,7 @@
 """Grader for create_qkv(X, W_q, W_k, W_v): 5 points."""
 
+from contextlib import contextmanager
+
 import numpy as np
 
 from grader_tests import reference as ref
@@ -38,6 +40,17 @@ def qkv(student, c) -> tuple:
     return tuple(got)
 
 
+def ranked(got, like: np.ndarray, what: str) -> np.ndarray:
+    """A float array with as many dimensions as the contract's result `like` (the exact shape
+    has a test of its own, so relational tests only need the rank)."""
+    got = expect_array(got, what)
+    if got.ndim != like.ndim:
+        raise Fail(f"{what}: shape {got.shape}, expected {like.ndim} dimensions like {like.shape}")
+    if got.size > 1 and np.all(got == got.flat[0]):
+        raise Fail(f"{what}: every entry is the same value, whatever the input: is it finished?")
+    return got
+
+
 def expect_slice(batch, lead: tuple, i: tuple, single: np.ndarray, what: str, hint: str) -> None:
     """Slice i of a batched result equals the result for that slice alone."""
     batch = expect_array(batch, what)
@@ -47,6 +60,17 @@ def expect_slice(batch, lead: tuple, i: tuple, single: np.ndarray, what: str, hi
             f"the shape {single.shape} of the result for one sequence. {hint}"
         )
     expect_close(batch[i], single, what, hint)
+
+
+@contextmanager
+def hinting(hint: str):
+    """Add the hint to a failure inside, e.g. to "raised ValueError: ..." from the call itself."""
+    try:
+        yield
+    except Fail as exc:
+        if hint in str(exc):
+            raise
+        raise Fail(f"{exc} {hint}") from None
 
 
 @points(1)
@@ -92,12 +116,15 @@ def test_batched_input(student):
         "X @ W works for any number of leading dimensions; avoid X.T, np.dot tricks or "
         "2-D-only einsum strings."
     )
-    got = qkv(student, BATCH)
-    for i, c in enumerate(SLICES):
-        got_i = qkv(student, c)
-        for name, g, g_i in zip("QKV", got, got_i, strict=True):
-            g_i = expect_array(g_i, f"{name} for sequence {i} of the batch on its own")
-            expect_slice(g, (2,), (i,), g_i, f"{name} of sequence {i} of the batch, alone", hint)
+    with hinting(hint):
+        got = qkv(student, BATCH)
+        for i, c in enumerate(SLICES):
+            got_i = qkv(student, c)
+            for name, g, g_i, like in zip("QKV", got, got_i, ref.create_qkv(*c.args), strict=True):
+                g_i = ranked(g_i, like, f"{name} for sequence {i} of the batch on its own")
+                expect_slice(
+                    g, (2,), (i,), g_i, f"{name} of sequence {i} of the batch, alone", hint
+                )
 
 
 @points(1)
@@ -105,6 +132,9 @@ def test_inputs_not_modified(student):
     """X and the weight matrices are left unchanged, and read-only inputs give the same result"""
     hint = "Compute new arrays; do not update X or the weights in place."
     expect_unmodified(student, BASIC, hint)
-    for name, g_ro, g in zip("QKV", qkv(student, READONLY), qkv(student, BASIC), strict=True):
-        expect_array(g, f"{name} for writable inputs")
+    likes = ref.create_qkv(*BASIC.args)
+    for name, g_ro, g, like in zip(
+        "QKV", qkv(student, READONLY), qkv(student, BASIC), likes, strict=True
+    ):
+        g = ranked(g, like, f"{name} for writable inputs")
         expect_close(g_ro, g, f"{name} for read-only inputs, against writable ones", hint)

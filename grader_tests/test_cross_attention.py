@@ -1,5 +1,7 @@
 """Grader for cross_attention(X, context, W_q, W_k, W_v, mask=None): 10 points."""
 
+from contextlib import contextmanager
+
 import numpy as np
 
 from grader_tests import reference as ref
@@ -50,27 +52,57 @@ HINT_MASK = (
 )
 
 
-def attend(student, c, what: str, hint: str = HINT) -> tuple[np.ndarray, np.ndarray]:
-    """The student's (output, weights) for call c, with the shapes and float dtype checked."""
+def attend(
+    student, c, what: str, hint: str = HINT, varies: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
+    """The student's (output, weights) for call c, with the shapes and float dtype checked (and,
+    unless told otherwise, an output that is not one value everywhere, as no real one is)."""
     out, w = student.pair(c)
     want_out, want_w = ref.cross_attention(*c.args, **c.kwargs)
     expect_shape(out, want_out.shape, f"output of {what}", hint)
     expect_shape(w, want_w.shape, f"weights of {what}", hint)
     expect_array(out, f"output of {what}")
     expect_array(w, f"weights of {what}")
+    if varies and np.all(out == out.flat[0]):
+        raise Fail(
+            f"output of {what}: every entry is the same value, whatever the input: is it finished?"
+        )
     return out, w
+
+
+@contextmanager
+def hinting(hint: str):
+    """Add the hint to a failure inside, e.g. to "raised ValueError: ..." from the call itself."""
+    try:
+        yield
+    except Fail as exc:
+        if hint in str(exc):
+            raise
+        raise Fail(f"{exc} {hint}") from None
 
 
 @points(2)
 def test_queries_from_x_keys_from_context(student):
     """3 queries from X against 5 keys from context: weights (3, 5), output (3, d_v)"""
-    attend(student, BASIC, "3 tokens of X attending to 5 tokens of context")
+    attend(student, BASIC, "3 tokens of X attending to 5 tokens of context", varies=False)
+
+
+def ranked(got, like: np.ndarray, what: str) -> np.ndarray:
+    """A float array with as many dimensions as the contract's result `like` (the exact shape
+    has a test of its own, so relational tests only need the rank)."""
+    got = expect_array(got, what)
+    if got.ndim != like.ndim:
+        raise Fail(f"{what}: shape {got.shape}, expected {like.ndim} dimensions like {like.shape}")
+    if got.size > 1 and np.all(got == got.flat[0]):
+        raise Fail(f"{what}: every entry is the same value, whatever the input: is it finished?")
+    return got
 
 
 def floats(student, c, what: str) -> tuple[np.ndarray, np.ndarray]:
-    """The student's (output, weights) as float arrays; their shapes are compared elsewhere."""
+    """The student's (output, weights) as float arrays of the right rank, for relational tests."""
     out, w = student.pair(c)
-    return expect_array(out, f"output of {what}"), expect_array(w, f"weights of {what}")
+    want_out, want_w = ref.cross_attention(*c.args, **c.kwargs)
+    return ranked(out, want_out, f"output of {what}"), ranked(w, want_w, f"weights of {what}")
 
 
 def expect_slice(batch: np.ndarray, i: tuple, single: np.ndarray, what: str, hint: str) -> None:
@@ -110,9 +142,9 @@ def test_mask_is_applied(student):
     """a (3, 5) mask: forbidden weights are exactly 0, the rest renormalised"""
     _, w = attend(student, MASKED, "a masked cross-attention call")
     expect_equal(
-        w[MASK] == 0,
-        np.ones(int(MASK.sum()), dtype=bool),
-        "whether the weights at forbidden (mask True) positions are 0",
+        w[MASK],
+        np.zeros(int(MASK.sum()), dtype=w.dtype),
+        "the weights at forbidden (mask True) positions",
         HINT_MASK,
     )
     _, w_full = attend(student, BASIC, "the same call without a mask")
@@ -131,11 +163,12 @@ def test_mask_is_applied(student):
 def test_batched_input(student):
     """a batch, X (2, 3, 6) and context (2, 5, 6), equals each pair on its own"""
     hint = "Batches work when every product uses @ on the last two axes. " + HINT
-    out, w = floats(student, BATCH, "a batch X (2, 3, 6) with context (2, 5, 6)")
-    for i, c in enumerate(SLICES):
-        out_i, w_i = floats(student, c, f"batch element {i} on its own")
-        expect_slice(w, (i,), w_i, f"weights of batch element {i}, against it alone", hint)
-        expect_slice(out, (i,), out_i, f"output of batch element {i}, against it alone", hint)
+    with hinting(hint):
+        out, w = floats(student, BATCH, "a batch X (2, 3, 6) with context (2, 5, 6)")
+        for i, c in enumerate(SLICES):
+            out_i, w_i = floats(student, c, f"batch element {i} on its own")
+            expect_slice(w, (i,), w_i, f"weights of batch element {i}, against it alone", hint)
+            expect_slice(out, (i,), out_i, f"output of batch element {i}, against it alone", hint)
 
 
 @points(1)

@@ -1,6 +1,8 @@
 """Grader for multi_head_attention(X, W_q, W_k, W_v, W_o, num_heads, mask=None, context=None):
 20 points."""
 
+from contextlib import contextmanager
+
 import numpy as np
 
 from grader_tests import reference as ref
@@ -86,7 +88,12 @@ def output_and_weights(student, c, what: str, hint: str = HINT) -> tuple[np.ndar
     out, w = student.pair(c)
     want_out = ref.multi_head_attention(*c.args, **c.kwargs)[0]
     expect_shape(out, want_out.shape, f"output of {what}", hint)
-    return expect_array(out, f"output of {what}"), expect_array(w, f"weights of {what}")
+    out = expect_array(out, f"output of {what}")
+    if np.all(out == out.flat[0]):
+        raise Fail(
+            f"output of {what}: every entry is the same value, whatever the input: is it finished?"
+        )
+    return out, expect_array(w, f"weights of {what}")
 
 
 def per_head(student, c, what: str, hint: str) -> np.ndarray:
@@ -95,6 +102,17 @@ def per_head(student, c, what: str, hint: str) -> np.ndarray:
     want_w = ref.multi_head_attention(*c.args, **c.kwargs)[1]
     expect_shape(w, want_w.shape, f"weights of {what}", hint)
     return expect_array(w, f"weights of {what}")
+
+
+@contextmanager
+def hinting(hint: str):
+    """Add the hint to a failure inside, e.g. to "raised ValueError: ..." from the call itself."""
+    try:
+        yield
+    except Fail as exc:
+        if hint in str(exc):
+            raise
+        raise Fail(f"{exc} {hint}") from None
 
 
 @points(3)
@@ -175,9 +193,9 @@ def test_mask_applies_to_every_head(student):
     for h in range(w.shape[0] if w.ndim == 3 else 1):
         w_h = w[h] if w.ndim == 3 else w
         expect_equal(
-            w_h[CAUSAL] == 0,
-            np.ones(int(CAUSAL.sum()), dtype=bool),
-            f"whether head {h}'s weights at forbidden (mask True) positions are 0",
+            w_h[CAUSAL],
+            np.zeros(int(CAUSAL.sum()), dtype=w_h.dtype),
+            f"head {h}'s weights at forbidden (mask True) positions",
             hint,
         )
     out2, _ = output_and_weights(student, MASKED_LATER, "2-head causal attention", hint)
@@ -215,16 +233,17 @@ def test_batched_input(student):
         "split_heads and combine_heads must work on the last axes only, so batches "
         "keep their leading dimension. " + HINT
     )
-    out, w = output_and_weights(student, BATCH, "2-head attention of a (2, 4, 8) batch", hint)
-    for i, c in enumerate(SLICES):
-        out_i, w_i = output_and_weights(student, c, f"sequence {i} of the batch on its own")
-        for got, single, name in ((w, w_i, "weights"), (out, out_i, "output")):
-            if got.shape != (*LEAD, *single.shape):
-                raise Fail(
-                    f"{name} of the batch: shape {got.shape}, expected the batch dimensions "
-                    f"{LEAD} followed by the shape {single.shape} of one sequence's. {hint}"
-                )
-            expect_close(got[i], single, f"{name} of sequence {i}, against it alone", hint)
+    with hinting(hint):
+        out, w = output_and_weights(student, BATCH, "2-head attention of a (2, 4, 8) batch", hint)
+        for i, c in enumerate(SLICES):
+            out_i, w_i = output_and_weights(student, c, f"sequence {i} of the batch on its own")
+            for got, single, name in ((w, w_i, "weights"), (out, out_i, "output")):
+                if got.shape != (*LEAD, *single.shape):
+                    raise Fail(
+                        f"{name} of the batch: shape {got.shape}, expected the batch dimensions "
+                        f"{LEAD} followed by the shape {single.shape} of one sequence's. {hint}"
+                    )
+                expect_close(got[i], single, f"{name} of sequence {i}, against it alone", hint)
 
 
 @points(1)

@@ -1,5 +1,7 @@
 """Grader for scaled_dot_product_attention(Q, K, V, mask=None): 15 points."""
 
+from contextlib import contextmanager
+
 import numpy as np
 
 from grader_tests import reference as ref
@@ -74,21 +76,40 @@ HINT_BATCH = (
 )
 
 
-def attend(student, c, what: str, hint: str = HINT_ORDER) -> tuple[np.ndarray, np.ndarray]:
-    """The student's (output, weights) for call c, with the shapes and float dtype checked."""
+def attend(
+    student, c, what: str, hint: str = HINT_ORDER, varies: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
+    """The student's (output, weights) for call c, with the shapes and float dtype checked (and,
+    unless told otherwise, an output that is not one value everywhere, as no real one is)."""
     out, w = student.pair(c)
     want_out, want_w = ref.scaled_dot_product_attention(*c.args, **c.kwargs)
     expect_shape(out, want_out.shape, f"output of {what}", hint)
     expect_shape(w, want_w.shape, f"weights of {what}", hint)
     expect_array(out, f"output of {what}")
     expect_array(w, f"weights of {what}")
+    if varies and np.all(out == out.flat[0]):
+        raise Fail(
+            f"output of {what}: every entry is the same value, whatever the input: is it finished?"
+        )
     return out, w
 
 
+def ranked(got, like: np.ndarray, what: str) -> np.ndarray:
+    """A float array with as many dimensions as the contract's result `like` (the exact shape
+    has a test of its own, so relational tests only need the rank)."""
+    got = expect_array(got, what)
+    if got.ndim != like.ndim:
+        raise Fail(f"{what}: shape {got.shape}, expected {like.ndim} dimensions like {like.shape}")
+    if got.size > 1 and np.all(got == got.flat[0]):
+        raise Fail(f"{what}: every entry is the same value, whatever the input: is it finished?")
+    return got
+
+
 def floats(student, c, what: str) -> tuple[np.ndarray, np.ndarray]:
-    """The student's (output, weights) as float arrays; their shapes are compared elsewhere."""
+    """The student's (output, weights) as float arrays of the right rank, for relational tests."""
     out, w = student.pair(c)
-    return expect_array(out, f"output of {what}"), expect_array(w, f"weights of {what}")
+    want_out, want_w = ref.scaled_dot_product_attention(*c.args, **c.kwargs)
+    return ranked(out, want_out, f"output of {what}"), ranked(w, want_w, f"weights of {what}")
 
 
 def expect_slice(batch: np.ndarray, i: tuple, single: np.ndarray, what: str, hint: str) -> None:
@@ -108,10 +129,21 @@ def renormalised(w: np.ndarray, mask: np.ndarray) -> np.ndarray:
         return kept / kept.sum(axis=-1, keepdims=True)
 
 
+@contextmanager
+def hinting(hint: str):
+    """Add the hint to a failure inside, e.g. to "raised ValueError: ..." from the call itself."""
+    try:
+        yield
+    except Fail as exc:
+        if hint in str(exc):
+            raise
+        raise Fail(f"{exc} {hint}") from None
+
+
 @points(1)
 def test_returns_output_and_weights(student):
     """returns (output, weights) of shapes (seq_len_q, d_v) and (seq_len_q, seq_len_k)"""
-    attend(student, BASIC, "3 queries, 5 keys, d_k = 4, d_v = 2")
+    attend(student, BASIC, "3 queries, 5 keys, d_k = 4, d_v = 2", varies=False)
 
 
 @points(2)
@@ -148,11 +180,13 @@ def test_scaled_by_sqrt_d_k(student):
 @points(2)
 def test_batched_equals_per_slice_loop(student):
     """a (2, 3, seq_len, d) batch gives the same result as attending slice by slice"""
-    out, w = floats(student, BATCH, "a batch of shape (2, 3, seq_len, d)")
-    for i, c in SLICES.items():
-        out_i, w_i = floats(student, c, f"batch slice {i} on its own")
-        expect_slice(w, i, w_i, f"weights of batch slice {i}, against slice {i} alone", HINT_BATCH)
-        expect_slice(out, i, out_i, f"output of batch slice {i}, against it alone", HINT_BATCH)
+    hint = HINT_BATCH
+    with hinting(hint):
+        out, w = floats(student, BATCH, "a batch of shape (2, 3, seq_len, d)")
+        for i, c in SLICES.items():
+            out_i, w_i = floats(student, c, f"batch slice {i} on its own")
+            expect_slice(w, i, w_i, f"weights of batch slice {i}, against it alone", hint)
+            expect_slice(out, i, out_i, f"output of batch slice {i}, against it alone", hint)
 
 
 @points(1)
@@ -161,9 +195,9 @@ def test_forbidden_weights_are_exactly_zero(student):
     _, w = attend(student, MASKED, "a masked call")
     hint = HINT_MASK + " Forbidden scores become -np.inf before the softmax."
     expect_equal(
-        w[MASK] == 0,
-        np.ones(int(MASK.sum()), dtype=bool),
-        "whether the weights at forbidden (mask True) positions are 0",
+        w[MASK],
+        np.zeros(int(MASK.sum()), dtype=w.dtype),
+        "the weights at forbidden (mask True) positions",
         hint,
     )
     if not (w[~MASK] > 0).all():
@@ -201,11 +235,12 @@ def test_broadcast_mask_with_batch(student):
         "The mask is broadcast against the scores: np.where(mask, -np.inf, scores) works "
         "for any leading dimensions, scores[mask] = ... does not."
     )
-    out, w = floats(student, BATCH_MASKED, "a batch with one (3, 5) mask")
-    for i, c in MASKED_SLICES.items():
-        out_i, w_i = floats(student, c, f"masked batch slice {i} on its own")
-        expect_slice(w, i, w_i, f"weights of masked batch slice {i}, against it alone", hint)
-        expect_slice(out, i, out_i, f"output of masked batch slice {i}, against it alone", hint)
+    with hinting(hint):
+        out, w = floats(student, BATCH_MASKED, "a batch with one (3, 5) mask")
+        for i, c in MASKED_SLICES.items():
+            out_i, w_i = floats(student, c, f"masked batch slice {i} on its own")
+            expect_slice(w, i, w_i, f"weights of masked batch slice {i}, against it alone", hint)
+            expect_slice(out, i, out_i, f"output of masked batch slice {i}, against it alone", hint)
 
 
 @points(1)
@@ -221,6 +256,8 @@ def test_fully_masked_row_gives_zeros(student):
         raise Fail("the weights or the output contain NaN. " + hint)
     if not (np.all(w[1] == 0) and np.all(out[1] == 0)):
         raise Fail("the fully masked query's weights and output must be all zeros. " + hint)
+    if not (w[[0, 2]] > 0).any():
+        raise Fail("the other queries, which may see some keys, got no weight at all. " + hint)
     expect_no_warnings(student, FULLY_MASKED, hint)
 
 

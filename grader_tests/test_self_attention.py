@@ -1,5 +1,7 @@
 """Grader for self_attention(X, W_q, W_k, W_v, causal=False): 10 points."""
 
+from contextlib import contextmanager
+
 import numpy as np
 
 from grader_tests import reference as ref
@@ -46,21 +48,40 @@ HINT_CAUSAL = (
 )
 
 
-def attend(student, c, what: str, hint: str = HINT) -> tuple[np.ndarray, np.ndarray]:
-    """The student's (output, weights) for call c, with the shapes and float dtype checked."""
+def attend(
+    student, c, what: str, hint: str = HINT, varies: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
+    """The student's (output, weights) for call c, with the shapes and float dtype checked (and,
+    unless told otherwise, an output that is not one value everywhere, as no real one is)."""
     out, w = student.pair(c)
     want_out, want_w = ref.self_attention(*c.args, **c.kwargs)
     expect_shape(out, want_out.shape, f"output of {what}", hint)
     expect_shape(w, want_w.shape, f"weights of {what}", hint)
     expect_array(out, f"output of {what}")
     expect_array(w, f"weights of {what}")
+    if varies and np.all(out == out.flat[0]):
+        raise Fail(
+            f"output of {what}: every entry is the same value, whatever the input: is it finished?"
+        )
     return out, w
 
 
+def ranked(got, like: np.ndarray, what: str) -> np.ndarray:
+    """A float array with as many dimensions as the contract's result `like` (the exact shape
+    has a test of its own, so relational tests only need the rank)."""
+    got = expect_array(got, what)
+    if got.ndim != like.ndim:
+        raise Fail(f"{what}: shape {got.shape}, expected {like.ndim} dimensions like {like.shape}")
+    if got.size > 1 and np.all(got == got.flat[0]):
+        raise Fail(f"{what}: every entry is the same value, whatever the input: is it finished?")
+    return got
+
+
 def floats(student, c, what: str) -> tuple[np.ndarray, np.ndarray]:
-    """The student's (output, weights) as float arrays; their shapes are compared elsewhere."""
+    """The student's (output, weights) as float arrays of the right rank, for relational tests."""
     out, w = student.pair(c)
-    return expect_array(out, f"output of {what}"), expect_array(w, f"weights of {what}")
+    want_out, want_w = ref.self_attention(*c.args, **c.kwargs)
+    return ranked(out, want_out, f"output of {what}"), ranked(w, want_w, f"weights of {what}")
 
 
 def expect_slice(batch: np.ndarray, i: tuple, single: np.ndarray, what: str, hint: str) -> None:
@@ -71,6 +92,17 @@ def expect_slice(batch: np.ndarray, i: tuple, single: np.ndarray, what: str, hin
             f"the shape {single.shape} of the result for one slice. {hint}"
         )
     expect_close(batch[i], single, what, hint)
+
+
+@contextmanager
+def hinting(hint: str):
+    """Add the hint to a failure inside, e.g. to "raised ValueError: ..." from the call itself."""
+    try:
+        yield
+    except Fail as exc:
+        if hint in str(exc):
+            raise
+        raise Fail(f"{exc} {hint}") from None
 
 
 @points(2)
@@ -88,9 +120,9 @@ def test_causal_masks_the_future(student):
     """causal=True: future weights are exactly 0, the rest renormalised over positions 0..i"""
     w = attend(student, CAUSAL, "causal self-attention of 5 tokens", HINT_CAUSAL)[1]
     expect_equal(
-        w[CAUSAL_MASK] == 0,
-        np.ones(int(CAUSAL_MASK.sum()), dtype=bool),
-        "whether the weights above the diagonal (future positions) are 0",
+        w[CAUSAL_MASK],
+        np.zeros(int(CAUSAL_MASK.sum()), dtype=w.dtype),
+        "the weights above the diagonal (future positions)",
         HINT_CAUSAL,
     )
     w_full = attend(student, BASIC, "self-attention of the same 5 tokens")[1]
@@ -139,11 +171,12 @@ def test_batched_input(student):
         "The sequence length is X.shape[-2], not X.shape[0], when X is a batch; the causal "
         "mask broadcasts over the batch. " + HINT_CAUSAL
     )
-    out, w = floats(student, BATCH, "a causal batch of shape (2, 4, 6)")
-    for i, c in enumerate(SLICES):
-        out_i, w_i = floats(student, c, f"sequence {i} of the batch on its own")
-        expect_slice(w, (i,), w_i, f"weights of sequence {i}, against it alone", hint)
-        expect_slice(out, (i,), out_i, f"output of sequence {i}, against it alone", hint)
+    with hinting(hint):
+        out, w = floats(student, BATCH, "a causal batch of shape (2, 4, 6)")
+        for i, c in enumerate(SLICES):
+            out_i, w_i = floats(student, c, f"sequence {i} of the batch on its own")
+            expect_slice(w, (i,), w_i, f"weights of sequence {i}, against it alone", hint)
+            expect_slice(out, (i,), out_i, f"output of sequence {i}, against it alone", hint)
 
 
 @points(1)
