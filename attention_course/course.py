@@ -11,6 +11,7 @@ import contextlib
 import logging
 import os
 import sys
+import warnings
 from pathlib import Path
 
 from attention_course.assignments import COURSE_ROOT
@@ -43,6 +44,10 @@ def _in(root: Path):
 
 def api(root: Path = COURSE_ROOT):
     from nbgrader.apps import NbGraderAPI
+    from sqlalchemy.exc import SAWarning
+
+    # nbgrader 0.9's own gradebook code triggers these on every autograde; they are not ours.
+    warnings.filterwarnings("ignore", category=SAWarning, module="nbgrader")
     from nbgrader.coursedir import CourseDirectory
 
     # nbgrader runs `alembic` from PATH when it creates a gradebook: use this environment's.

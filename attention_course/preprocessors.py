@@ -34,7 +34,7 @@ class SandboxedKernelManager(AsyncKernelManager):
     """Starts the kernel through `kernel_sandbox` (limits, and bubblewrap where installed)."""
 
     def format_kernel_cmd(self, extra_arguments=None):
-        cmd = super().format_kernel_cmd(extra_arguments)
+        cmd = super().format_kernel_cmd(extra_arguments) + ["--IPKernelApp.log_level=ERROR"]
         return [sys.executable, "-m", "attention_course.kernel_sandbox", "--", *cmd]
 
 
