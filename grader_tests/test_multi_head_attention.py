@@ -189,9 +189,12 @@ def test_mask_applies_to_every_head(student):
         "the (..., num_heads, seq_len, d_k) heads; it broadcasts over the head axis."
     )
     out, w = output_and_weights(student, MASKED, "2-head causal attention of a (4, 8) X", hint)
-    expect_shape(w[..., 0, :, :] if w.ndim == 3 else w, (4, 4), "weights of one head", hint)
-    for h in range(w.shape[0] if w.ndim == 3 else 1):
-        w_h = w[h] if w.ndim == 3 else w
+    heads = w if w.ndim == 3 else w[None]  # averaged weights cost test_weights_per_head only
+    if heads.ndim != 3 or heads.shape[-2:] != (4, 4):
+        raise Fail(
+            f"weights of 2-head causal attention: shape {w.shape}, expected (2, 4, 4). {hint}"
+        )
+    for h, w_h in enumerate(heads):
         expect_equal(
             w_h[CAUSAL],
             np.zeros(int(CAUSAL.sum()), dtype=w_h.dtype),
