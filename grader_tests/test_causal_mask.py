@@ -27,12 +27,20 @@ def pattern(student, n: int) -> np.ndarray:
     return got != 0
 
 
+def require_pattern(student, n: int, what: str) -> None:
+    """Shape and dtype points count only for a mask that is also the causal pattern."""
+    if not np.array_equal(pattern(student, n), ref.causal_mask(n)):
+        raise Fail(f"causal_mask({n}): {what}, but it is not the causal pattern. " + HINT)
+
+
 @points(1)
 def test_returns_bool_array(student):
-    """the mask is a numpy array of dtype bool"""
+    """the mask is a numpy array of dtype bool (and the causal pattern)"""
     for n in SIZES:
         got = expect_array(student.value(CALLS[n]), f"causal_mask({n})", float_dtype=False)
-        if got.dtype != bool:
+        if got.dtype == bool:
+            require_pattern(student, n, "the dtype is bool")
+        else:
             raise Fail(
                 f"causal_mask({n}): dtype {got.dtype}, expected bool. A mask of 0/1 "
                 "numbers is not a boolean mask (~mask and np.where misbehave): convert "
@@ -42,9 +50,9 @@ def test_returns_bool_array(student):
 
 @points(1)
 def test_shape_for_several_sizes(student):
-    """causal_mask(n) has shape (n, n) for n = 1, 2, 5, 8"""
+    """causal_mask(n) has shape (n, n) for n = 1, 2, 5, 8 (and the causal pattern)"""
     for n in SIZES:
-        pattern(student, n)
+        require_pattern(student, n, f"the shape is ({n}, {n})")
 
 
 @points(1)
@@ -62,9 +70,14 @@ def test_future_is_forbidden(student):
 
 @points(1)
 def test_token_sees_itself_and_past(student):
-    """the diagonal and everything below it (the token itself and the past) are False"""
+    """the diagonal and the past are False, while the future is True"""
     for n in SIZES:
         got, want = pattern(student, n), ref.causal_mask(n)
+        if not got[want].all():
+            raise Fail(
+                f"causal_mask({n}): the past is allowed, but so is some of the future: a mask "
+                "that forbids nothing does not make attention causal. " + HINT
+            )
         if got[~want].any():
             raise Fail(
                 f"causal_mask({n}): the diagonal or the past (j <= i) is forbidden. "

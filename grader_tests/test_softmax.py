@@ -32,53 +32,75 @@ HINT_SHIFT = "Subtract the maximum of each slice (keepdims=True) before np.exp."
 @points(2)
 def test_rows_are_distributions(student):
     """softmax of a (5, 7) matrix: each row a probability distribution"""
-    expect_close(student.value(ROWS), ref.softmax(*ROWS.args), "softmax of a (5, 7) matrix",
-                 HINT_AXIS)
+    expect_close(
+        student.value(ROWS), ref.softmax(*ROWS.args), "softmax of a (5, 7) matrix", HINT_AXIS
+    )
 
 
 @points(2)
 def test_honours_axis(student):
     """the axis argument is honoured (axis=0 of a matrix, axis=1 of a batch)"""
     hint = "The normalisation must run along `axis`, not always along the last axis."
-    expect_close(student.value(ROWS_AXIS0), ref.softmax(*ROWS_AXIS0.args, axis=0),
-                 "softmax(z, axis=0) of a (5, 7) matrix", hint)
-    expect_close(student.value(BATCH_AXIS1), ref.softmax(*BATCH_AXIS1.args, axis=1),
-                 "softmax(z, axis=1) of a (2, 3, 4) array", hint)
+    expect_close(
+        student.value(ROWS_AXIS0),
+        ref.softmax(*ROWS_AXIS0.args, axis=0),
+        "softmax(z, axis=0) of a (5, 7) matrix",
+        hint,
+    )
+    expect_close(
+        student.value(BATCH_AXIS1),
+        ref.softmax(*BATCH_AXIS1.args, axis=1),
+        "softmax(z, axis=1) of a (2, 3, 4) array",
+        hint,
+    )
 
 
 @points(1)
 def test_batched_input(student):
     """a (3, 4, 6) batch: every slice along the last axis is normalised"""
-    expect_close(student.value(BATCH), ref.softmax(*BATCH.args), "softmax of a (3, 4, 6) batch",
-                 HINT_AXIS)
+    expect_close(
+        student.value(BATCH), ref.softmax(*BATCH.args), "softmax of a (3, 4, 6) batch", HINT_AXIS
+    )
 
 
 @points(2)
 def test_large_inputs_do_not_overflow(student):
     """[1000, 1001] and [-1000, -1001] work with overflow raising errors, and no warnings"""
-    for c, what in ((LARGE, "softmax of [[1000, 1001], [-1000, -1001]]"),
-                    (LARGE_3D, "softmax of scores of magnitude ~1000")):
-        expect_close(student.value(c), ref.softmax(*c.args), what,
-                     "np.exp(1000) overflows. " + HINT_SHIFT)
+    for c, what in (
+        (LARGE, "softmax of [[1000, 1001], [-1000, -1001]]"),
+        (LARGE_3D, "softmax of scores of magnitude ~1000"),
+    ):
+        expect_close(
+            student.value(c), ref.softmax(*c.args), what, "np.exp(1000) overflows. " + HINT_SHIFT
+        )
         expect_no_warnings(student, c, HINT_SHIFT)
 
 
 @points(1)
 def test_rows_on_different_scales(student):
     """rows of very different magnitudes are each normalised correctly"""
-    expect_close(student.value(SCALES), ref.softmax(*SCALES.args),
-                 "softmax of rows near 1000, near 0 and near -900",
-                 "Shift each row by its own maximum, not by the maximum of the whole array.")
+    expect_close(
+        student.value(SCALES),
+        ref.softmax(*SCALES.args),
+        "softmax of rows near 1000, near 0 and near -900",
+        "Shift each row by its own maximum, not by the maximum of the whole array.",
+    )
     expect_no_warnings(student, SCALES, HINT_SHIFT)
 
 
 @points(1)
 def test_all_masked_row_gives_zeros(student):
     """a row of only -inf gives all zeros, without NaN or a warning"""
-    hint = ("A fully masked row (all -inf) must give weights of 0: its max is -inf, so shift by "
-            "0 there and avoid dividing 0 by 0.")
-    expect_close(student.value(ALL_INF), ref.softmax(*ALL_INF.args),
-                 "softmax of [[-inf, -inf, -inf], [0, -inf, 1]]", hint)
+    hint = (
+        "A fully masked row (all -inf) must give weights of 0: its max is -inf, so shift by "
+        "0 there and avoid dividing 0 by 0."
+    )
+    expect_close(
+        student.value(ALL_INF),
+        ref.softmax(*ALL_INF.args),
+        "softmax of [[-inf, -inf, -inf], [0, -inf, 1]]",
+        hint,
+    )
     expect_no_warnings(student, ALL_INF, hint)
 
 
@@ -87,5 +109,6 @@ def test_input_is_not_modified(student):
     """the input array is left unchanged, and a read-only input works"""
     hint = "Build new arrays (z - m), do not update z in place (z -= m)."
     expect_unmodified(student, ROWS, hint)
-    expect_close(student.value(READONLY), ref.softmax(*READONLY.args),
-                 "softmax of a read-only array", hint)
+    expect_close(
+        student.value(READONLY), ref.softmax(*READONLY.args), "softmax of a read-only array", hint
+    )

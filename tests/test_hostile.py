@@ -79,6 +79,40 @@ except OSError:
     pass
 """,
     ),
+    # The same wrong answers without the tricks: a forgery must score exactly what they score.
+    "plain_constant_softmax": (
+        "attention_basics",
+        ["softmax"],
+        """
+def softmax(z, axis=-1):
+    return np.full(np.shape(z), 0.5)
+""",
+    ),
+    "plain_zero_projections": (
+        "attention_basics",
+        ["create_qkv"],
+        """
+def create_qkv(X, W_q, W_k, W_v):
+    z = np.zeros(X.shape[:-1] + (W_q.shape[-1],))
+    return z, z, z
+""",
+    ),
+    "plain_empty_mask": (
+        "attention_basics",
+        ["causal_mask"],
+        """
+def causal_mask(seq_len):
+    return np.zeros((seq_len, seq_len), dtype=bool)
+""",
+    ),
+    "plain_stub": (
+        "attention_basics",
+        ["softmax"],
+        """
+def softmax(z, axis=-1):
+    raise NotImplementedError()
+""",
+    ),
     "os_exit_in_one_function": (
         "attention_basics",
         ["softmax", "causal_mask"],
@@ -173,16 +207,20 @@ def _messages(report, function):
 
 
 @pytest.mark.parametrize(
-    "name, function",
+    "name, plain, function",
     [
-        ("patched_testing_wrong_answer", "softmax"),
-        ("lying_ndarray_subclass", "create_qkv"),
-        ("forged_display_and_planted_module", "causal_mask"),
-        ("steals_the_reference", "softmax"),
+        ("patched_testing_wrong_answer", "plain_constant_softmax", "softmax"),
+        ("lying_ndarray_subclass", "plain_zero_projections", "create_qkv"),
+        ("forged_display_and_planted_module", "plain_empty_mask", "causal_mask"),
+        ("steals_the_reference", "plain_stub", "softmax"),
     ],
 )
-def test_forgery_scores_nothing(reports, name, function):
-    assert reports[name].functions[function].score == 0
+def test_forgery_scores_what_the_plain_wrong_answer_scores(reports, name, plain, function):
+    """Patching numpy, lying comparisons, forged displays and stealing gain nothing."""
+    forged = reports[name].functions[function]
+    honest = reports[plain].functions[function]
+    assert [t.passed for t in forged.tests] == [t.passed for t in honest.tests]
+    assert forged.score == honest.score < honest.max_score
 
 
 def test_os_exit_loses_only_that_function(reports):
