@@ -1,0 +1,91 @@
+"""`attention-course check`: a table or Gradescope's results.json, the assignment found itself."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import nbformat
+import pytest
+
+from attention_course.assignments import ASSIGNMENTS, COURSE_ROOT
+from attention_course.samples import sample_notebooks
+
+
+def run_check(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "attention_course.cli", "check", *map(str, args)],
+        capture_output=True,
+        text=True,
+    )
+
+
+@pytest.fixture(scope="module")
+def instructor_notebooks(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("check")
+    paths = {}
+    for assignment in ASSIGNMENTS:
+        path = folder / f"{assignment}.ipynb"
+        nbformat.write(sample_notebooks(assignment, COURSE_ROOT)["demo-instructor"], path)
+        paths[assignment] = path
+    return paths
+
+
+@pytest.mark.parametrize("assignment", sorted(ASSIGNMENTS))
+def test_json_is_gradescope_results_format(instructor_notebooks, assignment):
+    proc = run_check(instructor_notebooks[assignment], "--json")
+    assert proc.returncode == 0, proc.stderr
+    results = json.loads(proc.stdout)
+    assert results["score"] == results["max_score"] > 0
+    names = [t["name"] for t in results["tests"]]
+    assert names == list(ASSIGNMENTS[assignment].graded)
+    for test in results["tests"]:
+        assert set(test) >= {"name", "score", "max_score", "output"}
+        assert test["score"] == test["max_score"]
+        assert "PASS" in test["output"] and "FAIL" not in test["output"]
+    assert sum(t["max_score"] for t in results["tests"]) == results["max_score"]
+
+
+def test_table_names_every_function_and_the_total(instructor_notebooks):
+    proc = run_check(instructor_notebooks["attention_basics"])
+    assert proc.returncode == 0, proc.stderr
+    for function in ASSIGNMENTS["attention_basics"].graded:
+        assert function in proc.stdout
+    assert "total" in proc.stdout and "35 / 35" in proc.stdout
+
+
+def test_assignment_found_from_test_cells_when_renamed(instructor_notebooks, tmp_path):
+    """A student's renamed copy (no metadata naming it) is still recognised."""
+    nb = nbformat.read(instructor_notebooks["masks_and_heads"], as_version=4)
+    nb.metadata.pop("attention_course", None)
+    path = tmp_path / "my homework (1).ipynb"
+    nbformat.write(nb, path)
+    results = json.loads(run_check(path, "--json").stdout)
+    assert [t["name"] for t in results["tests"]] == list(ASSIGNMENTS["masks_and_heads"].graded)
+
+
+def test_assignment_found_from_file_name(tmp_path):
+    """Without nbgrader metadata the file name decides; such a notebook is graded cell by
+    cell from the code cells that define functions."""
+    source = "import numpy as np\n\ndef causal_mask(seq_len):\n    i = np.arange(seq_len)\n"
+    source += "    return i[None, :] > i[:, None]\n"
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(source), nbformat.v4.new_code_cell("causal_mask(3)")]
+    path = tmp_path / "attention_basics.ipynb"
+    nbformat.write(nb, path)
+    results = json.loads(run_check(path, "--json").stdout)
+    scores = {t["name"]: (t["score"], t["max_score"]) for t in results["tests"]}
+    assert scores["causal_mask"][0] == scores["causal_mask"][1] > 0
+    assert scores["softmax"][0] == 0
+
+
+def test_assignment_flag_overrides(instructor_notebooks):
+    proc = run_check(instructor_notebooks["attention_basics"], "--assignment", "masks_and_heads")
+    assert proc.returncode == 0
+    assert "self_attention" in proc.stdout
+
+
+def test_unknown_assignment_flag_is_a_usage_error(instructor_notebooks):
+    proc = run_check(instructor_notebooks["attention_basics"], "--assignment", "nope")
+    assert proc.returncode == 2 and "invalid choice" in proc.stderr
