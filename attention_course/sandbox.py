@@ -411,7 +411,7 @@ def run_program(
             elif last.get("step") == "call" and calls[index].key not in outcomes:
                 call = calls[index]
                 status = "timeout" if "stopped after" in reason else "crashed"
-                outcomes[call.key] = Outcome(status=status, detail=f"{call.function} {reason}")
+                outcomes[call.key] = Outcome(status=status, detail=reason)
                 dead[call.function] = f"not run: an earlier call of {call.function} {reason}"
                 notes.append(f"{call.function} {reason}")
     return ProgramRun(

@@ -76,7 +76,7 @@ def test_invalid_json_fails_alone(graded_class, assignment):
     """nbgrader reports the broken notebook as failed and stores 0; the rest are graded."""
     root, results = graded_class
     assert not results[assignment]["demo-broken"]["success"]
-    assert not (root / "autograded" / "demo-broken").exists()
+    assert not (root / "autograded" / "demo-broken" / assignment).exists()
     scores = gradebook_scores(assignment, root)
     assert scores.get("demo-broken", {"total": 0})["total"] == 0
     assert scores["demo-instructor"]["total"] > 0
@@ -87,9 +87,7 @@ def test_kernel_death_is_recorded_and_grading_goes_on(graded_class):
     root, results = graded_class
     assert results["masks_and_heads"]["demo-hostile"]["success"]
     nb = root / "autograded" / "demo-hostile" / "masks_and_heads" / "masks_and_heads.ipynb"
-    text = nb.read_text()
-    assert "DeadKernelError" in text
-    assert "kernel died" in text
+    assert "the notebook's kernel died at cell" in nb.read_text()
     cells = _cells(root, "masks_and_heads", "demo-hostile")
     assert cells[grade_cell_id("split_heads")] == _points("masks_and_heads")["split_heads"]
 
