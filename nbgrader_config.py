@@ -22,7 +22,8 @@ c = get_config()  # noqa: F821 (provided by nbgrader)
 
 c.CourseDirectory.root = str(ROOT)
 c.CourseDirectory.course_id = "attention-course"
-c.CourseDirectory.db_url = f"sqlite:///{ROOT / 'gradebook.db'}"
+# timeout: parallel autograde processes wait for each other's writes instead of failing.
+c.CourseDirectory.db_url = f"sqlite:///{ROOT / 'gradebook.db'}?timeout=60"
 # A course-local exchange; point it at a shared folder for a multi-user JupyterHub.
 c.Exchange.root = str(ROOT / "exchange")
 
@@ -36,8 +37,8 @@ c.OverwriteCells.add_missing_cells = True
 # separate, sandboxed worker by GradeOutOfKernel (see attention_course/sandbox.py).
 # The kernel run only fills in the outputs students see in their feedback; scores come from the
 # worker, so the kernel gets short limits: per cell, and for the whole notebook.
-c.Execute.timeout = 10
-c.SafeExecute.total_timeout = 30
+c.Execute.timeout = 5
+c.SafeExecute.total_timeout = 20
 c.Autograde.autograde_preprocessors = [
     SafeExecute,
     GradeOutOfKernel,

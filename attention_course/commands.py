@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from attention_course.assignments import ASSIGNMENTS, grade_cell_id
+from attention_course.course import DEFAULT_JOBS
 from attention_course.errors import UserError
 
 
@@ -59,7 +60,13 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "(graders run outside the kernel) and print the stored scores.",
     )
     p.add_argument("assignment", choices=sorted(ASSIGNMENTS))
-    p.add_argument("--student", default="*", help="one student id (default: all)")
+    p.add_argument("--student", help="one student id (default: every submitted student)")
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=DEFAULT_JOBS,
+        help=f"submissions graded side by side (default: {DEFAULT_JOBS}, the cores)",
+    )
     p.set_defaults(run=run_autograde)
 
     p = sub.add_parser("scores", help="print the gradebook's scores for an assignment")
@@ -119,14 +126,17 @@ def print_scores(assignment: str) -> None:
 
 
 def run_autograde(args: argparse.Namespace) -> int:
-    from attention_course.course import autograde
+    from attention_course.course import autograde_many, failure_reason, submitted_students
 
-    result = autograde(args.assignment, args.student)
+    students = [args.student] if args.student else submitted_students(args.assignment)
+    if not students:
+        raise UserError(f"no submissions in submitted/*/{args.assignment}/")
+    results = autograde_many(args.assignment, students, jobs=args.jobs)
     print_scores(args.assignment)
-    if not result.get("success"):
-        print("some submissions could not be graded; see the log above")
-        return 1
-    return 0
+    failed = {s: r for s, r in results.items() if not r.get("success")}
+    for student, result in sorted(failed.items()):
+        print(f"  {student}: {failure_reason(result)}")
+    return 1 if failed else 0
 
 
 def run_scores(args: argparse.Namespace) -> int:

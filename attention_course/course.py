@@ -10,11 +10,14 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import sys
 import warnings
 from pathlib import Path
 
 from attention_course.assignments import COURSE_ROOT
+
+DEFAULT_JOBS = os.cpu_count() or 1  # submissions autograded side by side
 
 
 class CourseError(RuntimeError):
@@ -96,6 +99,51 @@ def autograde(assignment: str, student: str = "*", root: Path = COURSE_ROOT) -> 
     with _in(root):
         result = nb_api.autograde(assignment, student, force=True, create=True)
     return result
+
+
+def _autograde_one(task: tuple[str, str, str]) -> tuple[tuple[str, str], dict]:
+    assignment, student, root = task
+    return (assignment, student), autograde(assignment, student, Path(root))
+
+
+def autograde_pairs(
+    pairs: list[tuple[str, str]], root: Path = COURSE_ROOT, jobs: int = 1
+) -> dict[tuple[str, str], dict]:
+    """Autograde (assignment, student) pairs, `jobs` at a time: one process each, one shared
+    gradebook. nbgrader itself grades one submission after another; submissions are
+    independent, so separate processes can run their kernels and graders side by side."""
+    tasks = [(a, s, str(root)) for a, s in pairs]
+    if jobs <= 1 or len(tasks) <= 1:
+        return dict(map(_autograde_one, tasks))
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        return dict(pool.map(_autograde_one, tasks))
+
+
+def autograde_many(
+    assignment: str, students: list[str], root: Path = COURSE_ROOT, jobs: int = 1
+) -> dict[str, dict]:
+    """Autograde several students of one assignment, `jobs` at a time."""
+    results = autograde_pairs([(assignment, s) for s in students], root, jobs)
+    return {student: result for (_, student), result in results.items()}
+
+
+def failure_reason(result: dict) -> str:
+    """One line saying why nbgrader could not grade a submission."""
+    log = (result.get("log") or "") + (result.get("error") or "")
+    if "JSONDecodeError" in log or "NotJSONError" in log or "not valid JSON" in log:
+        return "not graded: the notebook is not valid JSON"
+    errors = [ln.strip() for ln in log.splitlines() if re.search(r"error|fail", ln, re.I)]
+    errors = [ln for ln in errors if "see the the above traceback" not in ln]
+    return "not graded: " + (errors[-1][:200] if errors else "nbgrader failed")
+
+
+def submitted_students(assignment: str, root: Path = COURSE_ROOT) -> list[str]:
+    """Students with a submitted/<student>/<assignment>/ folder."""
+    return sorted(p.parent.name for p in (root / "submitted").glob(f"*/{assignment}") if p.is_dir())
 
 
 def generate_feedback(assignment: str, student: str = "*", root: Path = COURSE_ROOT) -> None:

@@ -126,6 +126,8 @@ def multi_head_attention(X, W_q, W_k, W_v, W_o, num_heads, mask=None, context=No
 """,
 }
 
+SAMPLE_STUDENTS = ("demo-instructor", "demo-partial", "demo-stub", "demo-hostile", "demo-broken")
+
 # A cell added at the end of the hostile notebook: kills the kernel during nbgrader's Execute.
 HOSTILE_LAST_CELL = "import os\nos._exit(1)\n"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from attention_course.assignments import ASSIGNMENTS, COURSE_ROOT
+from attention_course.assignments import COURSE_ROOT
 
 
 def copy_course(dest: Path) -> Path:
@@ -25,15 +25,9 @@ def graded_class(tmp_path_factory):
 
     Returns (root, {assignment: {student: nbgrader result dict}}).
     """
-    from attention_course.course import autograde, generate_feedback, release
-    from attention_course.samples import write_submissions
+    from attention_course.course import release
+    from attention_course.demo import grade_sample_class
 
     root = copy_course(tmp_path_factory.mktemp("course"))
     release(root=root)  # records the assignments in the copy's gradebook
-    results: dict[str, dict[str, dict]] = {}
-    for assignment in ASSIGNMENTS:
-        results[assignment] = {}
-        for student in write_submissions(assignment, root):
-            results[assignment][student] = autograde(assignment, student, root)
-        generate_feedback(assignment, "*", root)
-    return root, results
+    return root, grade_sample_class(root)
