@@ -128,7 +128,10 @@ def print_scores(assignment: str) -> None:
 def run_autograde(args: argparse.Namespace) -> int:
     from attention_course.course import autograde_many, failure_reason, submitted_students
 
-    students = [args.student] if args.student else submitted_students(args.assignment)
+    found = submitted_students(args.assignment)
+    if args.student and args.student not in found:
+        raise UserError(f"no submission in submitted/{args.student}/{args.assignment}/")
+    students = [args.student] if args.student else found
     if not students:
         raise UserError(f"no submissions in submitted/*/{args.assignment}/")
     results = autograde_many(args.assignment, students, jobs=args.jobs)
