@@ -1,17 +1,15 @@
 """Grader for combine_heads(H): 6 points."""
 
-from contextlib import contextmanager
-
 import numpy as np
 
 from grader_tests import reference as ref
 from grader_tests.harness import (
-    Fail,
+    ArrayReader,
     call,
-    expect_array,
+    expect_batch_slice,
     expect_close,
-    expect_shape,
     expect_unmodified,
+    hinting,
     points,
     rng,
 )
@@ -34,43 +32,8 @@ HINT = (
 )
 
 
-def combined(student, c, what: str, hint: str = HINT) -> np.ndarray:
-    want = ref.combine_heads(*c.args)
-    got = expect_shape(student.value(c), want.shape, what, hint)
-    return expect_array(got, what)
-
-
-def ranked(got, like: np.ndarray, what: str) -> np.ndarray:
-    """A float array with as many dimensions as the contract's result `like` (the exact shape
-    has a test of its own, so relational tests only need the rank)."""
-    got = expect_array(got, what)
-    if got.ndim != like.ndim:
-        raise Fail(f"{what}: shape {got.shape}, expected {like.ndim} dimensions like {like.shape}")
-    if got.size > 1 and np.all(got == got.flat[0]):
-        raise Fail(f"{what}: every entry is the same value, whatever the input: is it finished?")
-    return got
-
-
-def expect_slice(batch, lead: tuple, i: tuple, single: np.ndarray, what: str, hint: str) -> None:
-    """Slice i of a batched result equals the result for that slice alone."""
-    batch = expect_array(batch, what)
-    if batch.shape != (*lead, *single.shape):
-        raise Fail(
-            f"{what}: shape {batch.shape}, expected the batch dimensions {lead} followed by "
-            f"the shape {single.shape} of the result for one sequence. {hint}"
-        )
-    expect_close(batch[i], single, what, hint)
-
-
-@contextmanager
-def hinting(hint: str):
-    """Add the hint to a failure inside, e.g. to "raised ValueError: ..." from the call itself."""
-    try:
-        yield
-    except Fail as exc:
-        if hint in str(exc):
-            raise
-        raise Fail(f"{exc} {hint}") from None
+READER = ArrayReader(ref.combine_heads, HINT)
+combined = READER.checked  # the result with its exact shape
 
 
 @points(1)
@@ -123,8 +86,9 @@ def test_batched_input(student):
     with hinting(hint):
         got = student.value(BATCH)
         for i, c in enumerate(SLICES):
-            got_i = ranked(student.value(c), ref.combine_heads(*c.args), f"sequence {i} alone")
-            expect_slice(got, (2,), (i,), got_i, f"sequence {i} of the combined batch, alone", hint)
+            got_i = READER.ranked(student, c, f"sequence {i} alone")
+            what = f"sequence {i} of the combined batch, alone"
+            expect_batch_slice(got, (2,), (i,), got_i, what, hint)
 
 
 @points(1)
@@ -132,7 +96,7 @@ def test_input_not_modified(student):
     """H is left unchanged, and a read-only H gives the same result"""
     hint = "Do not update H in place."
     expect_unmodified(student, BASIC, hint)
-    got = ranked(student.value(BASIC), ref.combine_heads(*BASIC.args), "combine_heads of H")
+    got = READER.ranked(student, BASIC, "combine_heads of H")
     expect_close(
         student.value(READONLY), got, "combine_heads of a read-only H, against a writable one", hint
     )

@@ -1,8 +1,6 @@
 """Grader for multi_head_attention(X, W_q, W_k, W_v, W_o, num_heads, mask=None, context=None):
 20 points."""
 
-from contextlib import contextmanager
-
 import numpy as np
 
 from grader_tests import reference as ref
@@ -11,9 +9,13 @@ from grader_tests.harness import (
     call,
     expect_array,
     expect_close,
-    expect_equal,
+    expect_not_constant,
+    expect_pair_readonly_twin,
+    expect_pair_slice,
     expect_shape,
     expect_unmodified,
+    expect_zero_where,
+    hinting,
     points,
     rng,
 )
@@ -88,11 +90,7 @@ def output_and_weights(student, c, what: str, hint: str = HINT) -> tuple[np.ndar
     out, w = student.pair(c)
     want_out = ref.multi_head_attention(*c.args, **c.kwargs)[0]
     expect_shape(out, want_out.shape, f"output of {what}", hint)
-    out = expect_array(out, f"output of {what}")
-    if np.all(out == out.flat[0]):
-        raise Fail(
-            f"output of {what}: every entry is the same value, whatever the input: is it finished?"
-        )
+    out = expect_not_constant(expect_array(out, f"output of {what}"), f"output of {what}")
     return out, expect_array(w, f"weights of {what}")
 
 
@@ -102,17 +100,6 @@ def per_head(student, c, what: str, hint: str) -> np.ndarray:
     want_w = ref.multi_head_attention(*c.args, **c.kwargs)[1]
     expect_shape(w, want_w.shape, f"weights of {what}", hint)
     return expect_array(w, f"weights of {what}")
-
-
-@contextmanager
-def hinting(hint: str):
-    """Add the hint to a failure inside, e.g. to "raised ValueError: ..." from the call itself."""
-    try:
-        yield
-    except Fail as exc:
-        if hint in str(exc):
-            raise
-        raise Fail(f"{exc} {hint}") from None
 
 
 @points(3)
@@ -195,11 +182,8 @@ def test_mask_applies_to_every_head(student):
             f"weights of 2-head causal attention: shape {w.shape}, expected (2, 4, 4). {hint}"
         )
     for h, w_h in enumerate(heads):
-        expect_equal(
-            w_h[CAUSAL],
-            np.zeros(int(CAUSAL.sum()), dtype=w_h.dtype),
-            f"head {h}'s weights at forbidden (mask True) positions",
-            hint,
+        expect_zero_where(
+            w_h, CAUSAL, f"head {h}'s weights at forbidden (mask True) positions", hint
         )
     out2, _ = output_and_weights(student, MASKED_LATER, "2-head causal attention", hint)
     expect_close(
@@ -237,16 +221,10 @@ def test_batched_input(student):
         "keep their leading dimension. " + HINT
     )
     with hinting(hint):
-        out, w = output_and_weights(student, BATCH, "2-head attention of a (2, 4, 8) batch", hint)
+        batch = output_and_weights(student, BATCH, "2-head attention of a (2, 4, 8) batch", hint)
         for i, c in enumerate(SLICES):
-            out_i, w_i = output_and_weights(student, c, f"sequence {i} of the batch on its own")
-            for got, single, name in ((w, w_i, "weights"), (out, out_i, "output")):
-                if got.shape != (*LEAD, *single.shape):
-                    raise Fail(
-                        f"{name} of the batch: shape {got.shape}, expected the batch dimensions "
-                        f"{LEAD} followed by the shape {single.shape} of one sequence's. {hint}"
-                    )
-                expect_close(got[i], single, f"{name} of sequence {i}, against it alone", hint)
+            single = output_and_weights(student, c, f"sequence {i} of the batch on its own")
+            expect_pair_slice(batch, LEAD, (i,), single, f"sequence {i}", hint, "the batch")
 
 
 @points(1)
@@ -255,7 +233,8 @@ def test_inputs_not_modified(student):
     hint = "Build new arrays; do not update X, context, the weights or the mask in place."
     expect_unmodified(student, MASKED, hint)
     expect_unmodified(student, CROSS, hint)
-    out, w = output_and_weights(student, MASKED, "2-head causal attention")
-    out_ro, w_ro = output_and_weights(student, READONLY, "the same call with read-only inputs")
-    expect_close(w_ro, w, "weights for read-only inputs, against writable ones", hint)
-    expect_close(out_ro, out, "output for read-only inputs, against writable ones", hint)
+    expect_pair_readonly_twin(
+        output_and_weights(student, MASKED, "2-head causal attention"),
+        output_and_weights(student, READONLY, "the same call with read-only inputs"),
+        hint,
+    )

@@ -1,20 +1,22 @@
 """Grader for scaled_dot_product_attention(Q, K, V, mask=None): 15 points."""
 
-from contextlib import contextmanager
-
 import numpy as np
 
 from grader_tests import reference as ref
 from grader_tests.harness import (
     Fail,
+    PairReader,
     call,
-    expect_array,
     expect_close,
-    expect_equal,
     expect_no_warnings,
-    expect_shape,
+    expect_pair_close,
+    expect_pair_readonly_twin,
+    expect_pair_slice,
     expect_unmodified,
+    expect_zero_where,
+    hinting,
     points,
+    renormalised,
     rng,
 )
 
@@ -76,68 +78,10 @@ HINT_BATCH = (
 )
 
 
-def attend(
-    student, c, what: str, hint: str = HINT_ORDER, varies: bool = True
-) -> tuple[np.ndarray, np.ndarray]:
-    """The student's (output, weights) for call c, with the shapes and float dtype checked (and,
-    unless told otherwise, an output that is not one value everywhere, as no real one is)."""
-    out, w = student.pair(c)
-    want_out, want_w = ref.scaled_dot_product_attention(*c.args, **c.kwargs)
-    expect_shape(out, want_out.shape, f"output of {what}", hint)
-    expect_shape(w, want_w.shape, f"weights of {what}", hint)
-    expect_array(out, f"output of {what}")
-    expect_array(w, f"weights of {what}")
-    if varies and np.all(out == out.flat[0]):
-        raise Fail(
-            f"output of {what}: every entry is the same value, whatever the input: is it finished?"
-        )
-    return out, w
-
-
-def ranked(got, like: np.ndarray, what: str) -> np.ndarray:
-    """A float array with as many dimensions as the contract's result `like` (the exact shape
-    has a test of its own, so relational tests only need the rank)."""
-    got = expect_array(got, what)
-    if got.ndim != like.ndim:
-        raise Fail(f"{what}: shape {got.shape}, expected {like.ndim} dimensions like {like.shape}")
-    if got.size > 1 and np.all(got == got.flat[0]):
-        raise Fail(f"{what}: every entry is the same value, whatever the input: is it finished?")
-    return got
-
-
-def floats(student, c, what: str) -> tuple[np.ndarray, np.ndarray]:
-    """The student's (output, weights) as float arrays of the right rank, for relational tests."""
-    out, w = student.pair(c)
-    want_out, want_w = ref.scaled_dot_product_attention(*c.args, **c.kwargs)
-    return ranked(out, want_out, f"output of {what}"), ranked(w, want_w, f"weights of {what}")
-
-
-def expect_slice(batch: np.ndarray, i: tuple, single: np.ndarray, what: str, hint: str) -> None:
-    """Slice i of a batched result equals the result for that slice alone."""
-    if batch.shape != (*LEAD, *single.shape):
-        raise Fail(
-            f"{what}: shape {batch.shape}, expected the batch dimensions {LEAD} followed by "
-            f"the shape {single.shape} of the result for one slice. {hint}"
-        )
-    expect_close(batch[i], single, what, hint)
-
-
-def renormalised(w: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """Unmasked weights restricted to the allowed keys and rescaled: what a mask must give."""
-    with np.errstate(all="ignore"):
-        kept = np.where(mask, 0.0, w)
-        return kept / kept.sum(axis=-1, keepdims=True)
-
-
-@contextmanager
-def hinting(hint: str):
-    """Add the hint to a failure inside, e.g. to "raised ValueError: ..." from the call itself."""
-    try:
-        yield
-    except Fail as exc:
-        if hint in str(exc):
-            raise
-        raise Fail(f"{exc} {hint}") from None
+# attend: (output, weights) with their exact shapes; floats: only their ranks, for relational
+# tests (see PairReader).
+READER = PairReader(ref.scaled_dot_product_attention, HINT_ORDER)
+attend, floats = READER.checked, READER.ranked
 
 
 @points(1)
@@ -149,11 +93,10 @@ def test_returns_output_and_weights(student):
 @points(2)
 def test_values_match_reference(student):
     """output and weights are softmax(Q K^T / sqrt(d_k)) V and its weights"""
-    out, w = attend(student, BASIC, "3 queries, 5 keys, d_k = 4, d_v = 2")
-    want_out, want_w = ref.scaled_dot_product_attention(*BASIC.args)
+    got = attend(student, BASIC, "3 queries, 5 keys, d_k = 4, d_v = 2")
+    want = ref.scaled_dot_product_attention(*BASIC.args)
     hint = "Compute softmax(Q @ K^T / sqrt(d_k)) over the keys, then multiply by V."
-    expect_close(w, want_w, "weights of 3 queries against 5 keys", hint)
-    expect_close(out, want_out, "output of 3 queries against 5 keys", hint)
+    expect_pair_close(got, want, "of 3 queries against 5 keys", hint)
 
 
 @points(2)
@@ -171,10 +114,9 @@ def test_weights_rows_sum_to_one(student):
 @points(2)
 def test_scaled_by_sqrt_d_k(student):
     """scores are divided by sqrt(d_k), d_k = Q.shape[-1] (d_k = 36, d_v = 2)"""
-    out, w = attend(student, LARGE_DK, "2 queries, 3 keys, d_k = 36, d_v = 2")
-    want_out, want_w = ref.scaled_dot_product_attention(*LARGE_DK.args)
-    expect_close(w, want_w, "weights for d_k = 36", HINT_SCALE)
-    expect_close(out, want_out, "output for d_k = 36", HINT_SCALE)
+    got = attend(student, LARGE_DK, "2 queries, 3 keys, d_k = 36, d_v = 2")
+    want = ref.scaled_dot_product_attention(*LARGE_DK.args)
+    expect_pair_close(got, want, "for d_k = 36", HINT_SCALE)
 
 
 @points(2)
@@ -182,11 +124,10 @@ def test_batched_equals_per_slice_loop(student):
     """a (2, 3, seq_len, d) batch gives the same result as attending slice by slice"""
     hint = HINT_BATCH
     with hinting(hint):
-        out, w = floats(student, BATCH, "a batch of shape (2, 3, seq_len, d)")
+        batch = floats(student, BATCH, "a batch of shape (2, 3, seq_len, d)")
         for i, c in SLICES.items():
-            out_i, w_i = floats(student, c, f"batch slice {i} on its own")
-            expect_slice(w, i, w_i, f"weights of batch slice {i}, against it alone", hint)
-            expect_slice(out, i, out_i, f"output of batch slice {i}, against it alone", hint)
+            single = floats(student, c, f"batch slice {i} on its own")
+            expect_pair_slice(batch, LEAD, i, single, f"batch slice {i}", hint)
 
 
 @points(1)
@@ -194,12 +135,7 @@ def test_forbidden_weights_are_exactly_zero(student):
     """weights of forbidden keys (mask True) are exactly 0, allowed keys keep a positive weight"""
     _, w = attend(student, MASKED, "a masked call")
     hint = HINT_MASK + " Forbidden scores become -np.inf before the softmax."
-    expect_equal(
-        w[MASK],
-        np.zeros(int(MASK.sum()), dtype=w.dtype),
-        "the weights at forbidden (mask True) positions",
-        hint,
-    )
+    expect_zero_where(w, MASK, "the weights at forbidden (mask True) positions", hint)
     if not (w[~MASK] > 0).all():
         raise Fail("the weights at allowed (mask False) positions must stay positive. " + hint)
 
@@ -236,11 +172,10 @@ def test_broadcast_mask_with_batch(student):
         "for any leading dimensions, scores[mask] = ... does not."
     )
     with hinting(hint):
-        out, w = floats(student, BATCH_MASKED, "a batch with one (3, 5) mask")
+        batch = floats(student, BATCH_MASKED, "a batch with one (3, 5) mask")
         for i, c in MASKED_SLICES.items():
-            out_i, w_i = floats(student, c, f"masked batch slice {i} on its own")
-            expect_slice(w, i, w_i, f"weights of masked batch slice {i}, against it alone", hint)
-            expect_slice(out, i, out_i, f"output of masked batch slice {i}, against it alone", hint)
+            single = floats(student, c, f"masked batch slice {i} on its own")
+            expect_pair_slice(batch, LEAD, i, single, f"masked batch slice {i}", hint)
 
 
 @points(1)
@@ -266,7 +201,8 @@ def test_inputs_not_modified(student):
     """Q, K, V and the mask are left unchanged, and read-only inputs give the same result"""
     hint = "Build new arrays; do not scale Q or fill the scores into an input in place."
     expect_unmodified(student, MASKED, hint)
-    out, w = floats(student, MASKED, "a masked call")
-    out_ro, w_ro = floats(student, READONLY, "the same call with read-only inputs")
-    expect_close(w_ro, w, "weights for read-only inputs, against writable ones", hint)
-    expect_close(out_ro, out, "output for read-only inputs, against writable ones", hint)
+    expect_pair_readonly_twin(
+        floats(student, MASKED, "a masked call"),
+        floats(student, READONLY, "the same call with read-only inputs"),
+        hint,
+    )

@@ -1,19 +1,20 @@
 """Grader for self_attention(X, W_q, W_k, W_v, causal=False): 10 points."""
 
-from contextlib import contextmanager
-
 import numpy as np
 
 from grader_tests import reference as ref
 from grader_tests.harness import (
-    Fail,
+    PairReader,
     call,
-    expect_array,
     expect_close,
-    expect_equal,
-    expect_shape,
+    expect_pair_close,
+    expect_pair_readonly_twin,
+    expect_pair_slice,
     expect_unmodified,
+    expect_zero_where,
+    hinting,
     points,
+    renormalised,
     rng,
 )
 
@@ -48,90 +49,32 @@ HINT_CAUSAL = (
 )
 
 
-def attend(
-    student, c, what: str, hint: str = HINT, varies: bool = True
-) -> tuple[np.ndarray, np.ndarray]:
-    """The student's (output, weights) for call c, with the shapes and float dtype checked (and,
-    unless told otherwise, an output that is not one value everywhere, as no real one is)."""
-    out, w = student.pair(c)
-    want_out, want_w = ref.self_attention(*c.args, **c.kwargs)
-    expect_shape(out, want_out.shape, f"output of {what}", hint)
-    expect_shape(w, want_w.shape, f"weights of {what}", hint)
-    expect_array(out, f"output of {what}")
-    expect_array(w, f"weights of {what}")
-    if varies and np.all(out == out.flat[0]):
-        raise Fail(
-            f"output of {what}: every entry is the same value, whatever the input: is it finished?"
-        )
-    return out, w
-
-
-def ranked(got, like: np.ndarray, what: str) -> np.ndarray:
-    """A float array with as many dimensions as the contract's result `like` (the exact shape
-    has a test of its own, so relational tests only need the rank)."""
-    got = expect_array(got, what)
-    if got.ndim != like.ndim:
-        raise Fail(f"{what}: shape {got.shape}, expected {like.ndim} dimensions like {like.shape}")
-    if got.size > 1 and np.all(got == got.flat[0]):
-        raise Fail(f"{what}: every entry is the same value, whatever the input: is it finished?")
-    return got
-
-
-def floats(student, c, what: str) -> tuple[np.ndarray, np.ndarray]:
-    """The student's (output, weights) as float arrays of the right rank, for relational tests."""
-    out, w = student.pair(c)
-    want_out, want_w = ref.self_attention(*c.args, **c.kwargs)
-    return ranked(out, want_out, f"output of {what}"), ranked(w, want_w, f"weights of {what}")
-
-
-def expect_slice(batch: np.ndarray, i: tuple, single: np.ndarray, what: str, hint: str) -> None:
-    """Slice i of a batched result equals the result for that slice alone."""
-    if batch.shape != (*LEAD, *single.shape):
-        raise Fail(
-            f"{what}: shape {batch.shape}, expected the batch dimensions {LEAD} followed by "
-            f"the shape {single.shape} of the result for one slice. {hint}"
-        )
-    expect_close(batch[i], single, what, hint)
-
-
-@contextmanager
-def hinting(hint: str):
-    """Add the hint to a failure inside, e.g. to "raised ValueError: ..." from the call itself."""
-    try:
-        yield
-    except Fail as exc:
-        if hint in str(exc):
-            raise
-        raise Fail(f"{exc} {hint}") from None
+# attend: (output, weights) with their exact shapes; floats: only their ranks, for relational
+# tests (see PairReader).
+READER = PairReader(ref.self_attention, HINT)
+attend, floats = READER.checked, READER.ranked
 
 
 @points(2)
 def test_values_match_reference(student):
     """unmasked self-attention of 5 tokens, with W_v narrower than W_q"""
-    out, w = attend(student, BASIC, "self-attention of 5 tokens")
-    want_out, want_w = ref.self_attention(*BASIC.args)
+    got = attend(student, BASIC, "self-attention of 5 tokens")
+    want = ref.self_attention(*BASIC.args)
     hint = HINT + " causal=False means no mask at all."
-    expect_close(w, want_w, "weights of self-attention of 5 tokens", hint)
-    expect_close(out, want_out, "output of self-attention of 5 tokens", hint)
+    expect_pair_close(got, want, "of self-attention of 5 tokens", hint)
 
 
 @points(2)
 def test_causal_masks_the_future(student):
     """causal=True: future weights are exactly 0, the rest renormalised over positions 0..i"""
     w = attend(student, CAUSAL, "causal self-attention of 5 tokens", HINT_CAUSAL)[1]
-    expect_equal(
-        w[CAUSAL_MASK],
-        np.zeros(int(CAUSAL_MASK.sum()), dtype=w.dtype),
-        "the weights above the diagonal (future positions)",
-        HINT_CAUSAL,
+    expect_zero_where(
+        w, CAUSAL_MASK, "the weights above the diagonal (future positions)", HINT_CAUSAL
     )
     w_full = attend(student, BASIC, "self-attention of the same 5 tokens")[1]
-    with np.errstate(all="ignore"):
-        kept = np.where(CAUSAL_MASK, 0.0, w_full)
-        want = kept / kept.sum(axis=-1, keepdims=True)
     expect_close(
         w,
-        want,
+        renormalised(w_full, CAUSAL_MASK),
         "causal weights, against the unmasked weights renormalised over positions 0..i",
         HINT_CAUSAL,
     )
@@ -172,11 +115,10 @@ def test_batched_input(student):
         "mask broadcasts over the batch. " + HINT_CAUSAL
     )
     with hinting(hint):
-        out, w = floats(student, BATCH, "a causal batch of shape (2, 4, 6)")
+        batch = floats(student, BATCH, "a causal batch of shape (2, 4, 6)")
         for i, c in enumerate(SLICES):
-            out_i, w_i = floats(student, c, f"sequence {i} of the batch on its own")
-            expect_slice(w, (i,), w_i, f"weights of sequence {i}, against it alone", hint)
-            expect_slice(out, (i,), out_i, f"output of sequence {i}, against it alone", hint)
+            single = floats(student, c, f"sequence {i} of the batch on its own")
+            expect_pair_slice(batch, LEAD, (i,), single, f"sequence {i}", hint)
 
 
 @points(1)
@@ -184,7 +126,8 @@ def test_inputs_not_modified(student):
     """X and the weight matrices are left unchanged, and read-only inputs give the same result"""
     hint = "Build new arrays; do not update X or the weights in place."
     expect_unmodified(student, CAUSAL, hint)
-    out, w = floats(student, CAUSAL, "causal self-attention of 5 tokens")
-    out_ro, w_ro = floats(student, READONLY, "the same call with read-only inputs")
-    expect_close(w_ro, w, "weights for read-only inputs, against writable ones", hint)
-    expect_close(out_ro, out, "output for read-only inputs, against writable ones", hint)
+    expect_pair_readonly_twin(
+        floats(student, CAUSAL, "causal self-attention of 5 tokens"),
+        floats(student, READONLY, "the same call with read-only inputs"),
+        hint,
+    )

@@ -1,17 +1,16 @@
 """Grader for split_heads(X, num_heads): 8 points."""
 
-from contextlib import contextmanager
-
 import numpy as np
 
 from grader_tests import reference as ref
 from grader_tests.harness import (
+    ArrayReader,
     Fail,
     call,
-    expect_array,
+    expect_batch_slice,
     expect_close,
-    expect_shape,
     expect_unmodified,
+    hinting,
     points,
     rng,
 )
@@ -40,43 +39,8 @@ HINT_BLOCK = (
 )
 
 
-def heads(student, c, what: str, hint: str = HINT_SHAPE) -> np.ndarray:
-    want = ref.split_heads(*c.args)
-    got = expect_shape(student.value(c), want.shape, what, hint)
-    return expect_array(got, what)
-
-
-def ranked(got, like: np.ndarray, what: str) -> np.ndarray:
-    """A float array with as many dimensions as the contract's result `like` (the exact shape
-    has a test of its own, so relational tests only need the rank)."""
-    got = expect_array(got, what)
-    if got.ndim != like.ndim:
-        raise Fail(f"{what}: shape {got.shape}, expected {like.ndim} dimensions like {like.shape}")
-    if got.size > 1 and np.all(got == got.flat[0]):
-        raise Fail(f"{what}: every entry is the same value, whatever the input: is it finished?")
-    return got
-
-
-def expect_slice(batch, lead: tuple, i: tuple, single: np.ndarray, what: str, hint: str) -> None:
-    """Slice i of a batched result equals the result for that slice alone."""
-    batch = expect_array(batch, what)
-    if batch.shape != (*lead, *single.shape):
-        raise Fail(
-            f"{what}: shape {batch.shape}, expected the batch dimensions {lead} followed by "
-            f"the shape {single.shape} of the result for one sequence. {hint}"
-        )
-    expect_close(batch[i], single, what, hint)
-
-
-@contextmanager
-def hinting(hint: str):
-    """Add the hint to a failure inside, e.g. to "raised ValueError: ..." from the call itself."""
-    try:
-        yield
-    except Fail as exc:
-        if hint in str(exc):
-            raise
-        raise Fail(f"{exc} {hint}") from None
+READER = ArrayReader(ref.split_heads, HINT_SHAPE)
+heads = READER.checked  # the result with its exact shape
 
 
 @points(2)
@@ -108,10 +72,10 @@ def test_batched_input(student):
             what = f"split_heads of a {c.args[0].shape} batch into {c.args[1]} heads"
             got, lead = student.value(c), c.args[0].shape[:-2]
             for i, c_i in slices.items():
-                got_i = ranked(
-                    student.value(c_i), ref.split_heads(*c_i.args), f"sequence {i} alone"
+                got_i = READER.ranked(student, c_i, f"sequence {i} alone")
+                expect_batch_slice(
+                    got, lead, i, got_i, f"{what}: sequence {i}, against it alone", hint
                 )
-                expect_slice(got, lead, i, got_i, f"{what}: sequence {i}, against it alone", hint)
 
 
 @points(1)
@@ -146,7 +110,7 @@ def test_input_not_modified(student):
     """X is left unchanged, and a read-only X gives the same result"""
     hint = "Do not update X in place."
     expect_unmodified(student, BASIC, hint)
-    got = ranked(student.value(BASIC), ref.split_heads(*BASIC.args), "split_heads of a (4, 6) X")
+    got = READER.ranked(student, BASIC, "split_heads of a (4, 6) X")
     expect_close(
         student.value(READONLY), got, "split_heads of a read-only X, against a writable one", hint
     )
