@@ -12,20 +12,19 @@ from __future__ import annotations
 
 import os
 import resource
-import shutil
 import signal
 import sys
 from pathlib import Path
 
 from attention_course.assignments import COURSE_ROOT
-from attention_course.sandbox import hide_args
+from attention_course.sandbox import bwrap_path, hide_args
 
 MEMORY_BYTES = 4 * 1024**3
 FILE_BYTES = 256 * 1024**2
 
 
 def sandbox_command(cmd: list[str], cwd: Path, root: Path = COURSE_ROOT) -> list[str]:
-    bwrap = shutil.which("bwrap")
+    bwrap = bwrap_path()
     if bwrap is None or os.environ.get("ATTENTION_COURSE_SANDBOX") == "none":
         return cmd
     args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]

@@ -10,6 +10,7 @@ rest; later calls of a function that hung or killed its worker are skipped, not 
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import resource
@@ -189,8 +190,31 @@ def _read_progress(job_dir: Path) -> list[dict]:
 # --------------------------------------------------------------------------- processes
 
 
-def _bwrap() -> str | None:
-    return shutil.which("bwrap")
+@functools.cache
+def bwrap_path() -> str | None:
+    """bubblewrap, if it is installed and can make a sandbox on this machine (some containers
+    forbid the namespaces it needs); checked once per process."""
+    path = shutil.which("bwrap")
+    if path is None:
+        return None
+    probe = [
+        path,
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--unshare-all",
+        "--die-with-parent",
+        "true",
+    ]
+    try:
+        ok = subprocess.run(probe, capture_output=True, timeout=20).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        ok = False
+    return path if ok else None
 
 
 def hide_args(hide: list[Path]) -> list[str]:
@@ -209,12 +233,12 @@ def hide_args(hide: list[Path]) -> list[str]:
 
 def _worker_command(job_dir: Path, limits: Limits, hide: list[Path]) -> list[str]:
     python = [sys.executable, "-I", str(job_dir / "worker.py"), str(job_dir)]
-    use_bwrap = limits.isolate == "bwrap" or (limits.isolate == "auto" and _bwrap())
+    use_bwrap = limits.isolate == "bwrap" or (limits.isolate == "auto" and bwrap_path())
     if not use_bwrap:
         return python
-    bwrap = _bwrap()
+    bwrap = bwrap_path()
     if bwrap is None:
-        raise SandboxError("isolate='bwrap' was asked for but bubblewrap is not installed")
+        raise SandboxError("isolate='bwrap' was asked for but bubblewrap is not usable here")
     cmd = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     cmd += hide_args(hide)
     cmd += ["--bind", str(job_dir), str(job_dir), "--chdir", str(job_dir / "work")]
