@@ -115,12 +115,24 @@ def autograde_pairs(
     tasks = [(a, s, str(root)) for a, s in pairs]
     if jobs <= 1 or len(tasks) <= 1:
         return dict(map(_autograde_one, tasks))
+    # Two processes must not both create the same student (a UNIQUE constraint): do it first.
+    add_students(sorted({s for _, s in pairs}), root)
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
         return dict(pool.map(_autograde_one, tasks))
+
+
+def add_students(students: list[str], root: Path = COURSE_ROOT) -> None:
+    """Make sure every student is in the gradebook."""
+    from nbgrader.api import Gradebook
+
+    config = _config(root)
+    with Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id) as gb:
+        for student in students:
+            gb.update_or_create_student(student)
 
 
 def autograde_many(
