@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 from attention_course.assignments import ASSIGNMENTS, COURSE_ROOT, grade_cell_id
+from attention_course.cli import main as cli_main
 from attention_course.course import (
     DEFAULT_JOBS,
     autograde_pairs,
@@ -16,7 +17,7 @@ from attention_course.course import (
     release,
 )
 from attention_course.report import class_table
-from attention_course.samples import SAMPLE_STUDENTS, write_submissions
+from attention_course.samples import SAMPLE_STUDENTS, write_quiz_responses, write_submissions
 
 
 def _clear_demo_students(root: Path) -> None:
@@ -66,6 +67,21 @@ def run_demo(root: Path = COURSE_ROOT) -> int:
             if not result.get("success"):
                 print(f"  {student}: {failure_reason(result)}")
         print()
+    quiz_dir = root / "exports" / "demo_quiz"
+    print("5. the knowledge-check quiz: the same students' response files, graded with the key")
+    print(f"   ({quiz_dir}/), and the item analysis:")
+    paths = write_quiz_responses(quiz_dir)
+    cli_main(
+        [
+            "quiz",
+            "grade",
+            "knowledge_check",
+            *map(str, paths),
+            "--out",
+            str(quiz_dir / "grades.csv"),
+        ]
+    )
+    print()
     print(f"Feedback: {root / 'feedback'}   Gradebook: {root / 'gradebook.db'}")
     print(f"Done in {time.monotonic() - start:.0f} s.")
     return 0

@@ -194,3 +194,45 @@ def is_notebook_json(path: Path) -> bool:
         return True
     except ValueError:
         return False
+
+
+# --------------------------------------------------------------------------- quiz responses
+
+
+def quiz_responses(quiz: str = "knowledge_check") -> dict[str, object]:
+    """student id -> a response file's content (or a str that is not valid JSON), built from
+    each student's own variant: all right, right and wrong alternately, unanswered, wrongly
+    formatted, broken."""
+    from quiz.loading import load_bank
+    from quiz.samples import correct_answer, invalid_answer, wrong_answer
+    from quiz.variants import for_student
+
+    bank = load_bank(quiz)
+
+    def answers(student: str, pick) -> dict:
+        return {q.id: pick(i, for_student(bank, q, student)) for i, q in enumerate(bank.questions)}
+
+    return {
+        "demo-instructor": answers("demo-instructor", lambda i, inst: correct_answer(inst)),
+        "demo-partial": answers(
+            "demo-partial",
+            lambda i, inst: correct_answer(inst) if i % 2 == 0 else wrong_answer(inst),
+        ),
+        "demo-stub": {},
+        "demo-hostile": answers("demo-hostile", lambda i, inst: invalid_answer(inst)),
+        "demo-broken": '{"student": "demo-broken", "answers": {',
+    }
+
+
+def write_quiz_responses(folder: Path, quiz: str = "knowledge_check") -> list[Path]:
+    """One response file per sample student in `folder`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for student, answers in quiz_responses(quiz).items():
+        path = folder / f"{student}.json"
+        if isinstance(answers, str):
+            path.write_text(answers)
+        else:
+            path.write_text(json.dumps({"student": student, "quiz": quiz, "answers": answers}))
+        paths.append(path)
+    return paths
