@@ -188,14 +188,6 @@ def write_submissions(assignment: str, root: Path = COURSE_ROOT) -> list[str]:
     return students
 
 
-def is_notebook_json(path: Path) -> bool:
-    try:
-        json.loads(path.read_text())
-        return True
-    except ValueError:
-        return False
-
-
 # --------------------------------------------------------------------------- quiz responses
 
 

@@ -18,6 +18,8 @@ from attention_course.sandbox import Limits, run_program
 from grader_tests import harness
 
 REFERENCE = Path(__file__).with_name("reference.py")
+_RESULTS = pytest.StashKey[list]()  # one dict per grader test run
+_RUN = pytest.StashKey[object]()  # the ProgramRun of the submission
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -60,7 +62,7 @@ def program_run(request: pytest.FixtureRequest):
         limits,
         hide=[COURSE_ROOT, *map(Path, config.getoption("--hide"))],
     )
-    config._attention_run = run
+    config.stash[_RUN] = run
     return run
 
 
@@ -116,14 +118,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     return report
 
 
-_RESULTS = pytest.StashKey[list]()
-
-
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     path = session.config.getoption("--report")
     if not path:
         return
-    run = getattr(session.config, "_attention_run", None)
+    run = session.config.stash.get(_RUN, None)
     report = {
         "tests": session.config.stash.get(_RESULTS, []),
         "cell_errors": [vars(c) for c in run.cell_errors] if run else [],
