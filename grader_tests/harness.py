@@ -68,11 +68,11 @@ class Student:
         return out.value
 
     def pair(self, c: Call) -> tuple[np.ndarray, np.ndarray]:
-        """A function that must return `(output, weights)`."""
+        """A function that must return `(output, weights)` (a list of the two is accepted)."""
         got = self.value(c)
-        if not isinstance(got, tuple) or len(got) != 2:
+        if not isinstance(got, (tuple, list)) or len(got) != 2:
             raise Fail(f"{c.function} must return a tuple (output, weights), got {_kind(got)}")
-        return got
+        return tuple(got)
 
 
 @contextmanager
