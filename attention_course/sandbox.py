@@ -76,7 +76,13 @@ class Outcome:
     def describe(self) -> str:
         """One line for a student: why there is no usable return value."""
         if self.status == "error":
-            return f"raised {self.error_type}: {self.error_message}".rstrip(": ")
+            text = f"raised {self.error_type}: {self.error_message}".rstrip(": ")
+            if self.error_type == "NameError":
+                text += (
+                    " (only the set-up cell and the solution cells are graded: define "
+                    "helpers and imports inside the function's own cell)"
+                )
+            return text
         if self.status == "missing":
             return "is not defined (did its cell run without errors?)"
         if self.status == "timeout":
