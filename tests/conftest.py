@@ -3,11 +3,31 @@
 from __future__ import annotations
 
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from attention_course.assignments import COURSE_ROOT
+from attention_course.grading import GradeReport, grade_file
+
+
+def grade_reference_variants(
+    folder: Path, variants: dict[str, tuple[str, list[str] | None, str]]
+) -> dict[str, GradeReport]:
+    """Grade each variant, key -> (assignment, functions or None for all, code): the program is
+    the reference followed by `code`, whose definitions override the reference's. Two at a
+    time (one pytest process and one worker each)."""
+    reference = (COURSE_ROOT / "grader_tests" / "reference.py").read_text()
+
+    def grade(key: str) -> tuple[str, GradeReport]:
+        assignment, functions, code = variants[key]
+        path = folder / (key.replace("/", "__") + ".py")
+        path.write_text(reference + "\n\n# ---- variant ----\n\n" + code)
+        return key, grade_file(path, assignment, functions=functions)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(pool.map(grade, variants))
 
 
 def copy_course(dest: Path) -> Path:

@@ -13,17 +13,16 @@ grading path (`grade_file`: a pytest process of its own, and a sandboxed worker)
 from __future__ import annotations
 
 import ast
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from attention_course.assignments import ASSIGNMENTS
-from attention_course.grading import GradeReport, grade_file
+from attention_course.grading import GradeReport
+from tests.conftest import grade_reference_variants
 
 ROOT = Path(__file__).resolve().parent.parent
-REFERENCE = ROOT / "grader_tests" / "reference.py"
 CATALOGUE = Path(__file__).resolve().parent / "catalogue"
 WRONG = sorted((CATALOGUE / "wrong").glob("*.py"))
 CORRECT = sorted((CATALOGUE / "correct").glob("*.py"))
@@ -82,28 +81,15 @@ def _header(path: Path, kind: str) -> Entry:
 ENTRIES = [_header(p, "wrong") for p in WRONG] + [_header(p, "correct") for p in CORRECT]
 
 
-def _grade(entry: Entry, folder: Path) -> GradeReport:
-    program = folder / f"{entry.kind}__{entry.path.name}"
-    program.write_text(
-        REFERENCE.read_text() + "\n\n# ---- catalogue variant ----\n\n" + entry.path.read_text()
-    )
-    return grade_file(program, ASSIGNMENT_OF[entry.function], functions=[entry.function])
-
-
-def _grade_reference(assignment: str, folder: Path) -> GradeReport:
-    return grade_file(REFERENCE, assignment)
-
-
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory) -> dict[str, GradeReport]:
     """Every catalogue file (and the plain reference, per assignment), graded 2 at a time."""
-    folder = tmp_path_factory.mktemp("catalogue")
-    jobs = {e.key: (lambda e=e: _grade(e, folder)) for e in ENTRIES}
+    variants = {
+        e.key: (ASSIGNMENT_OF[e.function], [e.function], e.path.read_text()) for e in ENTRIES
+    }
     for name in ASSIGNMENTS:
-        jobs[f"reference/{name}"] = lambda name=name: _grade_reference(name, folder)
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {key: pool.submit(job) for key, job in jobs.items()}
-        return {key: f.result() for key, f in futures.items()}
+        variants[f"reference/{name}"] = (name, None, "")
+    return grade_reference_variants(tmp_path_factory.mktemp("catalogue"), variants)
 
 
 def _failed(report: GradeReport, function: str) -> set[str]:

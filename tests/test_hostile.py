@@ -8,16 +8,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
 import pytest
 
 from attention_course.assignments import COURSE_ROOT
-from attention_course.grading import grade_file
-
-REFERENCE = (COURSE_ROOT / "grader_tests" / "reference.py").read_text()
+from tests.conftest import grade_reference_variants
 
 CASES = {
     # name: (assignment, functions graded, hostile code appended to the reference)
@@ -190,16 +187,7 @@ for target in ({str(COURSE_ROOT / "gradebook.db")!r}, {str(COURSE_ROOT / "hacked
 
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("hostile")
-
-    def grade(name):
-        assignment, functions, code = CASES[name]
-        path = folder / f"{name}.py"
-        path.write_text(REFERENCE + "\n" + code)
-        return name, grade_file(path, assignment, functions=functions)
-
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        return dict(pool.map(grade, CASES))
+    return grade_reference_variants(tmp_path_factory.mktemp("hostile"), CASES)
 
 
 def _messages(report, function):
