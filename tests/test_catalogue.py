@@ -22,7 +22,6 @@ from attention_course.assignments import ASSIGNMENTS
 from attention_course.grading import GradeReport
 from tests.conftest import grade_reference_variants
 
-ROOT = Path(__file__).resolve().parent.parent
 CATALOGUE = Path(__file__).resolve().parent / "catalogue"
 WRONG = sorted((CATALOGUE / "wrong").glob("*.py"))
 CORRECT = sorted((CATALOGUE / "correct").glob("*.py"))
