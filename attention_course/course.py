@@ -47,11 +47,11 @@ def _in(root: Path):
 
 def api(root: Path = COURSE_ROOT):
     from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
     from sqlalchemy.exc import SAWarning
 
     # nbgrader 0.9's own gradebook code triggers these on every autograde; they are not ours.
     warnings.filterwarnings("ignore", category=SAWarning, module="nbgrader")
-    from nbgrader.coursedir import CourseDirectory
 
     # nbgrader runs `alembic` from PATH when it creates a gradebook: use this environment's.
     scripts = str(Path(sys.executable).parent)
@@ -65,11 +65,24 @@ def api(root: Path = COURSE_ROOT):
     return nb_api
 
 
+def _error_lines(result: dict) -> list[str]:
+    """The lines of an nbgrader result's log that say what went wrong."""
+    log = (result.get("log") or "") + (result.get("error") or "")
+    lines = [ln.strip() for ln in log.splitlines() if re.search(r"error|fail", ln, re.I)]
+    return [ln for ln in lines if "see the the above traceback" not in ln]
+
+
+def _gradebook(root: Path):
+    """The course's gradebook, as nbgrader_config.py names it (use it in a `with`)."""
+    from nbgrader.api import Gradebook
+
+    config = _config(root)
+    return Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id)
+
+
 def _check(result: dict, step: str) -> None:
     if not result.get("success"):
-        log = (result.get("log") or "") + (result.get("error") or "")
-        tail = "\n".join(log.strip().splitlines()[-12:])
-        raise CourseError(f"{step} failed:\n{tail}")
+        raise CourseError(f"{step} failed:\n" + "\n".join(_error_lines(result)[-12:]))
 
 
 def source_assignments(root: Path = COURSE_ROOT) -> list[str]:
@@ -127,10 +140,7 @@ def autograde_pairs(
 
 def add_students(students: list[str], root: Path = COURSE_ROOT) -> None:
     """Make sure every student is in the gradebook."""
-    from nbgrader.api import Gradebook
-
-    config = _config(root)
-    with Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id) as gb:
+    with _gradebook(root) as gb:
         for student in students:
             gb.update_or_create_student(student)
 
@@ -148,8 +158,7 @@ def failure_reason(result: dict) -> str:
     log = (result.get("log") or "") + (result.get("error") or "")
     if "JSONDecodeError" in log or "NotJSONError" in log or "not valid JSON" in log:
         return "not graded: the notebook is not valid JSON"
-    errors = [ln.strip() for ln in log.splitlines() if re.search(r"error|fail", ln, re.I)]
-    errors = [ln for ln in errors if "see the the above traceback" not in ln]
+    errors = _error_lines(result)
     return "not graded: " + (errors[-1][:200] if errors else "nbgrader failed")
 
 
@@ -168,13 +177,10 @@ def generate_feedback(assignment: str, student: str = "*", root: Path = COURSE_R
 
 def gradebook_scores(assignment: str, root: Path = COURSE_ROOT) -> dict[str, dict[str, float]]:
     """Per student, per grade cell: the auto score nbgrader stored, and the total."""
-    from nbgrader.api import Gradebook, MissingEntry
+    from nbgrader.api import MissingEntry
 
-    config = _config(root)
-    db_url = config.CourseDirectory.db_url
-    course_id = config.CourseDirectory.course_id
     out: dict[str, dict[str, float]] = {}
-    with Gradebook(db_url, course_id) as gb:
+    with _gradebook(root) as gb:
         try:
             submissions = gb.assignment_submissions(assignment)
         except MissingEntry:

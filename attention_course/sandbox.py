@@ -109,6 +109,10 @@ class ProgramRun:
 # --------------------------------------------------------------------------- encoding
 
 
+class UnsupportedValue(ValueError):
+    """The student's function returned something other than arrays, numbers or strings."""
+
+
 def _encode_input(value: Any, arrays: dict[str, np.ndarray]) -> dict:
     if isinstance(value, np.ndarray):
         name = f"i{len(arrays)}"
@@ -141,7 +145,7 @@ def _decode_output(spec: Any, arrays: dict[str, np.ndarray]) -> Any:
     if "dict" in spec:
         return {str(k): _decode_output(v, arrays) for k, v in dict(spec["dict"]).items()}
     if "unsupported" in spec:
-        raise ValueError(f"returned {str(spec['unsupported'])[:80]}, not arrays or numbers")
+        raise UnsupportedValue(f"returned {str(spec['unsupported'])[:80]}, not arrays or numbers")
     raise ValueError("malformed value")
 
 
@@ -170,10 +174,8 @@ def _read_outcome(job_dir: Path, index: int) -> Outcome | None:
         elif status not in ("timeout", "missing"):
             raise ValueError(f"unknown status {status[:40]!r}")
         return out
-    except ValueError as exc:
-        if "returned" in str(exc):
-            return Outcome(status="unreadable", detail=str(exc))
-        return Outcome(status="unreadable", detail="its result could not be read back")
+    except UnsupportedValue as exc:
+        return Outcome(status="unreadable", detail=str(exc))
     except Exception:
         return Outcome(status="unreadable", detail="its result could not be read back")
 
