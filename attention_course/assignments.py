@@ -49,6 +49,13 @@ ASSIGNMENTS: dict[str, Assignment] = {
 SETUP_CELL_ID = "imports"
 
 
+def graded_course(working_folder: Path) -> list[Path]:
+    """The course a kernel or grader works for, from its working folder
+    <root>/autograded/<student>/<assignment>/ (empty when it is not such a folder)."""
+    folder = working_folder.resolve()
+    return [p for p in folder.parents[2:3] if (p / "nbgrader_config.py").exists()]
+
+
 def grade_cell_id(function: str) -> str:
     return f"{function}_tests"
 

@@ -16,7 +16,7 @@ import signal
 import sys
 from pathlib import Path
 
-from attention_course.assignments import COURSE_ROOT
+from attention_course.assignments import COURSE_ROOT, graded_course
 from attention_course.sandbox import bwrap_path, hide_args
 
 MEMORY_BYTES = 4 * 1024**3
@@ -29,10 +29,7 @@ def sandbox_command(cmd: list[str], cwd: Path, root: Path = COURSE_ROOT) -> list
         return cmd
     args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     cwd = cwd.resolve()
-    hidden = {root.resolve()}
-    if len(cwd.parents) > 2 and (cwd.parents[2] / "nbgrader_config.py").exists():
-        hidden.add(cwd.parents[2])  # the course being graded: <root>/autograded/<student>/<a>
-    args += hide_args(sorted(hidden))
+    args += hide_args([root, *graded_course(cwd)])
     if "-f" in cmd:  # the connection file
         conn = str(Path(cmd[cmd.index("-f") + 1]).resolve())
         args += ["--ro-bind", conn, conn]

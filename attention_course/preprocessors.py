@@ -25,6 +25,7 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from traitlets import Integer, Unicode
 
+from attention_course.assignments import SETUP_CELL_ID, graded_course
 from attention_course.grading import GradeReport, grade_file
 
 GRADER_LINE = re.compile(r"^# grader: grader_tests/test_(\w+)\.py\s*$", re.MULTILINE)
@@ -92,12 +93,6 @@ class SafeExecute(Execute):
             return nb, resources
 
 
-def graded_course(resources: dict) -> list[Path]:
-    """The course folder being autograded (<root>/autograded/<student>/<assignment>)."""
-    where = Path(resources.get("metadata", {}).get("path") or ".").resolve()
-    return [p for p in where.parents[2:3] if (p / "nbgrader_config.py").exists()]
-
-
 def grader_cells(nb: NotebookNode) -> dict[int, str]:
     """Grade cells that name an out-of-kernel grader: cell index -> function."""
     found = {}
@@ -117,7 +112,7 @@ def cell_feedback(report: GradeReport, function: str, extra: list[str] = ()) -> 
     ]
     lines.append(report.functions[function].feedback())
     for err in report.cell_errors:
-        if err["cell_id"] in (function, "imports"):
+        if err["cell_id"] in (function, SETUP_CELL_ID):
             lines.append(
                 f"NOTE the cell {err['cell_id']!r} raised {err['error_type']}: "
                 f"{err['error_message']}"
@@ -150,7 +145,7 @@ class GradeOutOfKernel(NbGraderPreprocessor):
                 assignment,
                 self.isolate,
                 functions=sorted(set(cells.values())),
-                hide=graded_course(resources),
+                hide=graded_course(Path(resources.get("metadata", {}).get("path") or ".")),
             )
         extra = []
         died = resources.get("attention_course", {}).get("kernel_died")
