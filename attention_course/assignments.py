@@ -7,6 +7,7 @@ from pathlib import Path
 
 COURSE_ROOT = Path(__file__).resolve().parent.parent
 GRADER_DIR = COURSE_ROOT / "grader_tests"
+REFERENCE_FILE = GRADER_DIR / "reference.py"  # the reference implementation, never released
 
 
 @dataclass(frozen=True)

@@ -13,11 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from attention_course.assignments import COURSE_ROOT
+from attention_course.assignments import COURSE_ROOT, REFERENCE_FILE
 from attention_course.sandbox import Limits, run_program
 from grader_tests import harness
 
-REFERENCE = Path(__file__).with_name("reference.py")
 _RESULTS = pytest.StashKey[list]()  # one dict per grader test run
 _RUN = pytest.StashKey[object]()  # the ProgramRun of the submission
 
@@ -49,7 +48,7 @@ def _program(config: pytest.Config) -> list[tuple[str, str]]:
     from attention_course.notebook import program_from_file
 
     path = config.getoption("--submission")
-    return program_from_file(Path(path) if path else REFERENCE)
+    return program_from_file(Path(path) if path else REFERENCE_FILE)
 
 
 @pytest.fixture(scope="session")

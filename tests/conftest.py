@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from attention_course.assignments import COURSE_ROOT
+from attention_course.assignments import COURSE_ROOT, REFERENCE_FILE
 from attention_course.grading import GradeReport, grade_file
 
 
@@ -18,7 +18,7 @@ def grade_reference_variants(
     """Grade each variant, key -> (assignment, functions or None for all, code): the program is
     the reference followed by `code`, whose definitions override the reference's. Two at a
     time (one pytest process and one worker each)."""
-    reference = (COURSE_ROOT / "grader_tests" / "reference.py").read_text()
+    reference = REFERENCE_FILE.read_text()
 
     def grade(key: str) -> tuple[str, GradeReport]:
         assignment, functions, code = variants[key]

@@ -13,7 +13,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from attention_course.assignments import COURSE_ROOT
+from attention_course.assignments import COURSE_ROOT, REFERENCE_FILE
 from tests.conftest import grade_reference_variants
 
 CASES = {
@@ -71,7 +71,7 @@ def causal_mask(seq_len):
 def softmax(z, axis=-1):
     raise NotImplementedError()
 try:
-    exec(open({str(COURSE_ROOT / "grader_tests" / "reference.py")!r}).read())
+    exec(open({str(REFERENCE_FILE)!r}).read())
 except OSError:
     pass
 """,

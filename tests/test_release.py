@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from attention_course.assignments import COURSE_ROOT
+from attention_course.assignments import COURSE_ROOT, REFERENCE_FILE
 from attention_course.course import release, source_assignments
 from tests.conftest import copy_course
 
@@ -79,7 +79,7 @@ def test_release_holds_no_solution_hidden_test_or_grader(assignment):
 
 def test_release_holds_no_reference_code():
     """No reference function body (or a copy of reference.py) is in release/."""
-    reference = (COURSE_ROOT / "grader_tests" / "reference.py").read_text()
+    reference = REFERENCE_FILE.read_text()
     tree = ast.parse(reference)
     bodies = []
     for node in tree.body:
