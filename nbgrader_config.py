@@ -3,17 +3,22 @@
 from pathlib import Path
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
+from nbconvert.preprocessors.sanitize import SanitizeHTML
 from nbgrader.preprocessors import (
     AssignLatePenalties,
     CheckCellMetadata,
     ClearHiddenTests,
+    ClearOutput,
+    DeduplicateIds,
     GetGrades,
     IgnorePattern,
     LimitOutput,
+    OverwriteCells,
+    OverwriteKernelspec,
     SaveAutoGrades,
 )
 
-from attention_course.preprocessors import GradeOutOfKernel, SafeExecute
+from attention_course.preprocessors import CheckSubmission, GradeOutOfKernel, SandboxedExecute
 from quiz.nbgrader_grading import GradeQuizAnswers
 
 ROOT = Path(__file__).resolve().parent
@@ -33,14 +38,24 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 # A deleted test cell is restored and graded, not left for manual grading.
 c.OverwriteCells.add_missing_cells = True
 
-# Student code in the kernel gets a time limit per cell; graded functions are called in a
-# separate, sandboxed worker by GradeOutOfKernel (see attention_course/sandbox.py).
-# The kernel run only fills in the outputs students see in their feedback; scores come from the
-# worker, so the kernel gets short limits: per cell, and for the whole notebook.
-c.Execute.timeout = 5
-c.SafeExecute.total_timeout = 20
+# A submission folder with a link, a special file or an oversized notebook is refused first.
+c.Autograde.sanitize_preprocessors = [
+    CheckSubmission,
+    ClearOutput,
+    DeduplicateIds,
+    OverwriteKernelspec,
+    OverwriteCells,
+    CheckCellMetadata,
+]
+
+# Student code runs only in the sandbox (attention_course/jail.py): the notebook's cells in an
+# IPython shell (no Jupyter kernel), the graded functions in a separate worker called by
+# GradeOutOfKernel. The notebook run only fills in the outputs students see in their feedback;
+# scores come from the worker, so the notebook gets short limits: per cell, and in all.
+c.SandboxedExecute.timeout = 5
+c.SandboxedExecute.total_timeout = 20
 c.Autograde.autograde_preprocessors = [
-    SafeExecute,
+    SandboxedExecute,
     GradeOutOfKernel,
     GradeQuizAnswers,  # the quiz's answer cells, read as literals and checked with the key
     IgnorePattern,
@@ -51,9 +66,11 @@ c.Autograde.autograde_preprocessors = [
     CheckCellMetadata,
 ]
 
-# Feedback never shows the hidden part of a test cell.
+# Feedback never shows the hidden part of a test cell, and nothing a student wrote becomes live
+# HTML or JavaScript in it (outputs are already inert: see attention_course/execute.py).
 c.GenerateFeedback.preprocessors = [
     GetGrades,
     CSSHTMLHeaderPreprocessor,
     ClearHiddenTests,
+    SanitizeHTML,
 ]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from attention_course.assignments import ASSIGNMENTS, grade_cell_id
 from attention_course.course import DEFAULT_JOBS
-from attention_course.errors import UserError
+from attention_course.errors import SandboxUnavailable, UserError
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
@@ -45,11 +45,10 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         help="print Gradescope's results.json format instead of a table",
     )
     p.add_argument(
-        "--isolate",
-        choices=["auto", "bwrap", "none"],
-        default="auto",
-        help="sandbox of the student's worker process (default: auto, i.e. "
-        "bubblewrap when installed)",
+        "--unsandboxed",
+        action="store_true",
+        help="grade even where no sandbox can be made (student code then runs with limits "
+        "only, as your own user); every result says UNSANDBOXED",
     )
     p.set_defaults(run=run_check)
 
@@ -107,8 +106,8 @@ def run_check(args: argparse.Namespace) -> int:
             raise NotebookError(f"{path}: expected a Jupyter notebook (.ipynb)")
         nb = read_notebook(path)
         assignment = args.assignment or detect_assignment(nb, path)
-        report = grade_file(path, assignment, isolate=args.isolate)
-    except (NotebookError, GradingError) as exc:
+        report = grade_file(path, assignment, unsandboxed=args.unsandboxed)
+    except (NotebookError, GradingError, SandboxUnavailable) as exc:
         raise UserError(str(exc)) from None
     if args.json:
         print(json.dumps(gradescope_results(report), indent=2))

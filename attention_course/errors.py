@@ -3,3 +3,12 @@
 
 class UserError(Exception):
     """Bad input from the user: reported as one line, exit code 2."""
+
+
+class SandboxUnavailable(RuntimeError):
+    """No sandbox can be made on this machine; the message says why and how to fix it."""
+
+
+class SubmissionRefused(ValueError):
+    """A submission that is not graded at all (a link, a special file, too large); the message
+    says why in words for the student and the instructor."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -16,7 +17,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from attention_course import jail
 from attention_course.assignments import COURSE_ROOT, get_assignment
+from attention_course.limits import GiB
+
+GRADER_MEMORY_BYTES = 4 * GiB  # address space of one grader (pytest) process
 
 
 class GradingError(RuntimeError):
@@ -63,6 +68,7 @@ class GradeReport:
     functions: dict[str, FunctionScore]
     cell_errors: list[dict]
     notes: list[str]
+    unsandboxed: bool = False  # graded without the sandbox, as the instructor asked
 
     @property
     def score(self) -> float:
@@ -73,14 +79,23 @@ class GradeReport:
         return sum(f.max_score for f in self.functions.values())
 
 
+def _grader_limits() -> None:
+    """The grader process's own memory limit (it reads what student code sent back)."""
+    resource.setrlimit(resource.RLIMIT_AS, (GRADER_MEMORY_BYTES, GRADER_MEMORY_BYTES))
+
+
 def grade_file(
     path: Path,
     assignment: str,
-    isolate: str = "auto",
+    unsandboxed: bool = False,
     functions: list[str] | None = None,
     hide: list[Path] = (),
 ) -> GradeReport:
-    """Grade one submission (notebook or Python file) against one assignment's graders."""
+    """Grade one submission (notebook or Python file) against one assignment's graders.
+
+    Raises SandboxUnavailable when no sandbox can be made here, unless `unsandboxed`.
+    """
+    jail.require(unsandboxed)
     spec = get_assignment(assignment)
     wanted = list(functions or spec.graded)
     with tempfile.TemporaryDirectory(prefix="attention-grade-") as tmp:
@@ -102,12 +117,18 @@ def grade_file(
             str(Path(path).resolve()),
             "--report",
             str(report_path),
-            "--isolate",
-            isolate,
+            *(["--unsandboxed"] if unsandboxed else []),
             *[arg for folder in hide for arg in ("--hide", str(folder))],
         ]
         env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
-        proc = subprocess.run(cmd, cwd=COURSE_ROOT, env=env, capture_output=True, text=True)
+        proc = subprocess.run(
+            cmd,
+            cwd=COURSE_ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            preexec_fn=_grader_limits,
+        )
         if proc.returncode not in (0, 1) or not report_path.exists():
             tail = (proc.stdout + proc.stderr).strip().splitlines()[-15:]
             raise GradingError("the graders did not run:\n" + "\n".join(tail))
@@ -119,13 +140,13 @@ def grade_file(
                 t["test"], t["description"], float(t["points"]), bool(t["passed"]), t["message"]
             )
         )
-    return GradeReport(assignment, scores, raw["cell_errors"], raw["notes"])
+    return GradeReport(assignment, scores, raw["cell_errors"], raw["notes"], unsandboxed)
 
 
 def grade_many(
-    paths: list[Path], assignment: str, jobs: int | None = None, isolate: str = "auto"
+    paths: list[Path], assignment: str, jobs: int | None = None, unsandboxed: bool = False
 ) -> list[GradeReport]:
     """Grade several submissions in parallel (one pytest process and one worker each)."""
     jobs = jobs or os.cpu_count() or 1
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(lambda p: grade_file(p, assignment, isolate), paths))
+        return list(pool.map(lambda p: grade_file(p, assignment, unsandboxed), paths))

@@ -1,96 +1,78 @@
-"""nbgrader preprocessors: grade outside the kernel, and survive a kernel that dies.
+"""nbgrader preprocessors: check the submission, run it in the sandbox, grade outside it.
 
-`SafeExecute` is nbgrader's `Execute` that records a dead kernel (say `os._exit` in a cell)
-instead of failing the whole submission. `GradeOutOfKernel` runs after it: for every grade cell
-whose hidden part names a grader (`# grader: grader_tests/test_<function>.py`), it grades the
-submission once with `grading.grade_file` (student code in its own worker, comparisons in a
-pytest process that never runs student code) and REPLACES that cell's outputs with PASS/FAIL lines
-and the score as a plain float, which `SaveAutoGrades` then stores. Whatever the kernel printed or
-displayed in a grade cell is discarded, so nothing a student cell does in the kernel can change a
-score.
+`CheckSubmission` (first of the sanitizing steps) refuses a submission folder that holds a
+symbolic link, a special file or an oversized notebook, before anything reads it further.
+`SandboxedExecute` replaces nbgrader's `Execute`: the notebook's cells run in an IPython shell
+inside the sandbox (no Jupyter kernel, see execute.py), and only inert outputs come back.
+`GradeOutOfKernel` runs after it: for every grade cell whose hidden part names a grader
+(`# grader: grader_tests/test_<function>.py`), it grades the submission once with
+`grading.grade_file` (student code in its own sandboxed worker, comparisons in a pytest process
+that never runs student code) and REPLACES that cell's outputs with PASS/FAIL lines and the
+score as a plain float, which `SaveAutoGrades` then stores. Whatever the notebook printed or
+displayed in a grade cell is discarded, so nothing a student cell does can change a score.
 """
 
 from __future__ import annotations
 
 import re
-import sys
 import tempfile
-import time
+from dataclasses import replace
 from pathlib import Path
 
 import nbformat
-from jupyter_client.manager import AsyncKernelManager
-from nbclient.exceptions import DeadKernelError
 from nbformat.notebooknode import NotebookNode
-from nbgrader.preprocessors import Execute, NbGraderPreprocessor
-from traitlets import Integer, Unicode
+from nbgrader.preprocessors import NbGraderPreprocessor
+from traitlets import Bool, Float
 
 from attention_course.assignments import SETUP_CELL_ID, graded_course
+from attention_course.execute import execute_notebook
 from attention_course.grading import GradeReport, grade_file
+from attention_course.limits import DEFAULT
+from attention_course.safety import check_submission_folder
 
 GRADER_LINE = re.compile(r"^# grader: grader_tests/test_(\w+)\.py\s*$", re.MULTILINE)
+UNSANDBOXED_NOTE = "UNSANDBOXED: graded without the sandbox, as the instructor asked"
 
 
-class SandboxedKernelManager(AsyncKernelManager):
-    """Starts the kernel through `kernel_sandbox` (limits, and bubblewrap where installed)."""
+class CheckSubmission(NbGraderPreprocessor):
+    """Refuse a submission folder with links, special files or an oversized notebook."""
 
-    def format_kernel_cmd(self, extra_arguments=None):
-        cmd = super().format_kernel_cmd(extra_arguments) + ["--IPKernelApp.log_level=ERROR"]
-        return [sys.executable, "-m", "attention_course.kernel_sandbox", "--", *cmd]
+    def preprocess(self, nb, resources):
+        # In the sanitizing pass, the notebook being read is the submitted one.
+        folder = Path(resources["metadata"]["path"])
+        check_submission_folder(folder, DEFAULT.submission_bytes)
+        return nb, resources
 
 
-class SafeExecute(Execute):
-    """Execute in a sandboxed kernel, within a time budget for the whole notebook.
+class SandboxedExecute(NbGraderPreprocessor):
+    """Run the notebook's code cells in the sandbox, within a time budget per cell and in all.
 
-    A kernel death (say `os._exit` in a cell) is recorded on its cell and grading goes on; once
-    the budget is spent, the remaining cells are not run. Neither changes a score: the graded
-    functions run again in the grading worker.
+    A cell that kills its process (say `os._exit`) or ignores its time limit gets an error
+    output saying so, and execution goes on with the next cell; once the budget is spent, the
+    remaining cells are not run. Neither changes a score: the graded functions run again in
+    the grading worker.
     """
 
-    total_timeout = Integer(
-        60, help="Seconds for executing the whole notebook; later cells are skipped"
+    timeout = Float(DEFAULT.notebook_cell_timeout, help="Seconds for one cell").tag(config=True)
+    total_timeout = Float(
+        DEFAULT.notebook_timeout, help="Seconds for the whole notebook; later cells are not run"
+    ).tag(config=True)
+    unsandboxed = Bool(
+        False, help="Run student code without the sandbox (limits only); say so in the feedback"
     ).tag(config=True)
 
-    def __init__(self, *args, **kwargs):
-        kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)
-        super().__init__(*args, **kwargs)
-
-    def preprocess_cell(self, cell, resources, index):
-        self._attention_index = index
-        if cell.cell_type == "code" and time.monotonic() - self._attention_start > (
-            self.total_timeout
-        ):
-            cell.outputs = [
-                nbformat.v4.new_output(
-                    "stream",
-                    name="stdout",
-                    text=f"(not run: the notebook used up its {self.total_timeout} s)\n",
-                )
-            ]
-            resources.setdefault("attention_course", {})["out_of_time"] = True
-            return cell, resources
-        return super().preprocess_cell(cell, resources, index)
-
-    def preprocess(self, nb, resources=None, km=None):
-        self._attention_index = None
-        self._attention_start = time.monotonic()
-        try:
-            return super().preprocess(nb, resources, km)
-        except DeadKernelError:
-            index = self._attention_index
-            where = f"cell {index}" if index is not None else "start-up"
-            self.log.warning("The kernel died while running %s; grading goes on", where)
-            if index is not None:
-                nb.cells[index].outputs.append(
-                    nbformat.v4.new_output(
-                        "error",
-                        ename="DeadKernelError",
-                        evalue="the kernel died while running this cell (os._exit or a crash?)",
-                        traceback=[],
-                    )
-                )
-            resources.setdefault("attention_course", {})["kernel_died"] = where
-            return nb, resources
+    def preprocess(self, nb, resources):
+        limits = replace(
+            DEFAULT, notebook_cell_timeout=self.timeout, notebook_timeout=self.total_timeout
+        )
+        run = execute_notebook(nb, limits, self.unsandboxed)
+        state = resources.setdefault("attention_course", {})
+        if run.died_at is not None:
+            state["kernel_died"] = f"cell {run.died_at}"
+            self.log.warning("The notebook's process died at cell %s; grading goes on", run.died_at)
+        if run.out_of_time:
+            state["out_of_time"] = True
+        return nb, resources
 
 
 def grader_cells(nb: NotebookNode) -> dict[int, str]:
@@ -130,7 +112,9 @@ def cell_score(points: float, report: GradeReport, function: str) -> float:
 class GradeOutOfKernel(NbGraderPreprocessor):
     """Run the hidden graders in their own processes and write each grade cell's outputs."""
 
-    isolate = Unicode("auto", help="Worker sandbox: auto, bwrap or none").tag(config=True)
+    unsandboxed = Bool(
+        False, help="Run student code without the sandbox (limits only); say so in the feedback"
+    ).tag(config=True)
 
     def preprocess(self, nb, resources):
         cells = grader_cells(nb)
@@ -143,15 +127,15 @@ class GradeOutOfKernel(NbGraderPreprocessor):
             report = grade_file(
                 path,
                 assignment,
-                self.isolate,
+                self.unsandboxed,
                 functions=sorted(set(cells.values())),
                 hide=graded_course(Path(resources.get("metadata", {}).get("path") or ".")),
             )
-        extra = []
+        extra = [UNSANDBOXED_NOTE] if report.unsandboxed else []
         died = resources.get("attention_course", {}).get("kernel_died")
         if died:
             extra.append(
-                f"the notebook's kernel died at {died}; your functions were still "
+                f"the notebook's process died at {died}; your functions were still "
                 "graded in a separate process"
             )
         for index, function in cells.items():

@@ -87,7 +87,7 @@ def test_kernel_death_is_recorded_and_grading_goes_on(graded_class):
     root, results = graded_class
     assert results["masks_and_heads"]["demo-hostile"]["success"]
     nb = root / "autograded" / "demo-hostile" / "masks_and_heads" / "masks_and_heads.ipynb"
-    assert "the notebook's kernel died at cell" in nb.read_text()
+    assert "the notebook's process died at cell" in nb.read_text()
     cells = _cells(root, "masks_and_heads", "demo-hostile")
     assert cells[grade_cell_id("split_heads")] == _points("masks_and_heads")["split_heads"]
 

@@ -1,0 +1,145 @@
+"""A memory and process-count limit for a whole sandbox, where this machine lets us make a cgroup.
+
+`Cgroup.create(name, memory, processes)` makes a child of this process's own cgroup (cgroup v1
+`memory` and `pids` hierarchies, or cgroup v2 when its parent already delegates both
+controllers); `join()` runs in the sandbox's first process before it execs, so everything the
+sandbox starts is inside. Where no cgroup can be made (a read-only /sys/fs/cgroup, no
+delegation), `create` returns None and the per-process limits (address space, RLIMIT_NPROC)
+are what bounds the sandbox.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import signal
+import time
+from pathlib import Path
+
+ROOT = Path("/sys/fs/cgroup")
+
+
+def _own_paths() -> dict[str, str]:
+    """controller (or "" for v2) -> this process's cgroup path."""
+    paths = {}
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return paths
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) == 3:
+            for controller in parts[1].split(",") if parts[1] else [""]:
+                paths[controller] = parts[2]
+    return paths
+
+
+@functools.cache
+def _layout() -> tuple[str, dict[str, Path]] | None:
+    """("v1", {"memory": dir, "pids": dir}) or ("v2", {"": dir}) to make children in."""
+    own = _own_paths()
+    v1 = {}
+    for controller in ("memory", "pids"):
+        if controller in own:
+            base = ROOT / controller / own[controller].lstrip("/")
+            if base.is_dir() and os.access(base, os.W_OK):
+                v1[controller] = base
+    if len(v1) == 2:
+        return "v1", v1
+    if "" in own and (ROOT / "cgroup.controllers").exists():
+        base = ROOT / own[""].lstrip("/")
+        try:
+            enabled = (base / "cgroup.subtree_control").read_text().split()
+        except OSError:
+            return None
+        if {"memory", "pids"} <= set(enabled) and os.access(base, os.W_OK):
+            return "v2", {"": base}
+    return None
+
+
+class Cgroup:
+    def __init__(self, version: str, dirs: dict[str, Path]):
+        self.version = version
+        self.dirs = dirs
+        self._procs = [str(d / "cgroup.procs") for d in dirs.values()]
+
+    @classmethod
+    def create(cls, name: str, memory: int, processes: int) -> Cgroup | None:
+        layout = _layout()
+        if layout is None:
+            return None
+        version, bases = layout
+        dirs = {c: base / name for c, base in bases.items()}
+        try:
+            for d in dirs.values():
+                d.mkdir()
+            if version == "v1":
+                _write(dirs["memory"] / "memory.limit_in_bytes", memory)
+                swap = dirs["memory"] / "memory.memsw.limit_in_bytes"
+                if swap.exists():
+                    _write(swap, memory)
+                _write(dirs["pids"] / "pids.max", processes)
+            else:
+                _write(dirs[""] / "memory.max", memory)
+                _write(dirs[""] / "memory.swap.max", 0, missing_ok=True)
+                _write(dirs[""] / "pids.max", processes)
+        except OSError:
+            cls(version, dirs).remove()
+            return None
+        return cls(version, dirs)
+
+    def join(self) -> None:
+        """Move the calling process in (call it in the child, before exec)."""
+        pid = str(os.getpid()).encode()
+        for path in self._procs:  # plain os calls: this runs between fork and exec
+            fd = os.open(path, os.O_WRONLY)
+            try:
+                os.write(fd, pid)
+            finally:
+                os.close(fd)
+
+    def peak_memory(self) -> int | None:
+        name = "memory.max_usage_in_bytes" if self.version == "v1" else "memory.peak"
+        d = self.dirs["memory" if self.version == "v1" else ""]
+        try:
+            return int((d / name).read_text())
+        except (OSError, ValueError):
+            return None
+
+    def pids(self) -> list[int]:
+        found = set()
+        for d in self.dirs.values():
+            try:
+                found.update(int(p) for p in (d / "cgroup.procs").read_text().split())
+            except (OSError, ValueError):
+                pass
+        return sorted(found)
+
+    def remove(self) -> None:
+        """Kill whatever is left inside and remove the cgroup."""
+        for _ in range(50):
+            left = self.pids()
+            for pid in left:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            try:
+                for d in self.dirs.values():
+                    if d.exists():
+                        d.rmdir()
+                return
+            except OSError:
+                time.sleep(0.02)
+
+
+def _write(path: Path, value: int, missing_ok: bool = False) -> None:
+    if missing_ok and not path.exists():
+        return
+    path.write_text(str(value))
+
+
+def available() -> str | None:
+    """ "cgroup v1" or "cgroup v2" where sandboxes get a cgroup of their own, else None."""
+    layout = _layout()
+    return f"cgroup {layout[0]}" if layout else None

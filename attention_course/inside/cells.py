@@ -1,0 +1,289 @@
+"""Runs a notebook's code cells in an IPython shell and records their outputs as a kernel would.
+
+Runs as a script inside the sandbox (`python -I cells.py SETTINGS`). It replaces a Jupyter
+kernel during autograding: the grading process sends one cell at a time and waits for its
+outputs under its own deadline. Outputs are nbformat dicts, made the way nbclient makes them
+from a kernel's messages: `stream` (stdout and stderr, consecutive writes merged),
+`display_data` (`display()`, figures of the inline matplotlib backend), `execute_result` (with
+its execution count) and `error` (IPython's own traceback). Text written straight to the file
+descriptors (C code, subprocesses) joins the stream of its cell. Each cell's outputs are capped;
+the alarm of a cell that runs too long raises KeyboardInterrupt, as a kernel interrupt does.
+"""
+
+import base64
+import builtins
+import json
+import os
+import signal
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import boot  # noqa: E402
+import wire  # noqa: E402
+
+FD_OUT = "/tmp/.cell-stdout"
+FD_ERR = "/tmp/.cell-stderr"
+REQUEST_CAPS = wire.Caps(1 << 26, 0, 0)
+_setitimer = signal.setitimer
+_write_frame = wire.write_frame
+
+
+class Outputs:
+    """The outputs of the cell being run, as nbformat output dicts, within a byte budget."""
+
+    def __init__(self, budget):
+        self.budget = budget
+        self.reset()
+
+    def reset(self):
+        self.items = []
+        self.used = 0
+        self.truncated = False
+        self.clear_pending = False
+        self.display_ids = {}
+
+    def _room(self, size):
+        if self.truncated:
+            return False
+        if self.used + size > self.budget:
+            self.truncated = True
+            self.items.append(
+                {
+                    "output_type": "stream",
+                    "name": "stderr",
+                    "text": f"\n[output truncated: a cell may show at most {self.budget} bytes]\n",
+                }
+            )
+            return False
+        self.used += size
+        return True
+
+    def _before_output(self):
+        if self.clear_pending:
+            self.items.clear()
+            self.display_ids.clear()
+            self.clear_pending = False
+
+    def stream(self, name, text):
+        if not text:
+            return
+        self._before_output()
+        if not self._room(len(text.encode("utf-8", "replace"))):
+            return
+        last = self.items[-1] if self.items else None
+        if last and last["output_type"] == "stream" and last["name"] == name:
+            last["text"] += text
+        else:
+            self.items.append({"output_type": "stream", "name": name, "text": text})
+
+    def display(self, data, metadata, transient, update, execution_count=None):
+        bundle = _plain_bundle(data)
+        metadata = _plain(metadata or {})
+        display_id = (transient or {}).get("display_id") if isinstance(transient, dict) else None
+        if update:
+            for index in self.display_ids.get(display_id, []):
+                self.items[index]["data"] = bundle
+                self.items[index]["metadata"] = metadata
+            return
+        self._before_output()
+        if not self._room(len(json.dumps(bundle)) + len(json.dumps(metadata))):
+            return
+        if execution_count is None:
+            item = {"output_type": "display_data", "data": bundle, "metadata": metadata}
+        else:
+            item = {
+                "output_type": "execute_result",
+                "data": bundle,
+                "metadata": metadata,
+                "execution_count": execution_count,
+            }
+        if display_id:
+            self.display_ids.setdefault(display_id, []).append(len(self.items))
+        self.items.append(item)
+
+    def error(self, ename, evalue, traceback):
+        self._before_output()
+        traceback = [str(line) for line in traceback]
+        size = len(ename) + len(evalue) + sum(len(line) for line in traceback)
+        if not self._room(min(size, 4096)):
+            return
+        self.items.append(
+            {"output_type": "error", "ename": ename, "evalue": evalue, "traceback": traceback}
+        )
+
+    def clear(self, wait):
+        if wait:
+            self.clear_pending = True
+        else:
+            self.items.clear()
+            self.display_ids.clear()
+
+
+def _plain(value):
+    """A JSON-able copy (metadata of displays can hold anything)."""
+    return json.loads(json.dumps(value, default=repr))
+
+
+def _plain_bundle(data):
+    bundle = {}
+    for mime, value in dict(data).items():
+        if isinstance(value, bytes | bytearray):
+            if mime.startswith("text/") or mime.endswith("+xml"):
+                value = bytes(value).decode("utf-8", "replace")
+            else:
+                value = base64.b64encode(bytes(value)).decode("ascii")
+        bundle[str(mime)] = _plain(value)
+    return bundle
+
+
+class FdCapture:
+    """Text written to the file descriptors 1 and 2 (not through sys.stdout), per cell."""
+
+    def __init__(self):
+        self.offsets = {FD_OUT: 0, FD_ERR: 0}
+
+    def collect(self, outputs):
+        for path, name in ((FD_OUT, "stdout"), (FD_ERR, "stderr")):
+            try:
+                with open(path, "rb") as f:
+                    f.seek(self.offsets[path])
+                    data = f.read(outputs.budget + 1)
+                    self.offsets[path] = f.tell()
+            except OSError:
+                continue
+            if data:
+                outputs.stream(name, data.decode("utf-8", "replace"))
+
+
+def make_shell(outputs):
+    import io
+
+    from IPython.core.displayhook import DisplayHook
+    from IPython.core.displaypub import DisplayPublisher
+    from IPython.core.interactiveshell import InteractiveShell
+    from traitlets import Type
+
+    class Stream(io.TextIOBase):
+        def __init__(self, name, fd):
+            self.name = name
+            self._fd = fd
+
+        def write(self, text):
+            if not isinstance(text, str):
+                raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+            outputs.stream(self.name, text)
+            return len(text)
+
+        def writable(self):
+            return True
+
+        def fileno(self):
+            return self._fd
+
+        @property
+        def encoding(self):
+            return "UTF-8"
+
+    class Publisher(DisplayPublisher):
+        def publish(self, data, metadata=None, source=None, *, transient=None, update=False, **kw):
+            outputs.display(data, metadata, transient, update)
+
+        def clear_output(self, wait=False):
+            outputs.clear(wait)
+
+    class Hook(DisplayHook):
+        def start_displayhook(self):
+            self._bundle = None
+
+        def write_output_prompt(self):
+            pass
+
+        def write_format_data(self, format_dict, md_dict=None):
+            self._bundle = (format_dict, md_dict)
+
+        def finish_displayhook(self):
+            if self._bundle and self._bundle[0]:
+                data, metadata = self._bundle
+                outputs.display(data, metadata, None, False, execution_count=self.prompt_count)
+            self._bundle = None
+
+    class Shell(InteractiveShell):
+        display_pub_class = Type(Publisher)
+        displayhook_class = Type(Hook)
+
+        def _showtraceback(self, etype, evalue, stb):
+            outputs.error(str(etype.__name__), str(evalue), stb)
+
+        def init_virtualenv(self):
+            pass
+
+    sys.stdout = Stream("stdout", 1)
+    sys.stderr = Stream("stderr", 2)
+
+    def no_input(prompt=""):
+        from IPython.core.error import StdinNotImplementedError
+
+        raise StdinNotImplementedError(
+            "raw_input was called, but this frontend does not support input requests."
+        )
+
+    builtins.input = no_input
+    shell = Shell.instance(
+        colors="neutral",
+        history_length=0,
+        cache_size=1000,
+    )
+    shell.history_manager.enabled = False
+    shell.user_ns["input"] = no_input
+    return shell
+
+
+_alarm = {"fired": False}
+
+
+def _on_alarm(signum, frame):
+    """The cell's time is up: interrupt it exactly as a kernel interrupt would."""
+    _alarm["fired"] = True
+    raise KeyboardInterrupt()
+
+
+def main():
+    requests, replies, settings = boot.start(FD_OUT, FD_ERR)
+    os.environ.setdefault("MPLBACKEND", "module://matplotlib_inline.backend_inline")
+    for name, value in (("TERM", "xterm-color"), ("CLICOLOR", "1"), ("PAGER", "cat")):
+        os.environ[name] = value
+    outputs = Outputs(int(settings.get("cell_output_bytes", 2 << 20)))
+    shell = make_shell(outputs)
+    captured = FdCapture()
+    signal.signal(signal.SIGALRM, _on_alarm)
+    _write_frame(replies, {"op": "ready"})
+    while True:
+        try:
+            request, _ = wire.read_frame(requests, REQUEST_CAPS)
+        except (wire.Closed, wire.WireError):
+            return
+        if request.get("op") != "run":
+            return
+        outputs.reset()
+        _alarm["fired"] = False
+        shell.execution_count = int(request["execution_count"])
+        _setitimer(signal.ITIMER_REAL, float(request["timeout"]))
+        try:
+            result = shell.run_cell(request["source"], store_history=True)
+        except KeyboardInterrupt:  # the alarm between IPython's own handlers
+            result = None
+            outputs.error("KeyboardInterrupt", "", ["KeyboardInterrupt"])
+        finally:
+            _setitimer(signal.ITIMER_REAL, 0)
+        captured.collect(outputs)
+        ok = result is not None and result.error_before_exec is None
+        ok = ok and result.error_in_exec is None
+        reply = {"op": "run", "status": "ok" if ok else "error", "interrupted": _alarm["fired"]}
+        reply["outputs"] = [] if request.get("silent") else outputs.items
+        _write_frame(replies, reply)
+
+
+if __name__ == "__main__":
+    main()
+    os._exit(0)

@@ -1,0 +1,185 @@
+"""The grading worker: runs a student's program cells, then calls its functions, one at a time.
+
+Runs as a script inside the sandbox (`python -I worker.py SETTINGS`), standard library and numpy
+only. The grading process sends one frame per step ("cell" or "call") and waits for the reply
+under its own deadline; this process only answers. A cell or call that runs past its time is
+interrupted here by an alarm; one that ignores the alarm is killed from outside. Whatever this
+process replies is untrusted: the grading process checks every frame and compares values itself.
+"""
+
+import os
+import signal
+import sys
+import time
+import warnings
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import boot  # noqa: E402
+import numpy as np  # noqa: E402
+import wire  # noqa: E402
+
+# Keep our own references: student code may patch numpy or builtins after this point.
+_asarray = np.asarray
+_ndarray = np.ndarray
+_generic = np.generic
+_errstate = np.errstate
+_monotonic = time.monotonic
+_setitimer = signal.setitimer
+_write_frame = wire.write_frame
+
+MAX_DEPTH = 4
+MAX_ITEMS = 64
+MAX_MESSAGE = 500
+REQUEST_CAPS = wire.Caps(1 << 24, 1 << 30, 1 << 27)  # requests come from the grading process
+
+
+class StepTimeout(BaseException):
+    """Raised by the alarm when a cell or a call runs past its time (not an Exception)."""
+
+
+def _on_alarm(signum, frame):
+    raise StepTimeout()
+
+
+def _short(text):
+    text = str(text)
+    return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 3] + "..."
+
+
+def _exception_record(exc):
+    try:
+        message = str(exc)
+    except BaseException:  # a hostile __str__
+        message = "<message unavailable>"
+    return {"type": type(exc).__name__, "message": _short(message)}
+
+
+class _Encoder:
+    """Turns a return value into JSON plus arrays; refuses anything else."""
+
+    def __init__(self, max_elements):
+        self.arrays = []
+        self.left = max_elements
+
+    def encode(self, obj, depth=0):
+        if depth > MAX_DEPTH:
+            return {"unsupported": "nested too deeply"}
+        if obj is None or isinstance(obj, (bool, int, float, str)):
+            if isinstance(obj, int) and not isinstance(obj, bool) and abs(obj) > 2**62:
+                return {"float": float(obj)}
+            if isinstance(obj, str):
+                obj = _short(obj)
+            return {"value": obj}
+        if isinstance(obj, (_ndarray, _generic)):
+            arr = _asarray(obj)
+            arr = arr.view(_ndarray) if isinstance(arr, _ndarray) else _asarray(arr)
+            if arr.dtype.kind not in wire.ARRAY_KINDS or arr.dtype.itemsize > wire.MAX_ITEMSIZE:
+                return {"unsupported": f"an array of {arr.dtype.name}, not of numbers"}
+            if arr.size > self.left:
+                return {"unsupported": f"an array of {arr.size} elements, too large to grade"}
+            self.left -= arr.size
+            self.arrays.append(np.array(arr, copy=True, subok=False))
+            return {"array": len(self.arrays) - 1, "scalar": isinstance(obj, _generic)}
+        if isinstance(obj, (tuple, list)):
+            kind = "tuple" if isinstance(obj, tuple) else "list"
+            return {kind: [self.encode(x, depth + 1) for x in list(obj)[:MAX_ITEMS]]}
+        if isinstance(obj, dict):
+            items = list(obj.items())[:MAX_ITEMS]
+            return {"dict": {str(k)[:100]: self.encode(v, depth + 1) for k, v in items}}
+        return {"unsupported": type(obj).__name__}
+
+
+def _decode_input(spec, arrays):
+    if "array" in spec:
+        return np.array(arrays[spec["array"]], copy=True)
+    if "tuple" in spec:
+        return tuple(_decode_input(s, arrays) for s in spec["tuple"])
+    return spec["value"]
+
+
+def run_cell(request, namespace):
+    """Execute one program cell; the reply says which exception it raised, if any."""
+    _setitimer(signal.ITIMER_REAL, request["timeout"])
+    error = None
+    try:
+        code = compile(request["source"], f"<cell {request['id']}>", "exec")
+        exec(code, namespace)
+    except StepTimeout:
+        error = {"type": "Timeout", "message": "the cell ran too long"}
+    except BaseException as exc:  # SystemExit, KeyboardInterrupt, anything a cell raises
+        error = _exception_record(exc)
+    finally:
+        _setitimer(signal.ITIMER_REAL, 0)
+    return {"op": "cell", "error": error}, []
+
+
+def make_call(request, arrays, namespace, max_elements):
+    """Call one graded function on the given inputs; plain data back."""
+    fn = namespace.get(request["function"])
+    if not callable(fn):
+        return {"op": "call", "status": "missing"}, []
+    args = [_decode_input(s, arrays) for s in request["args"]]
+    kwargs = {k: _decode_input(v, arrays) for k, v in request["kwargs"].items()}
+    inputs = [a for a in list(args) + list(kwargs.values()) if isinstance(a, _ndarray)]
+    if request.get("readonly"):
+        for a in inputs:
+            a.flags.writeable = False
+    result = {"op": "call", "status": "ok"}
+    encoder = _Encoder(max_elements)
+    start = _monotonic()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _setitimer(signal.ITIMER_REAL, request["timeout"])
+        try:
+            if request.get("errstate"):
+                with _errstate(over="raise", invalid="raise", divide="raise"):
+                    value = fn(*args, **kwargs)
+            else:
+                value = fn(*args, **kwargs)
+            _setitimer(signal.ITIMER_REAL, 0)
+            result["value"] = encoder.encode(value)
+        except StepTimeout:
+            result = {"op": "call", "status": "timeout"}
+        except BaseException as exc:
+            _setitimer(signal.ITIMER_REAL, 0)
+            result = {"op": "call", "status": "error", "error": _exception_record(exc)}
+        finally:
+            _setitimer(signal.ITIMER_REAL, 0)
+    result["seconds"] = _monotonic() - start
+    result["warnings"] = [_short(f"{w.category.__name__}: {w.message}") for w in list(caught)[:10]]
+    result["inputs_after"] = [encoder.encode(a) for a in inputs]
+    return result, encoder.arrays
+
+
+def main():
+    requests, replies, settings = boot.start()
+    max_elements = int(settings.get("max_elements", 1 << 22))
+    signal.signal(signal.SIGALRM, _on_alarm)
+    namespace = {"__name__": "__main__"}
+    _write_frame(replies, {"op": "ready"})
+    while True:
+        try:
+            request, arrays = wire.read_frame(requests, REQUEST_CAPS)
+        except (wire.Closed, wire.WireError):
+            return
+        op = request.get("op")
+        if op == "cell":
+            reply, out = run_cell(request, namespace)
+        elif op == "call":
+            try:
+                reply, out = make_call(request, arrays, namespace, max_elements)
+            except BaseException as exc:  # a failure outside the student's function
+                reply, out = {"op": "call", "status": "error", "error": _exception_record(exc)}, []
+        else:
+            return
+        try:
+            _write_frame(replies, reply, out)
+        except wire.WireError as exc:  # e.g. a value the encoder let through by mistake
+            _write_frame(replies, {"op": op, "status": "error", "error": _exception_record(exc)})
+
+
+if __name__ == "__main__":
+    main()
+    sys.stdout.flush()
+    os._exit(0)

@@ -1,0 +1,44 @@
+"""Every limit that applies to student code, in one place (times in seconds, sizes in bytes)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MiB = 1024**2
+GiB = 1024**3
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Defaults for one submission; every grading path uses these unless told otherwise."""
+
+    # The grading worker (set-up and solution cells, then calls of the graded functions).
+    startup_timeout: float = 30.0  # Python and numpy start inside the sandbox
+    cell_timeout: float = 10.0  # one set-up or solution cell
+    call_timeout: float = 5.0  # one call of a graded function
+    grace: float = 2.0  # after a step's own alarm, before the process is killed
+    worker_timeout: float = 60.0  # one worker, from its start
+    submission_timeout: float = 120.0  # every worker of one submission, together
+    max_restarts: int = 10  # fresh workers after crashes, per submission
+
+    # The notebook run that fills in the outputs of the feedback.
+    notebook_cell_timeout: float = 5.0  # one cell of the notebook
+    notebook_timeout: float = 20.0  # the whole notebook
+
+    # Each sandbox (a worker, or the notebook run).
+    memory_bytes: int = 2 * GiB  # the whole sandbox (cgroup) and each process (address space)
+    cpu_seconds: int = 300  # CPU time of each process
+    file_bytes: int = 64 * MiB  # largest file a process may write
+    tmp_bytes: int = 128 * MiB  # the sandbox's private /tmp, its only writable folder
+    processes: int = 32  # processes and threads of the sandbox's user
+
+    # What comes back out of a sandbox.
+    frame_bytes: int = 64 * MiB  # one reply
+    result_elements: int = 1 << 22  # array elements in one reply
+    program_result_bytes: int = 256 * MiB  # all replies of one submission's calls
+    cell_output_bytes: int = 2 * MiB  # the outputs of one notebook cell
+    notebook_output_bytes: int = 16 * MiB  # all outputs of one notebook
+    submission_bytes: int = 32 * MiB  # a submitted notebook file
+
+
+DEFAULT = Limits()
