@@ -74,3 +74,4 @@ c.GenerateFeedback.preprocessors = [
     ClearHiddenTests,
     SanitizeHTML,
 ]
+c.SanitizeHTML.enabled = True  # nbconvert's own preprocessors do nothing unless enabled

@@ -68,9 +68,25 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     )
     p.set_defaults(run=run_autograde)
 
+    p.add_argument(
+        "--unsandboxed",
+        action="store_true",
+        help="grade even where no sandbox can be made (student code then runs with limits "
+        "only, as your own user); every student's feedback says UNSANDBOXED",
+    )
+
     p = sub.add_parser("scores", help="print the gradebook's scores for an assignment")
     p.add_argument("assignment", choices=sorted(ASSIGNMENTS))
     p.set_defaults(run=run_scores)
+
+    p = sub.add_parser(
+        "doctor",
+        help="check that student code is contained on this machine",
+        description="Start a sandbox exactly as grading does and try, from inside, what a "
+        "hostile student would (read the course, reach the network, gain privileges, write "
+        "outside /tmp); print every guarantee and whether it holds. Exit 0 when all hold.",
+    )
+    p.set_defaults(run=run_doctor)
 
     p = sub.add_parser(
         "demo",
@@ -133,12 +149,34 @@ def run_autograde(args: argparse.Namespace) -> int:
     students = [args.student] if args.student else found
     if not students:
         raise UserError(f"no submissions in submitted/*/{args.assignment}/")
-    results = autograde_many(args.assignment, students, jobs=args.jobs)
+    results = autograde_many(
+        args.assignment, students, jobs=args.jobs, unsandboxed=args.unsandboxed
+    )
     print_scores(args.assignment)
     failed = {s: r for s, r in results.items() if not r.get("success")}
     for student, result in sorted(failed.items()):
         print(f"  {student}: {failure_reason(result)}")
     return 1 if failed else 0
+
+
+def run_doctor(args: argparse.Namespace) -> int:
+    from attention_course.assignments import COURSE_ROOT
+    from attention_course.doctor import diagnose
+
+    try:
+        checks = diagnose(COURSE_ROOT)
+    except SandboxUnavailable as exc:
+        raise UserError(str(exc)) from None
+    width = max(len(c.name) for c in checks)
+    print("Is student code contained on this machine? Tried from inside a sandbox:")
+    for c in checks:
+        print(f"  {'ok ' if c.ok else 'NO '} {c.name:<{width}}  {c.detail}")
+    failed = [c.name for c in checks if not c.ok]
+    if failed:
+        print(f"NOT contained: {', '.join(failed)}. Do not grade untrusted code here.")
+        return 1
+    print("Every guarantee holds: student code is contained here.")
+    return 0
 
 
 def run_scores(args: argparse.Namespace) -> int:

@@ -54,6 +54,7 @@ class Confined:
         self._scratch: str | None = None
         self._stderr = bytearray()
         self._uid: int | None = None
+        self._seq = 0
         self.peak_memory: int | None = None
 
     # ------------------------------------------------------------------ start and stop
@@ -112,6 +113,11 @@ class Confined:
             self._stderr += chunk
             del self._stderr[:-8192]
 
+    @property
+    def host_uid(self) -> int | None:
+        """The unprivileged host uid of this sandbox (grading as root), else None."""
+        return self._uid
+
     def stderr_tail(self, lines: int = 15) -> str:
         return "\n".join(self._stderr.decode(errors="replace").splitlines()[-lines:])
 
@@ -156,6 +162,8 @@ class Confined:
         The process has `timeout` seconds (plus the grace of its own alarm) and never more
         than until `deadline` (time.monotonic()).
         """
+        self._seq += 1
+        header = dict(header, seq=self._seq)
         now = time.monotonic()
         until = now + timeout + self.limits.grace
         if deadline is not None:
@@ -166,7 +174,10 @@ class Confined:
         except (OSError, wire.Deadline):
             reason = self._exit_reason() if self._proc.poll() is not None else _stopped(shown)
             raise self._dead(reason) from None
-        return self._receive(until, shown)
+        reply = self._receive(until, shown)
+        if reply[0].get("seq") != self._seq:  # not an answer to this request: forged
+            raise self._dead("sent back a reply to no request it was given")
+        return reply
 
     def _receive(self, until: float, timeout: float) -> tuple[dict, list]:
         try:

@@ -45,7 +45,7 @@ def _in(root: Path):
         os.chdir(before)
 
 
-def api(root: Path = COURSE_ROOT):
+def api(root: Path = COURSE_ROOT, unsandboxed: bool = False):
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
     from sqlalchemy.exc import SAWarning
@@ -58,6 +58,9 @@ def api(root: Path = COURSE_ROOT):
     if scripts not in os.environ.get("PATH", "").split(os.pathsep):
         os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
     config = _config(root)
+    if unsandboxed:
+        config.SandboxedExecute.unsandboxed = True
+        config.GradeOutOfKernel.unsandboxed = True
     coursedir = CourseDirectory(config=config)
     coursedir.root = str(root)
     nb_api = NbGraderAPI(coursedir=coursedir, config=config)
@@ -106,26 +109,46 @@ def release(assignments: list[str] | None = None, root: Path = COURSE_ROOT) -> l
     return names
 
 
-def autograde(assignment: str, student: str = "*", root: Path = COURSE_ROOT) -> dict:
-    """Autograde submitted/<student>/<assignment>/ into autograded/ and the gradebook."""
-    nb_api = api(root)
+def autograde(
+    assignment: str, student: str = "*", root: Path = COURSE_ROOT, unsandboxed: bool = False
+) -> dict:
+    """Autograde submitted/<student>/<assignment>/ into autograded/ and the gradebook.
+
+    A submission folder holding a link, a special file or an oversized notebook is refused
+    before nbgrader reads anything in it (the result says why).
+    """
+    from attention_course.errors import SubmissionRefused
+    from attention_course.limits import DEFAULT
+    from attention_course.safety import check_submission_folder
+
+    if student != "*":
+        try:
+            check_submission_folder(
+                root / "submitted" / student / assignment, DEFAULT.submission_bytes
+            )
+        except SubmissionRefused as exc:
+            return {"success": False, "error": f"SubmissionRefused: {exc}\n", "log": ""}
+    nb_api = api(root, unsandboxed)
     with _in(root):
         result = nb_api.autograde(assignment, student, force=True, create=True)
     return result
 
 
-def _autograde_one(task: tuple[str, str, str]) -> tuple[tuple[str, str], dict]:
-    assignment, student, root = task
-    return (assignment, student), autograde(assignment, student, Path(root))
+def _autograde_one(task: tuple[str, str, str, bool]) -> tuple[tuple[str, str], dict]:
+    assignment, student, root, unsandboxed = task
+    return (assignment, student), autograde(assignment, student, Path(root), unsandboxed)
 
 
 def autograde_pairs(
-    pairs: list[tuple[str, str]], root: Path = COURSE_ROOT, jobs: int = 1
+    pairs: list[tuple[str, str]],
+    root: Path = COURSE_ROOT,
+    jobs: int = 1,
+    unsandboxed: bool = False,
 ) -> dict[tuple[str, str], dict]:
     """Autograde (assignment, student) pairs, `jobs` at a time: one process each, one shared
     gradebook. nbgrader itself grades one submission after another; submissions are
     independent, so separate processes can run their kernels and graders side by side."""
-    tasks = [(a, s, str(root)) for a, s in pairs]
+    tasks = [(a, s, str(root), unsandboxed) for a, s in pairs]
     if jobs <= 1 or len(tasks) <= 1:
         return dict(map(_autograde_one, tasks))
     # Two processes must not both create the same student (a UNIQUE constraint): do it first.
@@ -146,10 +169,14 @@ def add_students(students: list[str], root: Path = COURSE_ROOT) -> None:
 
 
 def autograde_many(
-    assignment: str, students: list[str], root: Path = COURSE_ROOT, jobs: int = 1
+    assignment: str,
+    students: list[str],
+    root: Path = COURSE_ROOT,
+    jobs: int = 1,
+    unsandboxed: bool = False,
 ) -> dict[str, dict]:
     """Autograde several students of one assignment, `jobs` at a time."""
-    results = autograde_pairs([(assignment, s) for s in students], root, jobs)
+    results = autograde_pairs([(assignment, s) for s in students], root, jobs, unsandboxed)
     return {student: result for (_, student), result in results.items()}
 
 
@@ -158,6 +185,9 @@ def failure_reason(result: dict) -> str:
     log = (result.get("log") or "") + (result.get("error") or "")
     if "JSONDecodeError" in log or "NotJSONError" in log or "not valid JSON" in log:
         return "not graded: the notebook is not valid JSON"
+    for marker in ("SubmissionRefused: ", "SandboxUnavailable: "):
+        if marker in log:
+            return "not graded: " + log.split(marker)[-1].splitlines()[0][:300]
     errors = _error_lines(result)
     return "not graded: " + (errors[-1][:200] if errors else "nbgrader failed")
 

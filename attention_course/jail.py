@@ -37,6 +37,7 @@ from attention_course.limits import Limits
 INSIDE_DIR = Path(__file__).resolve().with_name("inside")
 INSIDE = "/opt/attention-course"  # where INSIDE_DIR appears in the sandbox
 MPL_CACHE = "/opt/attention-course-mpl"  # matplotlib's font list, prepared outside
+SHM_BYTES = 16 * 1024**2  # /dev/shm (multiprocessing's semaphores), apart from /tmp
 SANDBOX_UID = 1000  # the student's uid as seen inside
 HOST_UID_BASE = 2_000_000_000  # as root: the host uid of a sandbox is this + a thread id
 
@@ -60,7 +61,7 @@ class Status:
     cgroup: str | None  # "cgroup v1"/"cgroup v2" when each sandbox gets its own cgroup
 
 
-def _python_paths() -> list[str]:
+def python_paths() -> list[str]:
     paths = {sys.prefix, sys.base_prefix, str(Path(os.path.realpath(sys.executable)).parents[1])}
     paths.update(p for p in site.getsitepackages() if os.path.isdir(p))
     return sorted(paths)
@@ -76,7 +77,7 @@ def _hidden(binds: list[str], extra: list[Path]) -> list[str]:
     """Folders to cover with an empty tmpfs: those that lie inside a bound folder."""
     candidates = [*_package_dirs(), "/usr/local/share/nbgrader", "/usr/local/etc/jupyter"]
     candidates += ["/usr/etc/jupyter", "/usr/share/nbgrader"]
-    candidates += [os.path.join(p, "etc", "jupyter") for p in _python_paths()]
+    candidates += [os.path.join(p, "etc", "jupyter") for p in python_paths()]
     candidates += [str(Path(p).resolve()) for p in extra]
     out = []
     for path in sorted(set(candidates)):
@@ -112,7 +113,7 @@ def _tree(mpl_cache: Path | None, hide: list[Path], inner: bool) -> list[str]:
     for path in _SYSTEM_FILES:
         if os.path.exists(path):
             bind(path)
-    for path in _python_paths():
+    for path in python_paths():
         if not any(Path(path).is_relative_to(b) for b in binds):
             bind(path)
     bind(str(INSIDE_DIR), INSIDE)
@@ -173,6 +174,16 @@ def command(argv: list[str], limits: Limits, mode: str, hide: list[Path] = ()) -
         "0700",
         "--tmpfs",
         "/tmp",
+        "--size",
+        str(SHM_BYTES),
+        "--perms",
+        "1777",
+        "--tmpfs",
+        "/dev/shm",
+        "--remount-ro",
+        "/dev",
+        "--remount-ro",
+        "/",
         "--chdir",
         "/tmp",
         "--",

@@ -96,21 +96,52 @@ def program_from_file(path: Path) -> list[tuple[str, str]]:
     return program_cells(read_notebook(path))
 
 
-def detect_assignment(nb: dict[str, Any], path: Path) -> str:
-    """The assignment a notebook belongs to: its metadata, its test cells, or its file name."""
+def _claimed(nb: dict[str, Any]) -> str | None:
     meta = nb.get("metadata", {})
-    named = meta.get("attention_course", {}).get("assignment") if isinstance(meta, dict) else None
-    if isinstance(named, dict):
-        named = None
-    if named in ASSIGNMENTS:
-        return named
+    named = meta.get("attention_course", {}) if isinstance(meta, dict) else {}
+    named = named.get("assignment") if isinstance(named, dict) else None
+    return named if isinstance(named, str) else None
+
+
+def _by_cells(nb: dict[str, Any]) -> str | None:
+    """The assignment whose graded functions' cells (solution `f`, test `f_tests`) the notebook
+    holds most of; None when it holds none."""
     ids = {_nbgrader(c).get("grade_id") for c in nb["cells"] if isinstance(c, dict)}
-    for name, assignment in ASSIGNMENTS.items():
-        if all(grade_cell_id(f) in ids for f in assignment.graded):
-            return name
-    stem = path.stem
-    if stem in ASSIGNMENTS:
-        return stem
+    counts = {
+        name: sum(f in ids or grade_cell_id(f) in ids for f in a.graded)
+        for name, a in ASSIGNMENTS.items()
+    }
+    best = max(counts.values())
+    winners = [name for name, n in counts.items() if n == best]
+    return winners[0] if best and len(winners) == 1 else None
+
+
+def _by_functions(nb: dict[str, Any]) -> str | None:
+    """The assignment whose graded functions the notebook's code defines most of."""
+    code = [_source(c) for c in nb["cells"] if isinstance(c, dict) and c.get("cell_type") == "code"]
+    defined = set().union(*(_defines(src) for src in code)) if code else set()
+    counts = {name: len(defined & set(a.graded)) for name, a in ASSIGNMENTS.items()}
+    best = max(counts.values())
+    winners = [name for name, n in counts.items() if n == best]
+    return winners[0] if best and len(winners) == 1 else None
+
+
+def detect_assignment(nb: dict[str, Any], path: Path) -> str:
+    """The assignment a notebook's cells belong to; failing that, its metadata, its file name or
+    the functions it defines. A notebook whose metadata names another assignment than its cells
+    is refused (the metadata is the student's to edit; the cells decide)."""
+    claimed = _claimed(nb)
+    found = _by_cells(nb)
+    if found is not None:
+        if claimed is not None and claimed != found:
+            raise NotebookError(
+                f"{path}: its metadata names the assignment {claimed!r}, but its cells are "
+                f"those of {found!r}: refused"
+            )
+        return found
+    for guess in (claimed, path.stem, _by_functions(nb)):
+        if guess in ASSIGNMENTS:
+            return guess
     known = ", ".join(ASSIGNMENTS)
     raise NotebookError(
         f"{path}: cannot tell which assignment this notebook is (no nbgrader metadata naming "

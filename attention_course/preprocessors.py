@@ -99,6 +99,8 @@ def cell_feedback(report: GradeReport, function: str, extra: list[str] = ()) -> 
                 f"NOTE the cell {err['cell_id']!r} raised {err['error_type']}: "
                 f"{err['error_message']}"
             )
+    if report.unsandboxed:
+        lines.append(f"NOTE {UNSANDBOXED_NOTE}")
     lines += [f"NOTE {line}" for line in extra]
     return "\n".join(lines) + "\n"
 
@@ -131,7 +133,7 @@ class GradeOutOfKernel(NbGraderPreprocessor):
                 functions=sorted(set(cells.values())),
                 hide=graded_course(Path(resources.get("metadata", {}).get("path") or ".")),
             )
-        extra = [UNSANDBOXED_NOTE] if report.unsandboxed else []
+        extra = []
         died = resources.get("attention_course", {}).get("kernel_died")
         if died:
             extra.append(

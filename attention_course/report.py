@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from attention_course.grading import GradeReport
-from attention_course.preprocessors import cell_feedback
+from attention_course.preprocessors import UNSANDBOXED_NOTE, cell_feedback
 
 
 def function_table(report: GradeReport, verbose: bool = True) -> str:
@@ -19,6 +19,8 @@ def function_table(report: GradeReport, verbose: bool = True) -> str:
                 lines += ["", cell_feedback(report, name).rstrip()]
     for note in report.notes:
         lines.append(f"note: {note}")
+    if report.unsandboxed:
+        lines.append(f"note: {UNSANDBOXED_NOTE}")
     return "\n".join(lines)
 
 
@@ -27,7 +29,8 @@ def gradescope_results(report: GradeReport) -> dict:
     return {
         "score": report.score,
         "max_score": report.max_score,
-        "output": f"{report.assignment}: {report.score:g} / {report.max_score:g}",
+        "output": f"{report.assignment}: {report.score:g} / {report.max_score:g}"
+        + (f" ({UNSANDBOXED_NOTE})" if report.unsandboxed else ""),
         "tests": [
             {
                 "name": name,

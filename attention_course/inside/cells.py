@@ -281,6 +281,7 @@ def main():
         ok = ok and result.error_in_exec is None
         reply = {"op": "run", "status": "ok" if ok else "error", "interrupted": _alarm["fired"]}
         reply["outputs"] = [] if request.get("silent") else outputs.items
+        reply["seq"] = request.get("seq")
         _write_frame(replies, reply)
 
 

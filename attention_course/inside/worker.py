@@ -173,10 +173,12 @@ def main():
                 reply, out = {"op": "call", "status": "error", "error": _exception_record(exc)}, []
         else:
             return
+        reply["seq"] = request.get("seq")
         try:
             _write_frame(replies, reply, out)
         except wire.WireError as exc:  # e.g. a value the encoder let through by mistake
-            _write_frame(replies, {"op": op, "status": "error", "error": _exception_record(exc)})
+            error = {"op": op, "status": "error", "error": _exception_record(exc)}
+            _write_frame(replies, dict(error, seq=request.get("seq")))
 
 
 if __name__ == "__main__":
