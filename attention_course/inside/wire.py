@@ -48,7 +48,9 @@ def pack(header: dict, arrays: list[np.ndarray] = ()) -> bytes:
     """One frame: `header` (JSON-able) plus `arrays` listed under header["arrays"]."""
     specs, chunks, offset = [], [], 0
     for arr in arrays:
-        arr = np.ascontiguousarray(arr)
+        arr = np.asarray(arr)
+        if not arr.flags.c_contiguous:  # (np.ascontiguousarray would make 0-d arrays 1-d)
+            arr = arr.copy(order="C")
         if arr.dtype.kind not in ARRAY_KINDS or arr.dtype.itemsize > MAX_ITEMSIZE:
             raise WireError(f"cannot send an array of dtype {arr.dtype}")
         specs.append(_array_spec(arr, offset))
@@ -122,20 +124,20 @@ def _arrays(specs: object, payload: bytes, caps: Caps) -> list[np.ndarray]:
         if (
             not isinstance(shape, list)
             or len(shape) > 32
-            or not all(type(d) is int and 0 <= d <= caps.elements for d in shape)
+            or not all(type(d) is int and d >= 0 for d in shape)
             or type(offset) is not int
         ):
             raise WireError("malformed array shape")
         count = 1
         for d in shape:
-            count *= d
+            count = min(count * d, caps.elements + 1)  # never a huge number, whatever the dims
         total += count
         if total > caps.elements:
             raise WireError(f"arrays of more than {caps.elements} elements")
         size = count * dtype.itemsize
         if offset < 0 or offset + size > len(payload):
             raise WireError("array outside its frame")
-        arrays.append(np.frombuffer(payload, dtype, count, offset).reshape(shape).copy())
+        arrays.append(np.frombuffer(payload, dtype, count, offset).reshape(tuple(shape)).copy())
     return arrays
 
 

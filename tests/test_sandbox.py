@@ -1,0 +1,195 @@
+"""The sandbox's own parts: frames that cannot hurt the reader, deadlines the student cannot
+move, refusal where no sandbox can be made, and the doctor's report."""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import numpy as np
+import pytest
+
+from attention_course.assignments import COURSE_ROOT
+from attention_course.confined import Confined, Died
+from attention_course.inside import wire
+from attention_course.limits import DEFAULT, Limits
+from attention_course.sandbox import Call, run_program
+
+CAPS = wire.Caps(1 << 20, 1 << 20, 1000)
+
+
+def _frame(header: dict, payload: bytes = b"") -> bytes:
+    body = json.dumps(header).encode()
+    return wire.MAGIC + struct.pack("<IQ", len(body), len(payload)) + body + payload
+
+
+def _read(data: bytes):
+    r, w = os.pipe()
+    os.write(w, data)
+    os.close(w)
+    try:
+        return wire.read_frame(r, CAPS, time.monotonic() + 5)
+    finally:
+        os.close(r)
+
+
+def test_frames_round_trip():
+    arrays = [np.arange(6.0).reshape(2, 3), np.array([True, False]), np.array(3 + 4j)]
+    header, got = _read(wire.pack({"op": "x", "n": 1}, arrays))
+    assert header["op"] == "x" and header["n"] == 1
+    for a, b in zip(arrays, got, strict=True):
+        assert a.dtype == b.dtype and np.array_equal(a, b)
+
+
+@pytest.mark.parametrize(
+    "data, words",
+    [
+        # 10**10 float64s declared in 8 bytes: refused before anything is allocated
+        (
+            _frame(
+                {"arrays": [{"dtype": "<f8", "shape": [100000, 100000], "offset": 0}]}, b"\0" * 8
+            ),
+            "elements",
+        ),
+        # a pickled object where numbers should be
+        (
+            _frame({"arrays": [{"dtype": "|O", "shape": [1], "offset": 0}]}, b"\0" * 8),
+            "not plain numbers",
+        ),
+        (_frame({"arrays": [{"dtype": "<f8", "shape": [2], "offset": 0}]}, b"\0" * 8), "outside"),
+        (_frame({"arrays": [{"dtype": "<f8", "shape": [-1], "offset": 0}]}, b"\0" * 8), "shape"),
+        (_frame({"arrays": "no"}), "malformed"),
+        (b"ACW0" + b"\0" * 12, "not a frame"),
+        (wire.MAGIC + struct.pack("<IQ", 1 << 30, 0), "byte limit"),
+        (wire.MAGIC + struct.pack("<IQ", 2, 0) + b"[]", "malformed"),
+    ],
+)
+def test_hostile_frames_are_refused(data, words):
+    with pytest.raises(wire.WireError, match=words):
+        _read(data)
+
+
+def test_a_cut_frame_is_a_closed_channel():
+    with pytest.raises(wire.Closed):
+        _read(_frame({"op": "x"})[:-3])
+
+
+def _worker(limits: Limits = DEFAULT) -> Confined:
+    worker = Confined("worker.py", {}, limits)
+    worker.start(time.monotonic() + 60)
+    return worker
+
+
+def test_a_reply_trickled_byte_by_byte_does_not_move_the_deadline():
+    """A frame's start, then one byte at a time: the deadline stays where it was."""
+    trickle = (
+        "import os, struct, time\n"
+        "start = b'ACW1' + struct.pack('<IQ', 1000, 0)\n"
+        "for fd in range(3, 20):\n"
+        "    try:\n"
+        "        os.write(fd, start)\n"
+        "    except OSError:\n"
+        "        continue\n"
+        "    for _ in range(1000):\n"
+        "        os.write(fd, b' '); time.sleep(0.02)\n"
+    )
+    with _worker() as worker:
+        start = time.monotonic()
+        with pytest.raises(Died, match="stopped after 1 s"):
+            worker.request({"op": "cell", "id": "x", "source": trickle, "timeout": 1}, timeout=1)
+        assert time.monotonic() - start < 1 + DEFAULT.grace + 1
+
+
+def test_a_forged_reply_kills_the_worker():
+    forge = (
+        "import json, os, struct\n"
+        "body = json.dumps({'op': 'cell', 'error': None, 'seq': 99}).encode()\n"
+        "frame = b'ACW1' + struct.pack('<IQ', len(body), 0) + body\n"
+        "for fd in range(3, 20):\n"
+        "    try:\n"
+        "        os.write(fd, frame)\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "import time; time.sleep(30)\n"
+    )
+    with _worker() as worker:
+        with pytest.raises(Died, match="no request"):
+            worker.request({"op": "cell", "id": "x", "source": forge, "timeout": 5}, timeout=5)
+
+
+HANG = """
+import signal, time
+def f{i}(x):
+    signal.signal(signal.SIGALRM, signal.SIG_IGN)  # ignore the alarm: the worker is killed
+    time.sleep(60)
+"""
+
+
+def test_a_submission_has_one_deadline_for_all_its_workers():
+    """Each function kills its worker; fresh workers go on, never past the submission's time."""
+    limits = Limits(submission_timeout=4.0, call_timeout=1.0, grace=1.0, max_restarts=100)
+    cells = [(f"f{i}", HANG.format(i=i)) for i in range(10)]
+    calls = [Call(f"f{i}#0", f"f{i}", (i,)) for i in range(10)]
+    start = time.monotonic()
+    run = run_program(cells, calls, limits)
+    assert time.monotonic() - start < limits.submission_timeout + limits.grace + 2
+    assert run.outcomes["f0#0"].status == "timeout"
+    assert run.outcomes["f9#0"].detail == "not run: the submission used up its 4 s"
+
+
+def test_a_result_too_large_to_grade_is_refused_in_the_worker():
+    limits = Limits(result_elements=1000)
+    cells = [("f", "import numpy as np\ndef f(n):\n    return np.zeros(n)\n")]
+    run = run_program(cells, [Call("small", "f", (10,)), Call("large", "f", (10**6,))], limits)
+    assert run.outcomes["small"].status == "ok"
+    assert run.outcomes["large"].status == "unreadable"
+    assert "too large to grade" in run.outcomes["large"].detail
+
+
+def _check(path: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "attention_course.cli", "check", str(path), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=COURSE_ROOT,
+    )
+
+
+def test_no_sandbox_no_grading(tmp_path):
+    notebook = COURSE_ROOT / "release" / "attention_basics" / "attention_basics.ipynb"
+    env = dict(os.environ, PATH=str(tmp_path))  # no bwrap anywhere on it
+    proc = _check(notebook, env=env)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+    assert "bubblewrap" in proc.stderr and "--unsandboxed" in proc.stderr
+    proc = _check(notebook, "--unsandboxed", env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "UNSANDBOXED" in proc.stdout
+
+
+def test_check_refuses_a_notebook_that_claims_another_assignment(tmp_path):
+    nb = nbformat.read(COURSE_ROOT / "release" / "masks_and_heads" / "masks_and_heads.ipynb", 4)
+    nb.metadata["attention_course"] = {"assignment": "attention_basics"}
+    path = tmp_path / "attention_basics.ipynb"
+    nbformat.write(nb, path)
+    proc = _check(path)
+    assert proc.returncode == 2
+    assert "masks_and_heads" in proc.stderr and "refused" in proc.stderr
+
+
+def test_doctor_finds_every_guarantee_holds():
+    proc = subprocess.run(
+        [sys.executable, "-m", "attention_course.cli", "doctor"], capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("  ")]
+    names = {ln.split()[1] for ln in lines}
+    assert {"sandbox", "unprivileged", "course", "no", "read-only", "private"} <= names
+    assert all(ln.startswith("  ok") for ln in lines)
