@@ -187,4 +187,7 @@ def run_scores(args: argparse.Namespace) -> int:
 def run_demo(args: argparse.Namespace) -> int:
     from attention_course.demo import run_demo as demo
 
-    return demo()
+    try:
+        return demo()
+    except SandboxUnavailable as exc:
+        raise UserError(str(exc)) from None

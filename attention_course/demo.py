@@ -6,6 +6,7 @@ import shutil
 import time
 from pathlib import Path
 
+from attention_course import jail
 from attention_course.assignments import ASSIGNMENTS, COURSE_ROOT, grade_cell_id
 from attention_course.cli import main as cli_main
 from attention_course.course import (
@@ -48,6 +49,8 @@ def grade_sample_class(
 
 def run_demo(root: Path = COURSE_ROOT) -> int:
     start = time.monotonic()
+    status = jail.require()  # no sandbox, no grading: say so before anything else
+    print(f"0. student code runs in a sandbox: {status.detail}")
     print("1. releasing every assignment in source/ into release/ ...")
     for name in release(root=root):
         print(f"   release/{name}/")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Set up this course on a fresh machine: bubblewrap (sandbox for student code, where apt-get can
-# install it), a virtual environment in .venv, and this package with its dependencies.
+# Set up this course on a fresh machine: bubblewrap (the sandbox for student code, where apt-get
+# can install it), a virtual environment in .venv, and this package with its dependencies.
 # Safe to run again: it only installs what changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,9 +9,9 @@ if ! command -v bwrap >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "setup: installing bubblewrap (sandbox for student code) ..."
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap) \
-      >/dev/null 2>&1 || echo "setup: warning: bubblewrap could not be installed; student code will run without file-system isolation"
+      >/dev/null 2>&1 || echo "setup: warning: bubblewrap could not be installed; grading refuses to run student code until it is (apt-get install bubblewrap)"
   else
-    echo "setup: warning: bubblewrap (bwrap) is not installed; student code will run without file-system isolation"
+    echo "setup: warning: bubblewrap (bwrap) is not installed; grading refuses to run student code until it is (apt-get install bubblewrap)"
   fi
 fi
 

@@ -1,0 +1,81 @@
+"""How fast and how large grading a class is: prints figures, asserts nothing.
+
+    python benchmarks/class_grading.py [--students N] [--jobs 1 2]
+
+A class of N submissions of attention_basics (a third the instructor's solution, a third partly
+wrong, a third untouched stubs) is autograded with nbgrader into a fresh course copy, once per
+job count. For each run it prints the wall time, submissions per minute, the CPU-seconds per
+submission (this process and every process it started), and the peak resident memory of the
+largest single grading process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from attention_course.course import autograde_many, release  # noqa: E402
+from attention_course.samples import sample_notebooks  # noqa: E402
+from tests.conftest import copy_course  # noqa: E402
+
+ASSIGNMENT = "attention_basics"
+
+
+def write_class(root: Path, count: int, prefix: str) -> list[str]:
+    samples = sample_notebooks(ASSIGNMENT, root)
+    kinds = ["demo-instructor", "demo-partial", "demo-stub"]
+    students = []
+    for i in range(count):
+        student = f"{prefix}-{i:03d}"
+        folder = root / "submitted" / student / ASSIGNMENT
+        folder.mkdir(parents=True)
+        nbformat.write(samples[kinds[i % 3]], folder / f"{ASSIGNMENT}.ipynb")
+        students.append(student)
+    return students
+
+
+def cpu_seconds() -> float:
+    total = 0.0
+    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
+        usage = resource.getrusage(who)
+        total += usage.ru_utime + usage.ru_stime
+    return total
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--students", type=int, default=24, help="submissions in the class")
+    parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2], help="job counts to run")
+    args = parser.parse_args()
+    print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}")
+    print(f"class: {args.students} submissions of {ASSIGNMENT} (correct, partly wrong, stubs)")
+    with tempfile.TemporaryDirectory() as tmp:
+        for jobs in args.jobs:
+            root = copy_course(Path(tmp) / f"course-{jobs}")
+            release(root=root)
+            students = write_class(root, args.students, f"s{jobs}")
+            cpu = cpu_seconds()
+            start = time.perf_counter()
+            results = autograde_many(ASSIGNMENT, students, root, jobs=jobs)
+            wall = time.perf_counter() - start
+            cpu = cpu_seconds() - cpu
+            failed = [s for s, r in results.items() if not r.get("success")]
+            peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+            print(
+                f"jobs={jobs}: {wall:6.1f} s, {60 * len(students) / wall:5.1f} per minute, "
+                f"{cpu / len(students):4.2f} CPU-s per submission, "
+                f"peak process {peak:5.0f} MB" + (f", FAILED: {failed}" if failed else "")
+            )
+
+
+if __name__ == "__main__":
+    main()
