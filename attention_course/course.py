@@ -185,7 +185,7 @@ def failure_reason(result: dict) -> str:
     log = (result.get("log") or "") + (result.get("error") or "")
     if "JSONDecodeError" in log or "NotJSONError" in log or "not valid JSON" in log:
         return "not graded: the notebook is not valid JSON"
-    for marker in ("SubmissionRefused: ", "SandboxUnavailable: "):
+    for marker in ("SubmissionRefused: ", "SandboxUnavailable: ", "GradingError: "):
         if marker in log:
             return "not graded: " + log.split(marker)[-1].splitlines()[0][:300]
     errors = _error_lines(result)

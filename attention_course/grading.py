@@ -129,17 +129,27 @@ def grade_file(
             text=True,
             preexec_fn=_grader_limits,
         )
-        if proc.returncode not in (0, 1) or not report_path.exists():
+        try:
+            raw = json.loads(report_path.read_text())
+            faults, tests = list(raw["faults"]), list(raw["tests"])
+        except (OSError, ValueError, KeyError, TypeError):
+            raw, faults, tests = None, [], []
+        if raw is None or proc.returncode not in (0, 1) or faults:
             tail = (proc.stdout + proc.stderr).strip().splitlines()[-15:]
-            raise GradingError("the graders did not run:\n" + "\n".join(tail))
-        raw = json.loads(report_path.read_text())
+            raise GradingError(
+                "the graders failed on this submission (not the student's fault): "
+                + "; ".join(faults[:5] or tail[-1:] or ["no report"])
+            )
     scores = {f: FunctionScore(f) for f in wanted}
-    for t in raw["tests"]:
+    for t in tests:
         scores[t["function"]].tests.append(
             TestResult(
                 t["test"], t["description"], float(t["points"]), bool(t["passed"]), t["message"]
             )
         )
+    untested = [f for f, score in scores.items() if not score.tests]
+    if untested:
+        raise GradingError(f"no grader test ran for {', '.join(untested)}")
     return GradeReport(assignment, scores, raw["cell_errors"], raw["notes"], unsandboxed)
 
 

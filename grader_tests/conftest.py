@@ -18,6 +18,7 @@ from attention_course.sandbox import Limits, run_program
 from grader_tests import harness
 
 _RESULTS = pytest.StashKey[list]()  # one dict per grader test run
+_FAULTS = pytest.StashKey[list]()  # what went wrong in the graders themselves
 _RUN = pytest.StashKey[object]()  # the ProgramRun of the submission
 
 
@@ -90,6 +91,9 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """A grader test's result for the report. Only the grader's own `Fail` is a student
+    outcome; anything else it raises (a grader bug, a worker that could not start) is a fault
+    of grading, reported as such and never turned into points or a zero."""
     report = yield
     if report.when == "call" or (report.when == "setup" and report.failed):
         message = ""
@@ -98,10 +102,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
             if isinstance(exc, harness.Fail):
                 message = str(exc)
             else:
-                message = (
-                    "the grader could not check this "
-                    f"({type(exc).__name__}); please tell your instructor"
-                )
+                text = str(exc).strip().splitlines()
+                fault = f"{item.nodeid}: {type(exc).__name__}: {text[0] if text else ''}"
+                item.config.stash.setdefault(_FAULTS, []).append(fault[:500])
         results = item.config.stash.setdefault(_RESULTS, [])
         results.append(
             {
@@ -116,12 +119,24 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     return report
 
 
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    if report.failed:  # a grader file that does not import
+        _session_faults.append(f"{report.nodeid}: could not be collected")
+
+
+_session_faults: list[str] = []
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     path = session.config.getoption("--report")
     if not path:
         return
     run = session.config.stash.get(_RUN, None)
+    faults = _session_faults + session.config.stash.get(_FAULTS, [])
+    if exitstatus not in (0, 1):
+        faults.append(f"pytest ended with exit status {int(exitstatus)}")
     report = {
+        "faults": faults,
         "tests": session.config.stash.get(_RESULTS, []),
         "cell_errors": [vars(c) for c in run.cell_errors] if run else [],
         "notes": run.notes if run else [],
