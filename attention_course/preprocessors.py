@@ -16,6 +16,7 @@ import re
 import sys
 import tempfile
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 import nbformat
@@ -29,6 +30,9 @@ from attention_course.assignments import SETUP_CELL_ID, graded_course
 from attention_course.grading import GradeReport, grade_file
 
 GRADER_LINE = re.compile(r"^# grader: grader_tests/test_(\w+)\.py\s*$", re.MULTILINE)
+# Key of the grade cell's score output metadata that holds the grader tests behind the score
+# (test, description, points, passed, message each), for class reports.
+RECORD_KEY = "attention_course"
 
 
 class SandboxedKernelManager(AsyncKernelManager):
@@ -158,6 +162,7 @@ class GradeOutOfKernel(NbGraderPreprocessor):
             cell = nb.cells[index]
             points = float(cell.metadata["nbgrader"].get("points", 0))
             score = cell_score(points, report, function)
+            tests = [asdict(t) for t in report.functions[function].tests]
             cell.outputs = [
                 nbformat.v4.new_output(
                     "stream", name="stdout", text=cell_feedback(report, function, extra)
@@ -165,6 +170,7 @@ class GradeOutOfKernel(NbGraderPreprocessor):
                 nbformat.v4.new_output(
                     "execute_result",
                     data={"text/plain": repr(score)},
+                    metadata={RECORD_KEY: {"tests": tests}},
                     execution_count=cell.get("execution_count"),
                 ),
             ]
