@@ -17,7 +17,12 @@ from attention_course.course import (
     release,
 )
 from attention_course.report import class_table
-from attention_course.samples import SAMPLE_STUDENTS, write_quiz_responses, write_submissions
+from attention_course.samples import (
+    QUIZ_ASSIGNMENT,
+    SAMPLE_STUDENTS,
+    write_quiz_responses,
+    write_submissions,
+)
 
 
 def _clear_demo_students(root: Path) -> None:
@@ -29,19 +34,21 @@ def _clear_demo_students(root: Path) -> None:
 def grade_sample_class(
     root: Path = COURSE_ROOT, jobs: int = DEFAULT_JOBS
 ) -> dict[str, dict[str, dict]]:
-    """Write every sample student's submissions, autograde them and write their feedback.
+    """Write every sample student's submissions (both assignments and the graded quiz),
+    autograde them and write their feedback.
 
     Returns nbgrader's result per assignment and student. The hostile students, who try to
     rewrite everybody's grades, are graded after all the others.
     """
-    pairs = [(a, s) for a in ASSIGNMENTS for s in write_submissions(a, root)]
+    assignments = [*ASSIGNMENTS, QUIZ_ASSIGNMENT]
+    pairs = [(a, s) for a in assignments for s in write_submissions(a, root)]
     hostile = [p for p in pairs if p[1] == "demo-hostile"]
     graded = autograde_pairs([p for p in pairs if p not in hostile], root, jobs)
     graded.update(autograde_pairs(hostile, root, jobs))
-    results: dict[str, dict[str, dict]] = {a: {} for a in ASSIGNMENTS}
+    results: dict[str, dict[str, dict]] = {a: {} for a in assignments}
     for (assignment, student), result in graded.items():
         results[assignment][student] = result
-    for assignment in ASSIGNMENTS:
+    for assignment in assignments:
         generate_feedback(assignment, "*", root)
     return results
 
