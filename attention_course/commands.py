@@ -1,4 +1,5 @@
-"""The subcommands of `attention-course` (release, check, autograde, scores, demo)."""
+"""The subcommands of `attention-course` (release, check, autograde, scores, report, gradescope,
+demo)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,10 @@ import argparse
 import json
 from pathlib import Path
 
-from attention_course.assignments import ASSIGNMENTS, grade_cell_id
+from attention_course.assignments import ASSIGNMENTS, COURSE_ROOT, grade_cell_id
 from attention_course.course import DEFAULT_JOBS
 from attention_course.errors import UserError
+from quiz.defaults import GRADED_ASSIGNMENT as QUIZ_ASSIGNMENT
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
@@ -72,6 +74,56 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("scores", help="print the gradebook's scores for an assignment")
     p.add_argument("assignment", choices=sorted(ASSIGNMENTS))
     p.set_defaults(run=run_scores)
+
+    p = sub.add_parser(
+        "report",
+        help="the class report: score spread, each function's mean, every test's pass rate",
+        description="Read the gradebook (nothing is graded again) and write the class report "
+        "of an assignment: the score distribution, each graded function's mean and spread, "
+        "and every grader test's pass rate, most failed first, with what its failures said "
+        "(the misconception the hint names). For the graded quiz: each question, and the "
+        "quiz's item analysis. Writes report.md, scores.csv, pass_rates.csv and report.png, "
+        "and prints the Markdown.",
+    )
+    p.add_argument("assignment", choices=sorted([*ASSIGNMENTS, QUIZ_ASSIGNMENT]))
+    p.add_argument(
+        "--course",
+        type=Path,
+        default=COURSE_ROOT,
+        metavar="DIR",
+        help="the course folder (default: this repository)",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="folder for the files (default: DIR/reports/ASSIGNMENT/)",
+    )
+    p.set_defaults(run=run_report)
+
+    p = sub.add_parser(
+        "gradescope",
+        help="build a Gradescope autograder zip for an assignment",
+        description="Build a Gradescope autograder (setup.sh, run_autograder, the graders, the "
+        "reference and this package) that grades a submitted notebook with the same graders "
+        "and sandbox as `check` and always writes results.json. Upload the zip as the "
+        "autograder of a Gradescope programming assignment.",
+    )
+    p.add_argument("assignment", choices=sorted(ASSIGNMENTS))
+    p.add_argument(
+        "--out",
+        type=Path,
+        metavar="ZIP",
+        help="the zip to write (default: gradescope-ASSIGNMENT.zip in the current folder)",
+    )
+    p.add_argument(
+        "--course",
+        type=Path,
+        default=COURSE_ROOT,
+        metavar="DIR",
+        help="the course folder whose graders go in (default: this repository)",
+    )
+    p.set_defaults(run=run_gradescope)
 
     p = sub.add_parser(
         "demo",
@@ -151,3 +203,31 @@ def run_demo(args: argparse.Namespace) -> int:
     from attention_course.demo import run_demo as demo
 
     return demo()
+
+
+def run_report(args: argparse.Namespace) -> int:
+    from attention_course.class_report import ReportError, class_report, to_markdown, write_report
+
+    course = args.course.resolve()
+    out = args.out or course / "reports" / args.assignment
+    try:
+        report = class_report(args.assignment, course)
+        written = write_report(report, out)
+    except ReportError as exc:
+        raise UserError(str(exc)) from None
+    print(to_markdown(report))
+    print("Wrote " + ", ".join(str(p) for p in written))
+    return 0
+
+
+def run_gradescope(args: argparse.Namespace) -> int:
+    from attention_course.gradescope import AutograderError, build_autograder
+
+    out = args.out or Path(f"gradescope-{args.assignment}.zip")
+    try:
+        names = build_autograder(args.assignment, out, args.course.resolve())
+    except AutograderError as exc:
+        raise UserError(str(exc)) from None
+    print(f"Wrote {out} ({len(names)} files): upload it as the autograder of a Gradescope")
+    print(f"programming assignment; students submit {args.assignment}.ipynb.")
+    return 0
