@@ -241,12 +241,12 @@ def find_notebook(folder: Path, assignment: str) -> tuple[Path | None, str]:
         if ".ipynb_checkpoints" not in p.parts and p.is_file() and not p.is_symlink()
     )
     if not found:
-        return None, f"no notebook (.ipynb) in your submission: upload {expected}"
+        return None, f"No notebook (.ipynb) in your submission: upload {expected}."
     for path in found:
         if path.name == expected:
             return path, ""
     if len(found) == 1:
-        return found[0], f"graded {found[0].name} (this assignment's notebook is {expected})"
+        return found[0], f"Graded {found[0].name} (this assignment's notebook is {expected})."
     ids = {grade_cell_id(f) for f in get_assignment(assignment).graded}
     for path in found:
         try:
@@ -255,8 +255,8 @@ def find_notebook(folder: Path, assignment: str) -> tuple[Path | None, str]:
             continue
         names = {c.get("metadata", {}).get("nbgrader", {}).get("grade_id") for c in cells}
         if ids <= names:
-            return path, f"graded {path.name}, the notebook of {assignment} among {len(found)}"
-    return found[0], f"graded {found[0].name}, the first of {len(found)} notebooks"
+            return path, f"Graded {path.name}: of {len(found)} notebooks, the one of {assignment}."
+    return found[0], f"Graded {found[0].name}, the first of {len(found)} notebooks."
 
 
 def grade_submission(root: Path, config: dict) -> dict:
@@ -268,7 +268,7 @@ def grade_submission(root: Path, config: dict) -> dict:
     assignment = config["assignment"]
     path, note = find_notebook(root / "submission", assignment)
     if path is None:
-        return failure_result(config, note[0].upper() + note[1:] + ".")
+        return failure_result(config, note)
     shown = path.relative_to(root / "submission")
     try:
         read_notebook(path)
@@ -304,6 +304,7 @@ def run(root: Path) -> int:
     code, config = 0, None
     try:
         config = json.loads((root / "source" / CONFIG).read_text())
+        print("grading code:", COURSE_ROOT)
         print("sandbox:", "bubblewrap" if bwrap_path() else "NONE (limits only)", flush=True)
         results = grade_submission(root, config)
     except BaseException:  # noqa: BLE001 - whatever goes wrong, Gradescope gets a result
