@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 from attention_course.assignments import ASSIGNMENTS, COURSE_ROOT, grade_cell_id
+from attention_course.class_report import class_report, write_report
 from attention_course.cli import main as cli_main
 from attention_course.course import (
     DEFAULT_JOBS,
@@ -88,6 +89,16 @@ def run_demo(root: Path = COURSE_ROOT) -> int:
             str(quiz_dir / "grades.csv"),
         ]
     )
+    print()
+    print("6. class reports from the gradebook (Markdown, CSV and a figure in reports/); the")
+    print("   three most failed grader tests or questions of each:")
+    for assignment in [*ASSIGNMENTS, QUIZ_ASSIGNMENT]:
+        report = class_report(assignment, root)
+        written = write_report(report, root / "reports" / assignment)
+        print(f"   {written[0]}: mean {report.mean:.3g} / {report.max_score:g}")
+        for item in report.items[:3]:
+            pending = f" ({item.pending} to grade by hand)" if item.pending else ""
+            print(f"     {item.passed}/{item.graded} passed{pending}  {item.group}: {item.item}")
     print()
     print(f"Feedback: {root / 'feedback'}   Gradebook: {root / 'gradebook.db'}")
     print(f"Done in {time.monotonic() - start:.0f} s.")
