@@ -64,21 +64,28 @@ def _gradebook(root: Path):
 
 
 def _records(path: Path) -> dict[str, dict]:
-    """grade cell id -> the record in its score output, for one autograded notebook."""
+    """grade cell id -> the record in its score output, for one autograded notebook (an id on
+    more than one cell is ignored)."""
     try:
         nb = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        cells = [c for c in nb["cells"] if isinstance(c, dict)]
+    except (OSError, ValueError, KeyError, TypeError):
         return {}
-    found = {}
-    for cell in nb.get("cells", []) if isinstance(nb, dict) else []:
-        meta = cell.get("metadata", {}).get("nbgrader", {})
+    found: dict[str, dict] = {}
+    seen: Counter = Counter()
+    for cell in cells:
+        meta = cell.get("metadata")
+        meta = meta.get("nbgrader") if isinstance(meta, dict) else None
         if not (isinstance(meta, dict) and meta.get("grade") and meta.get("grade_id")):
             continue
-        for out in cell.get("outputs", []):
-            record = out.get("metadata", {}).get(RECORD_KEY) if isinstance(out, dict) else None
-            if out.get("output_type") == "execute_result" and isinstance(record, dict):
-                found[meta["grade_id"]] = record
-    return found
+        seen[str(meta["grade_id"])] += 1
+        for out in cell.get("outputs") or []:
+            if not isinstance(out, dict) or out.get("output_type") != "execute_result":
+                continue
+            record = out.get("metadata", {}).get(RECORD_KEY)
+            if isinstance(record, dict):
+                found[str(meta["grade_id"])] = record
+    return {cid: record for cid, record in found.items() if seen[cid] == 1}
 
 
 def read_class(assignment: str, root: Path = COURSE_ROOT) -> list[Submission]:
@@ -362,7 +369,9 @@ def histogram(totals: list[float], max_score: float, bins: int = BINS) -> list[i
 
 
 def _cell(text: str) -> str:
-    return " ".join(str(text).split()).replace("|", "\\|")
+    """Text for a Markdown table cell (messages quote student code: no HTML, no `|`)."""
+    text = " ".join(str(text).split())
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
 
 
 def _hints(item: ItemStats, top: int = TOP_HINTS) -> list[str]:

@@ -31,6 +31,10 @@ SUPPORT = ("__init__.py", "conftest.py", "harness.py", "reference.py")  # of gra
 # The documented keys of results.json (https://gradescope-autograders.readthedocs.io/en/latest/specs/)
 RESULT_KEYS = {"score", "execution_time", "output", "visibility", "stdout_visibility", "extra_data"}
 TEST_KEYS = {"score", "max_score", "status", "name", "number", "output", "tags", "visibility"}
+TIMED_OUT = (
+    "Grading your notebook took too long and was stopped: does some code loop forever or run "
+    "far too long when the notebook is run from the top?"
+)
 INTERNAL_ERROR = (
     "Your notebook could not be graded because of a problem on the grading side, not in your "
     "notebook. Your instructor can see the details; please tell them."
@@ -94,12 +98,21 @@ RESULTS="$ROOT/results/results.json"
 mkdir -p "$ROOT/results"
 rm -f "$RESULTS"
 cd "$ROOT" || exit 0
-PYTHONPATH="$ROOT/source/@COURSE@" "$PYTHON" -m attention_course.gradescope --root "$ROOT"
-if [ ! -s "$RESULTS" ]; then  # Python itself could not run
-  echo "run_autograder: the grading program did not write $RESULTS; writing a zero result"
-  cat > "$RESULTS" <<'JSON'
+# Stopped before Gradescope's own time limit (10 minutes unless set), so a result is written.
+PYTHONPATH="$ROOT/source/@COURSE@" timeout --kill-after=10 "${ATTENTION_COURSE_TIMEOUT:-480}" \
+  "$PYTHON" -m attention_course.gradescope --root "$ROOT"
+status=$?
+if [ ! -s "$RESULTS" ]; then  # the grading program could not run, or ran out of time
+  echo "run_autograder: the grading program ended with status $status without writing $RESULTS"
+  if [ "$status" = 124 ] || [ "$status" = 137 ]; then
+    cat > "$RESULTS" <<'JSON'
+@TIMED_OUT@
+JSON
+  else
+    cat > "$RESULTS" <<'JSON'
 @FALLBACK@
 JSON
+  fi
 fi
 exit 0
 """
@@ -155,6 +168,7 @@ def autograder_files(assignment: str, root: Path = COURSE_ROOT) -> dict[str, byt
     spec = get_assignment(assignment)
     config = {"assignment": assignment, "points": points(assignment, root)}
     fallback = json.dumps(failure_result(config, INTERNAL_ERROR))
+    timed_out = json.dumps(failure_result(config, TIMED_OUT))
     files = {
         CONFIG: json.dumps(config, indent=1) + "\n",
         "setup.sh": _fill(SETUP_SH, VENV=VENV, COURSE=COURSE_DIR),
@@ -165,6 +179,7 @@ def autograder_files(assignment: str, root: Path = COURSE_ROOT) -> dict[str, byt
             VENV=VENV,
             COURSE=COURSE_DIR,
             FALLBACK=fallback,
+            TIMED_OUT=timed_out,
         ),
         "requirements.txt": requirements(root),
     }
@@ -314,7 +329,7 @@ def run(root: Path) -> int:
         else:
             results = {"score": 0.0, "output": INTERNAL_ERROR, "stdout_visibility": "hidden"}
         code = 1
-    results["execution_time"] = round(time.monotonic() - start, 1)
+    results["execution_time"] = round(time.monotonic() - start)
     out = root / "results" / "results.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     part = out.with_suffix(".json.part")

@@ -197,7 +197,16 @@ def test_python_that_cannot_start_still_writes_results(autograder_zip, tmp_path,
     )
     results, stdout = run_autograder(root, ATTENTION_COURSE_PYTHON=str(tmp_path / "no-python"))
     assert results["score"] == 0 and "problem on the grading side" in results["output"]
-    assert "did not write" in stdout
+    assert "ended with status 127 without writing" in stdout
+
+
+def test_grading_that_runs_out_of_time_still_writes_results(autograder_zip, tmp_path, notebooks):
+    root = stand_in_root(
+        autograder_zip, tmp_path, {f"{ASSIGNMENT}.ipynb": notebooks["demo-partial"]}
+    )
+    results, stdout = run_autograder(root, ATTENTION_COURSE_TIMEOUT="0.5")
+    assert results["score"] == 0 and "took too long" in results["output"]
+    assert "status 124" in stdout
 
 
 def test_output_teaches_without_grader_code_or_reference(autograder_zip, tmp_path, notebooks):
