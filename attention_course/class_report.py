@@ -190,6 +190,28 @@ def _most_failed_first(items: list[ItemStats]) -> list[ItemStats]:
     return sorted(items, key=lambda t: (not t.graded, t.pass_rate, -t.points, order[id(t)]))
 
 
+TEST_FIELDS = {
+    "test": str,
+    "description": str,
+    "points": (int, float),
+    "passed": bool,
+    "message": str,
+}
+
+
+def _readable(tests: object) -> bool:
+    """A record's tests: a non-empty list of {test, description, points, passed, message}."""
+    return (
+        isinstance(tests, list)
+        and bool(tests)
+        and all(
+            isinstance(t, dict)
+            and all(isinstance(t.get(k), kind) for k, kind in TEST_FIELDS.items())
+            for t in tests
+        )
+    )
+
+
 def _consistent(record_tests: list[dict], cell: Cell) -> bool:
     """Do the recorded tests give the score the gradebook holds (as cell_score computes it)?"""
     total = sum(float(t["points"]) for t in record_tests)
@@ -206,12 +228,14 @@ def function_report(assignment: str, subs: list[Submission]) -> ClassReport:
     for function in functions:
         cid = grade_cell_id(function)
         points = next((s.cells[cid].max_score for s in subs if cid in s.cells), 0.0)
-        groups.append(GroupStats(function, points, [s.cells[cid].score for s in subs]))
+        groups.append(
+            GroupStats(function, points, [s.cells[cid].score for s in subs if cid in s.cells])
+        )
         for sub in subs:
             tests = sub.records.get(cid, {}).get("tests")
-            if not sub.autograded:
+            if not sub.autograded or cid not in sub.cells:
                 continue
-            if not isinstance(tests, list) or not tests:
+            if not _readable(tests):
                 notes.append(f"{sub.student}: no recorded tests for {function} (autograde again)")
                 continue
             if not _consistent(tests, sub.cells[cid]):

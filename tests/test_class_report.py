@@ -16,6 +16,7 @@ import pytest
 from attention_course.assignments import ASSIGNMENTS, grade_cell_id
 from attention_course.class_report import class_report, histogram, read_class
 from attention_course.course import _gradebook, gradebook_scores
+from attention_course.preprocessors import RECORD_KEY
 from attention_course.samples import PARTIAL, QUIZ_ASSIGNMENT
 from quiz.checking import grade
 from quiz.defaults import GRADED_QUIZZES
@@ -168,7 +169,7 @@ def test_cli_writes_markdown_csv_and_png(graded_class, tmp_path):
     assert text == proc.stdout.split("\nWrote ")[0]
 
 
-def test_a_manual_grade_leaves_that_record_out(graded_class, tmp_path):
+def test_records_that_disagree_with_the_gradebook_are_left_out(graded_class, tmp_path):
     root, _ = graded_class
     copy = tmp_path / "course"
     shutil.copytree(root, copy, ignore=shutil.ignore_patterns("feedback", "submitted"))
@@ -176,11 +177,22 @@ def test_a_manual_grade_leaves_that_record_out(graded_class, tmp_path):
         grade_ = gb.find_grade("softmax_tests", "attention_basics", "attention_basics", "demo-stub")
         grade_.manual_score = 4.0
         gb.db.commit()
+    # and a record that is not what grading writes (say, edited by hand) is not read
+    path = copy / "autograded" / "demo-partial" / "attention_basics" / "attention_basics.ipynb"
+    nb = json.loads(path.read_text())
+    for cell in nb["cells"]:
+        if cell["metadata"].get("nbgrader", {}).get("grade_id") == "create_qkv_tests":
+            result = next(o for o in cell["outputs"] if o["output_type"] == "execute_result")
+            result["metadata"][RECORD_KEY]["tests"] = [{"test": "forged", "passed": True}]
+    path.write_text(json.dumps(nb))
     report = class_report("attention_basics", copy)
     assert report.totals["demo-stub"] == 4.0
+    assert len(report.notes) == 2
     assert any("demo-stub" in note and "softmax" in note for note in report.notes)
-    softmax = [t for t in report.items if t.group == "softmax"]
-    assert all(t.graded == len(AUTOGRADED) - 1 for t in softmax)
+    assert any("demo-partial: no recorded tests for create_qkv" in n for n in report.notes)
+    for item in report.items:
+        left_out = item.group in ("softmax", "create_qkv")
+        assert item.graded == len(AUTOGRADED) - left_out, item.item
 
 
 def test_bad_input_is_one_line(graded_class, tmp_path):
