@@ -85,7 +85,13 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "quiz's item analysis. Writes report.md, scores.csv, pass_rates.csv and report.png, "
         "and prints the Markdown.",
     )
-    p.add_argument("assignment", choices=sorted([*ASSIGNMENTS, QUIZ_ASSIGNMENT]))
+    choices = sorted([*ASSIGNMENTS, QUIZ_ASSIGNMENT])
+    p.add_argument(
+        "assignment",
+        choices=choices,
+        metavar="ASSIGNMENT",
+        help=f"one of: {', '.join(choices)} (the graded quiz)",
+    )
     p.add_argument(
         "--course",
         type=Path,
@@ -109,7 +115,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "and sandbox as `check` and always writes results.json. Upload the zip as the "
         "autograder of a Gradescope programming assignment.",
     )
-    p.add_argument("assignment", choices=sorted(ASSIGNMENTS))
+    p.add_argument(
+        "assignment",
+        choices=sorted(ASSIGNMENTS),
+        metavar="ASSIGNMENT",
+        help=f"one of: {', '.join(sorted(ASSIGNMENTS))}",
+    )
     p.add_argument(
         "--out",
         type=Path,
