@@ -217,7 +217,8 @@ def run_demo(args: argparse.Namespace) -> int:
 
 
 def run_report(args: argparse.Namespace) -> int:
-    from attention_course.class_report import ReportError, class_report, to_markdown, write_report
+    from attention_course.class_report import ReportError, class_report
+    from attention_course.report_files import to_markdown, write_report
 
     course = args.course.resolve()
     out = args.out or course / "reports" / args.assignment

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from attention_course.assignments import ASSIGNMENTS, COURSE_ROOT, grade_cell_id
-from attention_course.class_report import class_report, write_report
+from attention_course.class_report import class_report
 from attention_course.cli import main as cli_main
 from attention_course.course import (
     DEFAULT_JOBS,
@@ -18,6 +18,7 @@ from attention_course.course import (
     release,
 )
 from attention_course.report import class_table
+from attention_course.report_files import write_report
 from attention_course.samples import (
     QUIZ_ASSIGNMENT,
     SAMPLE_STUDENTS,

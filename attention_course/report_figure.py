@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from attention_course.class_report import BINS, ClassReport
+from attention_course.class_report import ClassReport
+from attention_course.report_files import BINS
 
 
 def write_figure(report: ClassReport, path: Path) -> None:
