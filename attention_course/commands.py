@@ -1,4 +1,5 @@
-"""The subcommands of `attention-course` (release, check, autograde, scores, demo)."""
+"""The subcommands of `attention-course` (release, check, autograde, scores, report, gradescope,
+demo)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,10 @@ import argparse
 import json
 from pathlib import Path
 
-from attention_course.assignments import ASSIGNMENTS, grade_cell_id
+from attention_course.assignments import ASSIGNMENTS, COURSE_ROOT, grade_cell_id
 from attention_course.course import DEFAULT_JOBS
 from attention_course.errors import SandboxUnavailable, UserError
+from quiz.defaults import GRADED_ASSIGNMENT as QUIZ_ASSIGNMENT
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
@@ -87,6 +89,73 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "outside /tmp); print every guarantee and whether it holds. Exit 0 when all hold.",
     )
     p.set_defaults(run=run_doctor)
+
+    p = sub.add_parser(
+        "report",
+        help="the class report: score spread, each function's mean, every test's pass rate",
+        description="Read the gradebook (nothing is graded again) and write the class report "
+        "of an assignment: the score distribution, each graded function's mean and spread, "
+        "and every grader test's pass rate, most failed first, with what its failures said "
+        "(the misconception the hint names). For the graded quiz: each question, and the "
+        "quiz's item analysis. Writes report.md, scores.csv, pass_rates.csv and report.png, "
+        "and prints the Markdown.",
+    )
+    choices = sorted([*ASSIGNMENTS, QUIZ_ASSIGNMENT])
+    p.add_argument(
+        "assignment",
+        choices=choices,
+        metavar="ASSIGNMENT",
+        help=f"one of: {', '.join(choices)} (the graded quiz)",
+    )
+    p.add_argument(
+        "--course",
+        type=Path,
+        default=COURSE_ROOT,
+        metavar="DIR",
+        help="the course folder (default: this repository)",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="folder for the files (default: DIR/reports/ASSIGNMENT/)",
+    )
+    p.set_defaults(run=run_report)
+
+    p = sub.add_parser(
+        "gradescope",
+        help="build a Gradescope autograder zip for an assignment",
+        description="Build a Gradescope autograder (setup.sh, run_autograder, the graders, the "
+        "reference and this package) that grades a submitted notebook with the same graders "
+        "and sandbox as `check` and always writes results.json. Upload the zip as the "
+        "autograder of a Gradescope programming assignment.",
+    )
+    p.add_argument(
+        "assignment",
+        choices=sorted(ASSIGNMENTS),
+        metavar="ASSIGNMENT",
+        help=f"one of: {', '.join(sorted(ASSIGNMENTS))}",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        metavar="ZIP",
+        help="the zip to write (default: gradescope-ASSIGNMENT.zip in the current folder)",
+    )
+    p.add_argument(
+        "--course",
+        type=Path,
+        default=COURSE_ROOT,
+        metavar="DIR",
+        help="the course folder whose graders go in (default: this repository)",
+    )
+    p.add_argument(
+        "--unsandboxed",
+        action="store_true",
+        help="grade even where Gradescope's machine cannot make a sandbox (student code then "
+        "runs with limits only); every result says UNSANDBOXED",
+    )
+    p.set_defaults(run=run_gradescope)
 
     p = sub.add_parser(
         "demo",
@@ -191,3 +260,32 @@ def run_demo(args: argparse.Namespace) -> int:
         return demo()
     except SandboxUnavailable as exc:
         raise UserError(str(exc)) from None
+
+
+def run_report(args: argparse.Namespace) -> int:
+    from attention_course.class_report import ReportError, class_report
+    from attention_course.report_files import to_markdown, write_report
+
+    course = args.course.resolve()
+    out = args.out or course / "reports" / args.assignment
+    try:
+        report = class_report(args.assignment, course)
+        written = write_report(report, out)
+    except ReportError as exc:
+        raise UserError(str(exc)) from None
+    print(to_markdown(report))
+    print("Wrote " + ", ".join(str(p) for p in written))
+    return 0
+
+
+def run_gradescope(args: argparse.Namespace) -> int:
+    from attention_course.gradescope import AutograderError, build_autograder
+
+    out = args.out or Path(f"gradescope-{args.assignment}.zip")
+    try:
+        names = build_autograder(args.assignment, out, args.course.resolve(), args.unsandboxed)
+    except AutograderError as exc:
+        raise UserError(str(exc)) from None
+    print(f"Wrote {out} ({len(names)} files): upload it as the autograder of a Gradescope")
+    print(f"programming assignment; students submit {args.assignment}.ipynb.")
+    return 0

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from attention_course import jail
 from attention_course.assignments import ASSIGNMENTS, COURSE_ROOT, grade_cell_id
+from attention_course.class_report import class_report
 from attention_course.cli import main as cli_main
 from attention_course.course import (
     DEFAULT_JOBS,
@@ -18,7 +19,13 @@ from attention_course.course import (
     release,
 )
 from attention_course.report import class_table
-from attention_course.samples import SAMPLE_STUDENTS, write_quiz_responses, write_submissions
+from attention_course.report_files import write_report
+from attention_course.samples import (
+    QUIZ_ASSIGNMENT,
+    SAMPLE_STUDENTS,
+    write_quiz_responses,
+    write_submissions,
+)
 
 
 def _clear_demo_students(root: Path) -> None:
@@ -30,19 +37,21 @@ def _clear_demo_students(root: Path) -> None:
 def grade_sample_class(
     root: Path = COURSE_ROOT, jobs: int = DEFAULT_JOBS
 ) -> dict[str, dict[str, dict]]:
-    """Write every sample student's submissions, autograde them and write their feedback.
+    """Write every sample student's submissions (both assignments and the graded quiz),
+    autograde them and write their feedback.
 
     Returns nbgrader's result per assignment and student. The hostile students, who try to
     rewrite everybody's grades, are graded after all the others.
     """
-    pairs = [(a, s) for a in ASSIGNMENTS for s in write_submissions(a, root)]
+    assignments = [*ASSIGNMENTS, QUIZ_ASSIGNMENT]
+    pairs = [(a, s) for a in assignments for s in write_submissions(a, root)]
     hostile = [p for p in pairs if p[1] == "demo-hostile"]
     graded = autograde_pairs([p for p in pairs if p not in hostile], root, jobs)
     graded.update(autograde_pairs(hostile, root, jobs))
-    results: dict[str, dict[str, dict]] = {a: {} for a in ASSIGNMENTS}
+    results: dict[str, dict[str, dict]] = {a: {} for a in assignments}
     for (assignment, student), result in graded.items():
         results[assignment][student] = result
-    for assignment in ASSIGNMENTS:
+    for assignment in assignments:
         generate_feedback(assignment, "*", root)
     return results
 
@@ -84,6 +93,16 @@ def run_demo(root: Path = COURSE_ROOT) -> int:
             str(quiz_dir / "grades.csv"),
         ]
     )
+    print()
+    print("6. class reports from the gradebook (Markdown, CSV and a figure in reports/); the")
+    print("   three most failed grader tests or questions of each:")
+    for assignment in [*ASSIGNMENTS, QUIZ_ASSIGNMENT]:
+        report = class_report(assignment, root)
+        written = write_report(report, root / "reports" / assignment)
+        print(f"   {written[0]}: mean {report.mean:.3g} / {report.max_score:g}")
+        for item in report.items[:3]:
+            pending = f" ({item.pending} to grade by hand)" if item.pending else ""
+            print(f"     {item.passed}/{item.graded} passed{pending}  {item.group}: {item.item}")
     print()
     print(f"Feedback: {root / 'feedback'}   Gradebook: {root / 'gradebook.db'}")
     print(f"Done in {time.monotonic() - start:.0f} s.")

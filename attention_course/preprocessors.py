@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import tempfile
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import nbformat
@@ -32,6 +32,9 @@ from attention_course.safety import check_submission_folder
 
 GRADER_LINE = re.compile(r"^# grader: grader_tests/test_(\w+)\.py\s*$", re.MULTILINE)
 UNSANDBOXED_NOTE = "UNSANDBOXED: graded without the sandbox, as the instructor asked"
+# Key of the grade cell's score output metadata that holds the grader tests behind the score
+# (test, description, points, passed, message each), for class reports.
+RECORD_KEY = "attention_course"
 
 
 class CheckSubmission(NbGraderPreprocessor):
@@ -144,6 +147,7 @@ class GradeOutOfKernel(NbGraderPreprocessor):
             cell = nb.cells[index]
             points = float(cell.metadata["nbgrader"].get("points", 0))
             score = cell_score(points, report, function)
+            tests = [asdict(t) for t in report.functions[function].tests]
             cell.outputs = [
                 nbformat.v4.new_output(
                     "stream", name="stdout", text=cell_feedback(report, function, extra)
@@ -151,6 +155,7 @@ class GradeOutOfKernel(NbGraderPreprocessor):
                 nbformat.v4.new_output(
                     "execute_result",
                     data={"text/plain": repr(score)},
+                    metadata={RECORD_KEY: {"tests": tests}},
                     execution_count=cell.get("execution_count"),
                 ),
             ]

@@ -3,7 +3,8 @@
 Each sample student is made from the released notebook by replacing the source of some solution
 cells: `instructor` takes every solution from source/, `partial` gets a few classic mistakes,
 `stub` hands in the release untouched, and `hostile` tries to forge its score. `broken` is not a
-notebook at all (invalid JSON).
+notebook at all (invalid JSON). The same students answer the graded quiz (`attention_quiz`): all
+right, right and wrong alternately, nothing, code and badly formatted answers, broken JSON.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 import nbformat
 
 from attention_course.assignments import COURSE_ROOT
+from quiz.defaults import GRADED_ASSIGNMENT as QUIZ_ASSIGNMENT  # the graded quiz notebook
 
 # --------------------------------------------------------------------------- partly correct
 
@@ -155,6 +157,8 @@ def fill(released: Path, replacements: dict[str, str], extra_cells: list[str] = 
 
 def sample_notebooks(assignment: str, root: Path = COURSE_ROOT) -> dict[str, object]:
     """student id -> notebook (or a str holding invalid JSON) for one assignment."""
+    if assignment == QUIZ_ASSIGNMENT:
+        return sample_quiz_notebooks(root)
     released = root / "release" / assignment / f"{assignment}.ipynb"
     solutions = _solution_sources(assignment, root)
     steal = _STEAL.format(reference=str(root / "grader_tests" / "reference.py"))
@@ -186,6 +190,75 @@ def write_submissions(assignment: str, root: Path = COURSE_ROOT) -> list[str]:
         (folder / "timestamp.txt").write_text("2026-01-01 00:00:00.000000 UTC\n")
         students.append(student)
     return students
+
+
+# --------------------------------------------------------------------------- quiz notebooks
+
+_ANSWER_STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
+_TEXT_STUB = "YOUR ANSWER HERE"
+
+
+def _quiz_answers(student: str, pick) -> dict[tuple[str, str], object]:
+    """(quiz, question) -> answer for every question of the graded quizzes, each picked by
+    `pick(index, instance)` from the student's own variant."""
+    from quiz.defaults import GRADED_QUIZZES
+    from quiz.loading import load_bank
+    from quiz.variants import for_student
+
+    answers = {}
+    for quiz in GRADED_QUIZZES:
+        bank = load_bank(quiz)
+        for i, q in enumerate(bank.questions):
+            answers[(quiz, q.id)] = pick(i, for_student(bank, q, student))
+    return answers
+
+
+def fill_quiz(released: Path, answers: dict[tuple[str, str], object]):
+    """The released quiz notebook with answers written in: `answer = <literal>` in answer
+    cells (a str starting with "code:" is written as it is), free text as the cell's text."""
+    nb = nbformat.read(released, as_version=4)
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "")
+        key = tuple(grade_id.removesuffix("__answer").split("__"))
+        if key not in answers or not cell.metadata["nbgrader"].get("solution"):
+            continue
+        value = answers[key]
+        if cell.cell_type == "markdown":
+            cell.source = cell.source.replace(_TEXT_STUB, str(value))
+        else:
+            code = value[5:] if isinstance(value, str) and value.startswith("code:") else None
+            line = code if code is not None else f"answer = {value!r}"
+            cell.source = cell.source.replace(_ANSWER_STUB, line)
+    return nb
+
+
+def sample_quiz_notebooks(root: Path = COURSE_ROOT) -> dict[str, object]:
+    """student id -> filled-in graded quiz (or a str holding invalid JSON): all right, right and
+    wrong alternately, untouched, code and badly formatted answers, broken."""
+    from quiz.samples import correct_answer, invalid_answer, wrong_answer
+
+    released = root / "release" / QUIZ_ASSIGNMENT / f"{QUIZ_ASSIGNMENT}.ipynb"
+
+    def hostile(i, inst):  # code is never run: it is not a literal, so the answer is invalid
+        if i == 0:
+            return "code:answer = chr(98)  # an expression, not a literal"
+        return invalid_answer(inst)
+
+    return {
+        "demo-instructor": fill_quiz(
+            released, _quiz_answers("demo-instructor", lambda i, inst: correct_answer(inst))
+        ),
+        "demo-partial": fill_quiz(
+            released,
+            _quiz_answers(
+                "demo-partial",
+                lambda i, inst: correct_answer(inst) if i % 2 == 0 else wrong_answer(inst),
+            ),
+        ),
+        "demo-stub": fill_quiz(released, {}),
+        "demo-hostile": fill_quiz(released, _quiz_answers("demo-hostile", hostile)),
+        "demo-broken": '{"cells": [ this is not JSON',
+    }
 
 
 # --------------------------------------------------------------------------- quiz responses

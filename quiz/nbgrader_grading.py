@@ -6,7 +6,8 @@ line ``# quiz-grader: <quiz>/<question>``, it reads the matching answer cell's S
 running it: only a literal ``answer = ...`` parsed with ast.literal_eval counts), grades it with
 the bank's key for the nbgrader student id (so templated questions use that student's numbers),
 and REPLACES the grade cell's outputs with feedback lines on stdout and an ``execute_result``
-holding the score as a plain float, which ``SaveAutoGrades`` reads. For every cell with
+holding the score as a plain float, which ``SaveAutoGrades`` reads (its metadata keeps the
+graded result, for the class report's item analysis). For every cell with
 ``# quiz-review: <quiz>/<question>`` it writes the provisional keyword score of the free-text
 answer before it, for the instructor; the answer itself is graded by hand in the formgrader.
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +38,9 @@ MARKER = re.compile(
     re.MULTILINE,
 )
 UNANSWERED_TEXT = {"", "Write your answer here.", "YOUR ANSWER HERE"}
+# Key of the score output's metadata that keeps the graded result (status, fraction, points,
+# feedback, misconceptions, answer), for the class report's item analysis.
+RECORD_KEY = "attention_course"
 
 
 class NotALiteral(ValueError):
@@ -103,12 +108,15 @@ class GradeQuizAnswers(NbGraderPreprocessor):
                     banks[quiz] = str(exc)
             bank = banks[quiz]
             if found["kind"] == defaults.GRADER_MARKER:
-                lines, score = self._grade(bank, qid, cells, student)
+                lines, result = self._grade(bank, qid, cells, student)
+                score = result.score if result else 0.0
+                record = {RECORD_KEY: {"result": asdict(result)}} if result else {}
                 cell.outputs = [
                     new_output("stream", name="stdout", text="\n".join(lines) + "\n"),
                     new_output(
                         "execute_result",
                         data={"text/plain": _score_text(score)},
+                        metadata=record,
                         execution_count=cell.get("execution_count"),
                     ),
                 ]
@@ -122,15 +130,16 @@ class GradeQuizAnswers(NbGraderPreprocessor):
 
     def _grade(
         self, bank: Bank | str, qid: str, cells: dict, student: str
-    ) -> tuple[list[str], float]:
+    ) -> tuple[list[str], Result | None]:
+        """Feedback lines and the result (None when the question cannot be graded: 0 points)."""
         if isinstance(bank, str):
             self.log.error("quiz grader: %s", bank)
-            return [f"Cannot grade: {bank}. Ask your instructor."], 0.0
+            return [f"Cannot grade: {bank}. Ask your instructor."], None
         question = bank.question(qid)
         answer_cell = cells.get(answer_cell_id(bank.quiz, qid))
         if question is None or answer_cell is None:
             self.log.error("quiz grader: no question or answer cell for %s/%s", bank.quiz, qid)
-            return [f"Cannot grade {bank.quiz}/{qid}: ask your instructor."], 0.0
+            return [f"Cannot grade {bank.quiz}/{qid}: ask your instructor."], None
         instance = for_student(bank, question, student)
         try:
             value = read_answer(answer_cell.source)
@@ -146,7 +155,7 @@ class GradeQuizAnswers(NbGraderPreprocessor):
             used = ", ".join(f"{k} = {v}" for k, v in instance.params.items() if k in shown)
             lines.append(f"Graded with the numbers of student {student!r}: {used}")
         lines += result.feedback
-        return lines, result.score
+        return lines, result
 
     def _review(self, bank: Bank | str, qid: str, cells: dict, student: str) -> list[str]:
         if isinstance(bank, str):

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-COMMANDS = ["release", "check", "autograde", "scores", "demo", "quiz"]
+COMMANDS = ["release", "check", "autograde", "scores", "report", "gradescope", "demo", "quiz"]
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:

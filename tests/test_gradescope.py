@@ -1,0 +1,318 @@
+"""The Gradescope autograder: its zip, and run_autograder against a stand-in /autograder."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from attention_course.assignments import ASSIGNMENTS, COURSE_ROOT, REFERENCE_FILE
+from attention_course.gradescope import build_autograder
+from attention_course.samples import fill, sample_notebooks
+
+ASSIGNMENT = "attention_basics"
+# Gradescope's results.json, as documented in
+# https://gradescope-autograders.readthedocs.io/en/latest/specs/ ("Output format").
+DOCUMENTED = {
+    "score",
+    "execution_time",
+    "output",
+    "output_format",
+    "test_output_format",
+    "test_name_format",
+    "visibility",
+    "stdout_visibility",
+    "extra_data",
+    "tests",
+    "leaderboard",
+}
+DOCUMENTED_TEST = {
+    "score",
+    "max_score",
+    "status",
+    "name",
+    "name_format",
+    "number",
+    "output",
+    "output_format",
+    "tags",
+    "visibility",
+    "extra_data",
+}
+VISIBILITY = {"hidden", "after_due_date", "after_published", "visible"}
+
+
+@pytest.fixture(scope="module")
+def autograder_zip(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("gradescope") / "autograder.zip"
+    build_autograder(ASSIGNMENT, path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def notebooks() -> dict:
+    return sample_notebooks(ASSIGNMENT, COURSE_ROOT)
+
+
+def stand_in_root(zip_path: Path, folder: Path, submission: dict[str, object]) -> Path:
+    """A folder laid out as Gradescope lays out /autograder, with the given submitted files."""
+    root = folder / "autograder"
+    with zipfile.ZipFile(zip_path) as archive:
+        archive.extractall(root / "source")
+    (root / "submission").mkdir()
+    for name, content in submission.items():
+        path = root / "submission" / name
+        if isinstance(content, str):
+            path.write_text(content)
+        else:
+            nbformat.write(content, path)
+    return root
+
+
+def run_autograder(root: Path, **env: str) -> tuple[dict, str]:
+    """Run run_autograder as Gradescope does (working folder: the root) with this Python."""
+    env = {"ATTENTION_COURSE_PYTHON": sys.executable, **env}
+    proc = subprocess.run(
+        ["bash", str(root / "source" / "run_autograder")],
+        cwd=root,
+        env={**os.environ, "AUTOGRADER_ROOT": str(root), **env},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    results = json.loads((root / "results" / "results.json").read_text())
+    assert_gradescope_format(results)
+    return results, proc.stdout
+
+
+def assert_gradescope_format(results: dict) -> None:
+    assert set(results) <= DOCUMENTED, set(results) - DOCUMENTED
+    assert isinstance(results["score"], (int, float))
+    assert results.get("visibility", "visible") in VISIBILITY
+    assert results.get("stdout_visibility", "hidden") in VISIBILITY
+    assert isinstance(results["tests"], list)
+    for test in results["tests"]:
+        assert set(test) <= DOCUMENTED_TEST, set(test) - DOCUMENTED_TEST
+        assert {"name", "score", "max_score", "output", "visibility"} <= set(test)
+        assert isinstance(test["name"], str) and isinstance(test["output"], str)
+        assert 0 <= test["score"] <= test["max_score"]
+        assert test["visibility"] in VISIBILITY
+        assert test["status"] in ("passed", "failed")
+    assert results["score"] == pytest.approx(sum(t["score"] for t in results["tests"]))
+
+
+def check_json(path: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "attention_course.cli", "check", str(path), "--json"],
+        capture_output=True,
+        text=True,
+    )
+
+
+def assert_same_as_check(results: dict, path: Path) -> dict:
+    proc = check_json(path)
+    assert proc.returncode == 0, proc.stderr
+    checked = json.loads(proc.stdout)
+    assert results["score"] == checked["score"]
+    assert [(t["name"], t["score"], t["max_score"], t["output"]) for t in results["tests"]] == [
+        (t["name"], t["score"], t["max_score"], t["output"]) for t in checked["tests"]
+    ]
+    return checked
+
+
+@pytest.mark.parametrize(
+    "student, name, expected",
+    [
+        ("demo-instructor", f"{ASSIGNMENT}.ipynb", 35),
+        ("demo-partial", f"{ASSIGNMENT}.ipynb", None),
+        ("demo-stub", f"{ASSIGNMENT}.ipynb", 0),
+        ("demo-partial", "homework (1).ipynb", None),  # a notebook under another name
+    ],
+)
+def test_same_scores_as_check(autograder_zip, notebooks, tmp_path, student, name, expected):
+    root = stand_in_root(autograder_zip, tmp_path, {name: notebooks[student]})
+    results, stdout = run_autograder(root)
+    checked = assert_same_as_check(results, root / "submission" / name)
+    if expected is not None:
+        assert results["score"] == expected
+    else:
+        assert 0 < results["score"] < checked["max_score"]
+        assert "FAIL" in json.dumps(results["tests"]) and "PASS" in json.dumps(results["tests"])
+    assert results["extra_data"]["max_score"] == checked["max_score"] == 35
+    if name != f"{ASSIGNMENT}.ipynb":
+        assert (
+            f"Graded {name} (this assignment's notebook is {ASSIGNMENT}.ipynb)"
+            in (results["output"])
+        )
+    assert "sandbox:" in stdout and "total" in stdout  # the instructor's view
+
+
+def test_invalid_json_gets_zero_and_the_reason(autograder_zip, tmp_path, notebooks):
+    root = stand_in_root(
+        autograder_zip, tmp_path, {f"{ASSIGNMENT}.ipynb": notebooks["demo-broken"]}
+    )
+    results, _ = run_autograder(root)
+    assert results["score"] == 0
+    assert [t["name"] for t in results["tests"]] == list(ASSIGNMENTS[ASSIGNMENT].graded)
+    assert sum(t["max_score"] for t in results["tests"]) == 35
+    assert "not valid notebook JSON" in results["output"]
+    assert str(root) not in json.dumps(results)  # the student's file name, not our folders
+    proc = check_json(root / "submission" / f"{ASSIGNMENT}.ipynb")  # check: no score either
+    assert proc.returncode == 2 and "not valid notebook JSON" in proc.stderr
+
+
+def test_no_notebook_gets_zero_and_says_what_to_upload(autograder_zip, tmp_path):
+    root = stand_in_root(autograder_zip, tmp_path, {"answers.txt": "my softmax is great"})
+    results, _ = run_autograder(root)
+    assert results["score"] == 0
+    assert (
+        f"No notebook (.ipynb) in your submission: upload {ASSIGNMENT}.ipynb" in (results["output"])
+    )
+
+
+def test_a_crash_of_the_graders_still_writes_results(autograder_zip, tmp_path, notebooks):
+    root = stand_in_root(
+        autograder_zip, tmp_path, {f"{ASSIGNMENT}.ipynb": notebooks["demo-partial"]}
+    )
+    (root / "source" / "course" / "grader_tests" / "test_softmax.py").unlink()
+    results, stdout = run_autograder(root)
+    assert results["score"] == 0
+    assert "problem on the grading side" in results["output"]
+    text = json.dumps(results)
+    assert "Traceback" not in text and "grader_tests" not in text
+    assert "Traceback" in stdout  # for the instructor, who sees stdout
+
+
+def test_python_that_cannot_start_still_writes_results(autograder_zip, tmp_path, notebooks):
+    root = stand_in_root(
+        autograder_zip, tmp_path, {f"{ASSIGNMENT}.ipynb": notebooks["demo-partial"]}
+    )
+    results, stdout = run_autograder(root, ATTENTION_COURSE_PYTHON=str(tmp_path / "no-python"))
+    assert results["score"] == 0 and "problem on the grading side" in results["output"]
+    assert "ended with status 127 without writing" in stdout
+
+
+def test_grading_that_runs_out_of_time_still_writes_results(autograder_zip, tmp_path, notebooks):
+    root = stand_in_root(
+        autograder_zip, tmp_path, {f"{ASSIGNMENT}.ipynb": notebooks["demo-partial"]}
+    )
+    results, stdout = run_autograder(root, ATTENTION_COURSE_TIMEOUT="0.5")
+    assert results["score"] == 0 and "took too long" in results["output"]
+    assert "status 124" in stdout
+
+
+def test_output_teaches_without_grader_code_or_reference(autograder_zip, tmp_path, notebooks):
+    root = stand_in_root(
+        autograder_zip, tmp_path, {f"{ASSIGNMENT}.ipynb": notebooks["demo-partial"]}
+    )
+    results, _ = run_autograder(root)
+    text = "\n".join([results["output"], *(t["output"] for t in results["tests"])])
+    assert "Shift each row by its own maximum" in text  # the hint of the partial's softmax
+    assert "True means FORBIDDEN" in text  # and of its np.tril mask
+    sources = [REFERENCE_FILE, *ASSIGNMENTS[ASSIGNMENT].grader_files()]
+    # Code lines (not docstrings or comments); short ones such as `d_k = Q.shape[-1]` are the
+    # exercise contract's own words, which descriptions may quote.
+    code = [
+        line.strip()
+        for path in sources
+        for line in path.read_text().splitlines()
+        if len(line.strip()) > 20 and not line.strip().startswith(('"', "#"))
+    ]
+    assert code
+    leaked = [line for line in code if line in text]
+    assert leaked == []
+    assert "grader_tests" not in text and "reference" not in text.lower()
+
+
+def test_student_code_sees_nothing_of_the_autograder(autograder_zip, tmp_path, notebooks):
+    """Student code looks for the graders, the reference, the settings, the submission and the
+    results, and tries to write its own results.json: it finds nothing and writes nothing."""
+    root = tmp_path / "autograder"
+    probe = f"""import os
+import numpy as np
+ROOT = {str(root)!r}
+wanted = [ROOT + "/source/course/grader_tests/reference.py", ROOT + "/source/autograder.json",
+          ROOT + "/source/course/grader_tests", ROOT + "/submission", ROOT + "/results"]
+seen = [p for p in wanted if os.path.exists(p)]
+try:
+    with open(ROOT + "/results/results.json", "w") as out:
+        out.write('{{"score": 1000, "tests": []}}')
+    seen.append("wrote results.json")
+except OSError:
+    pass
+raise RuntimeError("seen: " + repr(seen))
+"""
+    solutions = {"softmax": probe}
+    released = COURSE_ROOT / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    nb = fill(released, solutions)
+    root = stand_in_root(autograder_zip, tmp_path, {f"{ASSIGNMENT}.ipynb": nb})
+    results, _ = run_autograder(root)
+    softmax = next(t for t in results["tests"] if t["name"] == "softmax")
+    assert "raised RuntimeError: seen: []" in softmax["output"]
+    assert results["score"] == 0
+
+
+def test_the_grading_code_is_the_zips(autograder_zip, tmp_path):
+    root = stand_in_root(autograder_zip, tmp_path, {})
+    _, stdout = run_autograder(root)
+    assert f"grading code: {root / 'source' / 'course'}" in stdout
+
+
+def test_zip_holds_what_grading_needs_and_is_reproducible(autograder_zip, tmp_path):
+    again = tmp_path / "again.zip"
+    build_autograder(ASSIGNMENT, again)
+    assert again.read_bytes() == autograder_zip.read_bytes()
+    with zipfile.ZipFile(autograder_zip) as archive:
+        names = set(archive.namelist())
+        modes = {i.filename: (i.external_attr >> 16) & 0o777 for i in archive.infolist()}
+        config = json.loads(archive.read("autograder.json"))
+        pins = archive.read("requirements.txt").decode().split()
+    assert {"setup.sh", "run_autograder", "requirements.txt", "autograder.json"} <= names
+    assert modes["setup.sh"] == modes["run_autograder"] == 0o755
+    graders = {n for n in names if n.startswith("course/grader_tests/test_")}
+    assert graders == {f"course/grader_tests/test_{f}.py" for f in ASSIGNMENTS[ASSIGNMENT].graded}
+    assert "course/grader_tests/reference.py" in names and "course/pyproject.toml" in names
+    assert not [
+        n for n in names if n.startswith(("course/source", "course/release", "course/quiz"))
+    ]
+    assert config == {
+        "assignment": ASSIGNMENT,
+        "points": {
+            "softmax": 10.0,
+            "create_qkv": 5.0,
+            "scaled_dot_product_attention": 15.0,
+            "causal_mask": 5.0,
+        },
+    }
+    import numpy
+
+    assert f"numpy=={numpy.__version__}" in pins
+    for script in ("setup.sh", "run_autograder"):
+        path = tmp_path / script
+        with zipfile.ZipFile(autograder_zip) as archive:
+            path.write_bytes(archive.read(script))
+        assert subprocess.run(["bash", "-n", str(path)]).returncode == 0, script
+
+
+def test_cli_builds_the_zip_and_reports_bad_input(tmp_path):
+    cli = [sys.executable, "-m", "attention_course.cli", "gradescope"]
+    out = tmp_path / "autograder.zip"
+    proc = subprocess.run([*cli, ASSIGNMENT, "--out", str(out)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert zipfile.is_zipfile(out) and f"students submit {ASSIGNMENT}.ipynb" in proc.stdout
+    proc = subprocess.run(
+        [*cli, ASSIGNMENT, "--course", str(tmp_path), "--out", str(out)],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "cannot read the points" in proc.stderr
+    proc = subprocess.run([*cli, "attention_quiz"], capture_output=True, text=True)
+    assert proc.returncode == 2 and "invalid choice" in proc.stderr
