@@ -198,6 +198,16 @@ def submitted_students(assignment: str, root: Path = COURSE_ROOT) -> list[str]:
 
 
 def generate_feedback(assignment: str, student: str = "*", root: Path = COURSE_ROOT) -> None:
+    """Feedback HTML for the autograded submissions (nbgrader copies their folders into
+    feedback/: each is checked first to hold nothing but regular files)."""
+    from attention_course.errors import SubmissionRefused
+    from attention_course.safety import check_tree
+
+    for folder in sorted((root / "autograded").glob(f"{student}/{assignment}")):
+        try:
+            check_tree(folder, f"autograded/{folder.parent.name}/{assignment}")
+        except SubmissionRefused as exc:
+            raise CourseError(f"feedback for {assignment} refused: {exc}") from None
     nb_api = api(root)
     with _in(root):
         _check(
