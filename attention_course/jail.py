@@ -91,7 +91,7 @@ def _tree(mpl_cache: Path | None, hide: list[Path], inner: bool) -> list[str]:
     """bubblewrap arguments laying out the read-only file system. The first (root) stage binds
     from the host; the `inner` stage binds the same places from what the first stage laid out."""
     args: list[str] = []
-    made: set[str] = {"/"}
+    made: set[str] = {"/", "/tmp"}  # /tmp is made before the tree in both stages
     binds: list[str] = []
 
     def bind(path: str, dest: str | None = None) -> None:
@@ -163,17 +163,18 @@ def command(argv: list[str], limits: Limits, mode: str, hide: list[Path] = ()) -
         str(SANDBOX_UID),
         "--gid",
         str(SANDBOX_UID),
-        *_tree(cache, list(hide), inner=mode == "root"),
-        "--proc",
-        "/proc",
-        "--dev",
-        "/dev",
+        # /tmp first: a Python installation under /tmp is then bound on top of it
         "--size",
         str(limits.tmp_bytes),
         "--perms",
         "0700",
         "--tmpfs",
         "/tmp",
+        *_tree(cache, list(hide), inner=mode == "root"),
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
         "--size",
         str(SHM_BYTES),
         "--perms",
@@ -193,9 +194,9 @@ def command(argv: list[str], limits: Limits, mode: str, hide: list[Path] = ()) -
         return inner
     uid = str(HOST_UID_BASE + threading.get_native_id())
     setpriv = shutil.which("setpriv") or "setpriv"
-    outer = [bwrap, "--die-with-parent", *_tree(cache, list(hide), inner=False)]
-    outer += ["--bind", "/proc", "/proc", "--dev", "/dev"]
-    outer += ["--dir", "/tmp", "--", setpriv, "--reuid", uid, "--regid", uid, "--clear-groups"]
+    outer = [bwrap, "--die-with-parent", "--perms", "0755", "--dir", "/tmp"]
+    outer += [*_tree(cache, list(hide), inner=False), "--bind", "/proc", "/proc", "--dev", "/dev"]
+    outer += ["--", setpriv, "--reuid", uid, "--regid", uid, "--clear-groups"]
     outer += ["--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
     return outer + inner
 
