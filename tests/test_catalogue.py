@@ -44,6 +44,11 @@ BROAD = {
     "cross_attention__roles_swapped",
     "cross_attention__values_from_x",
     "multi_head_attention__mixed_heads",
+    # Right-shaped only when the inputs they confuse have equal shapes: elsewhere they raise.
+    "scaled_dot_product_attention__output_from_keys",
+    "scaled_dot_product_attention__mask_transposed",
+    "self_attention__values_unprojected",
+    "cross_attention__values_with_w_k",
 }
 
 
