@@ -17,6 +17,7 @@ from grader_tests.harness import (
     renormalised,
     rng,
 )
+from grader_tests.pasted_helpers import expect_same_with_pasted_helpers
 
 FN = "cross_attention"
 r = rng(501)
@@ -138,3 +139,9 @@ def test_inputs_not_modified(student):
         floats(student, READONLY, "the same call with read-only inputs"),
         hint,
     )
+
+
+@points(0)
+def test_same_with_your_pasted_helpers(student, passed_only_with_course):
+    """(0 points) your pasted helpers work here as the course's do"""
+    expect_same_with_pasted_helpers(student, FN, passed_only_with_course)

@@ -19,6 +19,7 @@ from grader_tests.harness import (
     points,
     rng,
 )
+from grader_tests.pasted_helpers import expect_same_with_pasted_helpers
 
 FN = "multi_head_attention"
 r = rng(801)
@@ -284,3 +285,9 @@ def test_inputs_not_modified(student):
         output_and_weights(student, READONLY, "the same call with read-only inputs"),
         hint,
     )
+
+
+@points(0)
+def test_same_with_your_pasted_helpers(student, passed_only_with_course):
+    """(0 points) your pasted helpers work here as the course's do"""
+    expect_same_with_pasted_helpers(student, FN, passed_only_with_course)
