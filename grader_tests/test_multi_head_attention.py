@@ -218,10 +218,9 @@ def test_mask_applies_to_every_head(student):
         "last two axes (mask[..., None, :, :]): passed as it is, its batch axis lines up with "
         "the head axis, and sequence b's mask lands on head b of every sequence. " + hint
     )
-    with hinting(hint_batch):
-        _, w = output_and_weights(student, BATCH_MASKED, what, hint_batch)
-        want_w = ref.multi_head_attention(*BATCH_MASKED.args, **BATCH_MASKED.kwargs)[1]
-        expect_shape(w, want_w.shape, f"weights of {what}", hint_batch)
+    out, w = output_and_weights(student, BATCH_MASKED, what, hint_batch)
+    want_out, want_w = ref.multi_head_attention(*BATCH_MASKED.args, **BATCH_MASKED.kwargs)
+    if w.shape == want_w.shape:  # (weights not per head cost test_weights_per_head only)
         for b in range(2):
             for h in range(2):
                 expect_zero_where(
@@ -230,6 +229,7 @@ def test_mask_applies_to_every_head(student):
                     f"weights of head {h} of sequence {b} where its mask is True",
                     hint_batch,
                 )
+    expect_close(out, want_out, f"output of {what}", hint_batch)
 
 
 @points(2)
@@ -256,7 +256,8 @@ def test_context_gives_cross_attention(student):
     )
     out, w = output_and_weights(student, CROSS_EQUAL, what, hint)
     want_out, want_w = ref.multi_head_attention(*CROSS_EQUAL.args, **CROSS_EQUAL.kwargs)
-    expect_close(w, want_w, f"weights of {what}", hint)
+    if w.shape == want_w.shape:  # (weights not per head cost test_weights_per_head only)
+        expect_close(w, want_w, f"weights of {what}", hint)
     expect_close(out, want_out, f"output of {what}", hint)
 
 
