@@ -14,7 +14,7 @@ from nbgrader.preprocessors import (
 )
 
 from attention_course.preprocessors import GradeOutOfKernel, SafeExecute
-from quiz.nbgrader_grading import GradeQuizAnswers
+from quiz.nbgrader_grading import GradeQuizAnswers, HideReviewNotes
 
 ROOT = Path(__file__).resolve().parent
 
@@ -51,9 +51,10 @@ c.Autograde.autograde_preprocessors = [
     CheckCellMetadata,
 ]
 
-# Feedback never shows the hidden part of a test cell.
+# Feedback never shows the hidden part of a test cell, nor the quiz's notes for the instructor.
 c.GenerateFeedback.preprocessors = [
     GetGrades,
     CSSHTMLHeaderPreprocessor,
     ClearHiddenTests,
+    HideReviewNotes,
 ]
