@@ -162,3 +162,12 @@ def test_correct_variant_gets_full_marks(graded, entry):
     fs = report.functions[entry.function]
     assert fs.tests and fs.max_score > 0
     assert fs.score == fs.max_score, fs.feedback()
+
+
+def test_whole_array_max_is_told_underflow_not_overflow(graded):
+    """Shifting by the whole array's maximum breaks the rows far below it (underflow to 0 / 0),
+    not the row near 1000: the message says so."""
+    fs = graded["wrong/softmax__global_max"].functions["softmax"]
+    large = next(t for t in fs.tests if t.test == "test_large_inputs_do_not_overflow")
+    assert not large.passed
+    assert "its own maximum" in large.message and "overflows" not in large.message
