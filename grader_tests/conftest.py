@@ -8,6 +8,7 @@ Options (see `pytest grader_tests --help`):
 
 from __future__ import annotations
 
+import inspect
 import json
 from pathlib import Path
 
@@ -150,8 +151,6 @@ def _pasted_helpers(item: pytest.Item) -> tuple[str, ...]:
 
 def _with_course_helpers(config: pytest.Config, helpers: tuple[str, ...]) -> harness.Student:
     if _WITH_COURSE_HELPERS not in config.stash:
-        import inspect
-
         from grader_tests import reference
 
         source = "import numpy as np\n\n" + "\n\n".join(
@@ -176,8 +175,6 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):
     helpers = _pasted_helpers(pyfuncitem)
     if not helpers or "student" not in pyfuncitem.funcargs:
         return None
-    import inspect
-
     names = inspect.signature(pyfuncitem.obj).parameters
     if "passed_only_with_course" in names:  # the 0-point test that names the helper
         return None

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from attention_course.assignments import ASSIGNMENTS
+from attention_course.preprocessors import cell_feedback
 from tests.conftest import grade_reference_variants
 
 HELPER_TEST = "test_same_with_your_pasted_helpers"
@@ -77,6 +78,7 @@ def test_helper_bug_is_named_and_costs_no_points_twice(graded, bug):
         helper_test = next(t for t in fs.tests if t.test == HELPER_TEST)
         assert not helper_test.passed, f"{function}: the helper bug is not named"
         assert f"your pasted {helper}:" in helper_test.message
+        assert f"your pasted {helper}:" in cell_feedback(report, function)  # what nbgrader shows
         assert advice in helper_test.message
         assert "attention_basics" in fs.feedback() or function not in broken
         if function in broken:
