@@ -401,7 +401,8 @@ def self_check(student_id):
             out.clear_output()
             with out:
                 r = check_selfcheck(SELF_CHECK["salt"], q, params, read())
-                print(f"{r['status']} ({r['fraction'] * q['points']:g}/{q['points']:g})")
+                if r["status"] != "needs_review":  # free text: marked by hand, no score here
+                    print(f"{r['status']} ({r['fraction'] * q['points']:g}/{q['points']:g})")
                 for line in r["feedback"]:
                     print(line)
 
