@@ -19,7 +19,7 @@ from nbgrader.preprocessors import (
 )
 
 from attention_course.preprocessors import CheckSubmission, GradeOutOfKernel, SandboxedExecute
-from quiz.nbgrader_grading import GradeQuizAnswers
+from quiz.nbgrader_grading import GradeQuizAnswers, HideReviewNotes
 
 ROOT = Path(__file__).resolve().parent
 
@@ -66,12 +66,14 @@ c.Autograde.autograde_preprocessors = [
     CheckCellMetadata,
 ]
 
-# Feedback never shows the hidden part of a test cell, and nothing a student wrote becomes live
-# HTML or JavaScript in it (outputs are already inert: see attention_course/execute.py).
+# Feedback never shows the hidden part of a test cell, nor the quiz's notes for the instructor,
+# and nothing a student wrote becomes live HTML or JavaScript in it (outputs are already inert:
+# see attention_course/execute.py).
 c.GenerateFeedback.preprocessors = [
     GetGrades,
     CSSHTMLHeaderPreprocessor,
     ClearHiddenTests,
+    HideReviewNotes,
     SanitizeHTML,
 ]
 c.SanitizeHTML.enabled = True  # nbconvert's own preprocessors do nothing unless enabled

@@ -28,7 +28,7 @@ ASSIGNMENTS: dict[str, Assignment] = {
     for a in (
         Assignment(
             "attention_basics",
-            ("softmax", "create_qkv", "scaled_dot_product_attention", "causal_mask"),
+            ("softmax", "create_qkv", "causal_mask", "scaled_dot_product_attention"),
         ),
         Assignment(
             "masks_and_heads",

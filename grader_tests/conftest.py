@@ -8,12 +8,13 @@ Options (see `pytest grader_tests --help`):
 
 from __future__ import annotations
 
+import inspect
 import json
 from pathlib import Path
 
 import pytest
 
-from attention_course.assignments import COURSE_ROOT, REFERENCE_FILE
+from attention_course.assignments import ASSIGNMENTS, COURSE_ROOT, REFERENCE_FILE
 from attention_course.sandbox import Limits, run_program
 from grader_tests import harness
 
@@ -51,16 +52,16 @@ def _program(config: pytest.Config) -> list[tuple[str, str]]:
     return program_from_file(Path(path) if path else REFERENCE_FILE)
 
 
+def _run(config: pytest.Config, cells: list[tuple[str, str]], calls: list):
+    hide = [COURSE_ROOT, *map(Path, config.getoption("--hide"))]
+    unsandboxed = config.getoption("--unsandboxed")
+    return run_program(cells, calls, Limits(), hide=hide, unsandboxed=unsandboxed)
+
+
 @pytest.fixture(scope="session")
 def program_run(request: pytest.FixtureRequest):
     config = request.config
-    run = run_program(
-        _program(config),
-        list(harness.REGISTRY.values()),
-        Limits(),
-        hide=[COURSE_ROOT, *map(Path, config.getoption("--hide"))],
-        unsandboxed=config.getoption("--unsandboxed"),
-    )
+    run = _run(config, _program(config), list(harness.REGISTRY.values()))
     config.stash[_RUN] = run
     return run
 
@@ -143,3 +144,67 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         "workers": run.workers if run else 0,
     }
     Path(path).write_text(json.dumps(report, indent=1))
+
+
+# --------------------------------------------------------------------------- pasted helpers
+# masks_and_heads' functions call helpers the student pastes from attention_basics. A test of
+# such a function that fails is run again on a second program: the student's cells followed by
+# the course's helpers (see pasted_helpers.py). If it passes there, the function itself is right:
+# the test counts as passed, and the file's 0-point test names the helper. Only pass or fail
+# comes from the second program, never a message, so nothing of the course's helpers reaches
+# the student.
+
+_WITH_COURSE_HELPERS = pytest.StashKey[harness.Student]()
+_PASSED_ONLY_WITH_COURSE = pytest.StashKey[dict]()  # function -> descriptions of tests
+
+
+def _pasted_helpers(item: pytest.Item) -> tuple[str, ...]:
+    function = _function(item)
+    return next((a.helpers for a in ASSIGNMENTS.values() if function in a.graded), ())
+
+
+def _with_course_helpers(config: pytest.Config, helpers: tuple[str, ...]) -> harness.Student:
+    if _WITH_COURSE_HELPERS not in config.stash:
+        from grader_tests import reference
+
+        source = "import numpy as np\n\n" + "\n\n".join(
+            inspect.getsource(getattr(reference, h)) for h in helpers
+        )
+        calls = [c for c in harness.REGISTRY.values() if c.function not in helpers]
+        run = _run(config, [*_program(config), ("course_helpers", source)], calls)
+        config.stash[_WITH_COURSE_HELPERS] = harness.Student(run.outcomes)
+    return config.stash[_WITH_COURSE_HELPERS]
+
+
+@pytest.fixture
+def passed_only_with_course(request: pytest.FixtureRequest) -> list[str]:
+    """Descriptions of the tests of this file's function that passed only with the course's
+    helpers (so far: the 0-point test that reads this comes last in its file)."""
+    found = request.config.stash.setdefault(_PASSED_ONLY_WITH_COURSE, {})
+    return found.get(_function(request.node), [])
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function):
+    helpers = _pasted_helpers(pyfuncitem)
+    if not helpers or "student" not in pyfuncitem.funcargs:
+        return None
+    names = inspect.signature(pyfuncitem.obj).parameters
+    if "passed_only_with_course" in names:  # the 0-point test that names the helper
+        return None
+    args = {name: pyfuncitem.funcargs[name] for name in names}
+    try:
+        pyfuncitem.obj(**args)
+    except harness.Fail:
+        args["student"] = _with_course_helpers(pyfuncitem.config, helpers)
+        try:
+            pyfuncitem.obj(**args)
+        except harness.Fail:
+            pass
+        else:
+            found = pyfuncitem.config.stash.setdefault(_PASSED_ONLY_WITH_COURSE, {})
+            description = (pyfuncitem.obj.__doc__ or pyfuncitem.name).strip().splitlines()[0]
+            found.setdefault(_function(pyfuncitem), []).append(description)
+            return True
+        raise  # the failure with the student's own helpers: its message, not the second run's
+    return True

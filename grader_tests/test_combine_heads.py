@@ -25,6 +25,8 @@ H_BATCH = r.normal(size=(2, 2, 3, 4))
 BATCH = call(FN, H_BATCH)  # -> (2, 3, 8)
 SLICES = [call(FN, h) for h in H_BATCH]
 READONLY = call(FN, *BASIC.args, readonly=True)  # the same call as BASIC, read-only
+# num_heads = seq_len = d_k = 3: heads and positions swapped keep the shape (3, 9).
+EQUAL = call(FN, r.normal(size=(3, 3, 3)))
 
 HINT = (
     "combine_heads undoes split_heads: swap the num_heads and seq_len axes back to "
@@ -44,7 +46,7 @@ def test_shape(student):
 
 @points(2)
 def test_inverse_of_split_heads(student):
-    """combine_heads(split_heads(X)) gives X back, and random heads match the reference"""
+    """combine_heads(split_heads(X)) is X; random heads (also 3 x 3 x 3) match the reference"""
     expect_close(
         combined(student, SPLIT, "combine_heads(split_heads(X, 4)) for a (5, 8) X"),
         X_SPLIT,
@@ -56,6 +58,13 @@ def test_inverse_of_split_heads(student):
         ref.combine_heads(*BASIC.args),
         "combine_heads of a (3, 4, 2) array",
         HINT,
+    )
+    what = "combine_heads of a (3, 3, 3) array (num_heads = seq_len = d_k)"
+    expect_close(
+        combined(student, EQUAL, what),
+        ref.combine_heads(*EQUAL.args),
+        what,
+        "With num_heads = seq_len the shape cannot tell heads from positions. " + HINT,
     )
 
 

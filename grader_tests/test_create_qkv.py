@@ -19,6 +19,8 @@ r = rng(201)
 X = r.normal(size=(4, 6))
 W_Q, W_K, W_V = r.normal(size=(6, 3)), r.normal(size=(6, 3)), r.normal(size=(6, 2))
 BASIC = call("create_qkv", X, W_Q, W_K, W_V)
+# W_q, W_k, W_v of one shape: taking one weight matrix for another changes values, not shapes.
+EQUAL = call("create_qkv", X, *(r.normal(size=(6, 3)) for _ in range(3)))
 X_BATCH = r.normal(size=(2, 4, 6))
 BATCH = call("create_qkv", X_BATCH, W_Q, W_K, W_V)
 SLICES = [call("create_qkv", x, W_Q, W_K, W_V) for x in X_BATCH]
@@ -39,14 +41,27 @@ def qkv(student, c) -> tuple:
     return tuple(got)
 
 
+HINT_EQUAL = (
+    "Here W_q, W_k and W_v have the same shape, so only the values show which matrix was used. "
+)
+
+
 def expect_projection(student, k: int, what: str, hint: str) -> None:
-    """Item k of the student's (Q, K, V) for the basic call is the reference's."""
+    """Item k of the student's (Q, K, V) is the reference's, for the basic call and for weight
+    matrices of one shape."""
     expect_close(qkv(student, BASIC)[k], ref.create_qkv(*BASIC.args)[k], what, hint)
+    name = "QKV"[k]
+    expect_close(
+        qkv(student, EQUAL)[k],
+        ref.create_qkv(*EQUAL.args)[k],
+        f"{name} for W_q, W_k, W_v all of shape (6, 3)",
+        HINT_EQUAL + hint,
+    )
 
 
 @points(1)
 def test_query_projection(student):
-    """Q is X @ W_q"""
+    """Q is X @ W_q (also when W_q, W_k, W_v have one shape)"""
     expect_projection(
         student, 0, "Q for a (4, 6) X and (6, 3) W_q", "The queries come from W_q. " + HINT_ROLES
     )
@@ -54,7 +69,7 @@ def test_query_projection(student):
 
 @points(1)
 def test_key_projection(student):
-    """K is X @ W_k"""
+    """K is X @ W_k (also when W_q, W_k, W_v have one shape)"""
     expect_projection(
         student, 1, "K for a (4, 6) X and (6, 3) W_k", "The keys come from W_k. " + HINT_ROLES
     )

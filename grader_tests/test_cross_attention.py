@@ -17,6 +17,7 @@ from grader_tests.harness import (
     renormalised,
     rng,
 )
+from grader_tests.pasted_helpers import expect_same_with_pasted_helpers
 
 FN = "cross_attention"
 r = rng(501)
@@ -41,6 +42,14 @@ BATCH = call(FN, X_BATCH, CONTEXT_BATCH, *W)
 LEAD = (2,)
 SLICES = [call(FN, X_BATCH[i], CONTEXT_BATCH[i], *W) for i in range(2)]
 READONLY = call(FN, X, CONTEXT, *W, readonly=True)  # BASIC, read-only
+# X and context of one shape, W_q, W_k, W_v of one shape: queries from context, values from X,
+# or W_k for W_v keep every shape right, so only the values show the mix-up.
+EQUAL = call(
+    FN,
+    r.normal(size=(4, 6)),
+    r.normal(size=(4, 6)),
+    *(r.normal(size=(6, 6)) * 0.5 for _ in range(3)),
+)
 
 HINT = (
     "Queries come from X (X @ W_q), keys and values from context (context @ W_k, "
@@ -67,10 +76,17 @@ def test_queries_from_x_keys_from_context(student):
 
 @points(2)
 def test_values_match_reference(student):
-    """output and weights of cross-attention match the reference"""
+    """output and weights match the reference, also when X and context have one shape"""
     got = attend(student, BASIC, "3 tokens of X attending to 5 tokens of context")
     want = ref.cross_attention(*BASIC.args)
     expect_pair_close(got, want, "of 3 tokens of X attending to 5 of context", HINT)
+    got = attend(student, EQUAL, "4 tokens of X attending to 4 tokens of context")
+    want = ref.cross_attention(*EQUAL.args)
+    hint = (
+        "X and context have the same shape here, and so do W_q, W_k and W_v: only the values "
+        "show which sequence and which matrix was used. " + HINT
+    )
+    expect_pair_close(got, want, "when X and context both have shape (4, 6)", hint)
 
 
 @points(2)
@@ -123,3 +139,9 @@ def test_inputs_not_modified(student):
         floats(student, READONLY, "the same call with read-only inputs"),
         hint,
     )
+
+
+@points(0)
+def test_same_with_your_pasted_helpers(student, passed_only_with_course):
+    """(0 points) your pasted helpers work here as the course's do"""
+    expect_same_with_pasted_helpers(student, FN, passed_only_with_course)

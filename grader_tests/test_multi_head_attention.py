@@ -19,6 +19,7 @@ from grader_tests.harness import (
     points,
     rng,
 )
+from grader_tests.pasted_helpers import expect_same_with_pasted_helpers
 
 FN = "multi_head_attention"
 r = rng(801)
@@ -48,6 +49,16 @@ X_BATCH = r.normal(size=(*LEAD, 4, 8))
 BATCH = call(FN, X_BATCH, *W, 2)
 SLICES = [call(FN, x, *W, 2) for x in X_BATCH]
 READONLY = call(FN, X, *W, 2, mask=CAUSAL, readonly=True)  # MASKED, read-only
+# Equal shapes, where a mix-up keeps every shape right and only the values show it:
+# X and context of one shape (queries' sequence and context; W_q, W_k, W_v are all (8, 8));
+CROSS_EQUAL = call(FN, r.normal(size=(4, 8)), *W, 2, context=r.normal(size=(4, 8)))
+# as many heads as tokens (heads and positions: weights (2, 2, 2));
+HEADS_EQUAL = call(FN, r.normal(size=(2, 8)), *W, 2)
+# a batch of 2 sequences with 2 heads and one mask per sequence (batch and heads): the mask of
+# sequence b must reach every head of sequence b, not head b of every sequence.
+BATCH_MASK = np.stack([CAUSAL, ~CAUSAL & ~np.eye(4, dtype=bool)])
+BATCH_MASK[1, :, 0] = False  # every query of sequence 1 may see key 0
+BATCH_MASKED = call(FN, r.normal(size=(2, 4, 8)), *W, 2, mask=BATCH_MASK)
 
 # Head pattern: tokens are one-hot (scaled by 4) in the first 4 columns. Head 0 (columns 0:4 of
 # W_q, W_k) matches each token with itself; head 1 (columns 4:8) matches each token with the one
@@ -116,8 +127,17 @@ def test_values_match_reference(student):
 
 @points(2)
 def test_weights_per_head(student):
-    """weights have shape (num_heads, seq_len_q, seq_len_k) = (2, 4, 4), one matrix per head"""
+    """weights are per head (num_heads, seq_len_q, seq_len_k), also with as many heads as tokens"""
     per_head(student, BASIC, "2-head attention of a (4, 8) X", HINT_PER_HEAD)
+    what = "2-head attention of 2 tokens (as many heads as tokens)"
+    w = per_head(student, HEADS_EQUAL, what, HINT_PER_HEAD)
+    expect_close(
+        w,
+        ref.multi_head_attention(*HEADS_EQUAL.args)[1],
+        f"weights of {what}",
+        "With as many heads as tokens the shape cannot tell the head axis from the query "
+        "axis: weights[h, i, j] is how much query i of head h attends to key j. " + HINT_PER_HEAD,
+    )
 
 
 @points(3)
@@ -170,7 +190,7 @@ def test_output_projected_by_w_o(student):
 
 @points(2)
 def test_mask_applies_to_every_head(student):
-    """a causal mask: every head's future weights are 0, and later tokens do not leak"""
+    """a mask reaches every head: causal (later tokens do not leak), and one mask per sequence"""
     hint = (
         "The same mask applies to every head: pass it to scaled_dot_product_attention with "
         "the (..., num_heads, seq_len, d_k) heads; it broadcasts over the head axis."
@@ -192,11 +212,29 @@ def test_mask_applies_to_every_head(student):
         "outputs of positions 0..1 when later tokens change",
         "A head still attends to later tokens. " + hint,
     )
+    what = "a batch of 2 sequences, 2 heads, one (4, 4) mask per sequence"
+    hint_batch = (
+        "A mask of shape (batch, seq_len_q, seq_len_k) needs the head axis inserted before its "
+        "last two axes (mask[..., None, :, :]): passed as it is, its batch axis lines up with "
+        "the head axis, and sequence b's mask lands on head b of every sequence. " + hint
+    )
+    out, w = output_and_weights(student, BATCH_MASKED, what, hint_batch)
+    want_out, want_w = ref.multi_head_attention(*BATCH_MASKED.args, **BATCH_MASKED.kwargs)
+    if w.shape == want_w.shape:  # (weights not per head cost test_weights_per_head only)
+        for b in range(2):
+            for h in range(2):
+                expect_zero_where(
+                    w[b, h],
+                    BATCH_MASK[b],
+                    f"weights of head {h} of sequence {b} where its mask is True",
+                    hint_batch,
+                )
+    expect_close(out, want_out, f"output of {what}", hint_batch)
 
 
 @points(2)
 def test_context_gives_cross_attention(student):
-    """context=: 3 queries from X attend to 5 tokens of context; their order does not matter"""
+    """context=: queries from X, keys and values from context (also when both have one shape)"""
     what = "2-head attention of a (3, 8) X to a (5, 8) context"
     out, w = output_and_weights(student, CROSS, what, HINT_CONTEXT)
     if w.shape[-2:] != (3, 5):
@@ -211,6 +249,16 @@ def test_context_gives_cross_attention(student):
     )
     expect_close(w_p, w[..., PERM], "weights with the context reordered", hint)
     expect_close(out_p, out, "outputs with the context reordered", hint)
+    what = "2-head attention of a (4, 8) X to a (4, 8) context"
+    hint = (
+        "X and context have the same shape here, and W_q, W_k, W_v are all (8, 8): only the "
+        "values show which sequence and which matrix was used. " + HINT_CONTEXT
+    )
+    out, w = output_and_weights(student, CROSS_EQUAL, what, hint)
+    want_out, want_w = ref.multi_head_attention(*CROSS_EQUAL.args, **CROSS_EQUAL.kwargs)
+    if w.shape == want_w.shape:  # (weights not per head cost test_weights_per_head only)
+        expect_close(w, want_w, f"weights of {what}", hint)
+    expect_close(out, want_out, f"output of {what}", hint)
 
 
 @points(1)
@@ -238,3 +286,9 @@ def test_inputs_not_modified(student):
         output_and_weights(student, READONLY, "the same call with read-only inputs"),
         hint,
     )
+
+
+@points(0)
+def test_same_with_your_pasted_helpers(student, passed_only_with_course):
+    """(0 points) your pasted helpers work here as the course's do"""
+    expect_same_with_pasted_helpers(student, FN, passed_only_with_course)

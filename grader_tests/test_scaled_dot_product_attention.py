@@ -57,6 +57,14 @@ FULL_MASK = partial_mask(3, 5)
 FULL_MASK[1] = True  # query 1 may see no key at all
 FULLY_MASKED = call(FN, *QKV, mask=FULL_MASK)
 READONLY = call(FN, *QKV, mask=MASK, readonly=True)  # the same call as MASKED, read-only
+# Q, K, V of one shape (4 queries, 4 keys, d_k = d_v = 4) and a square mask that is not
+# symmetric: queries for keys, keys for values, or a transposed mask keep every shape right and
+# change only the values.
+SQUARE_QKV = qkv(4, 4, 4, 4)
+SQUARE = call(FN, *SQUARE_QKV)
+SQUARE_MASK = partial_mask(4, 4)
+SQUARE_MASK[0] = [False, True, True, True]  # not symmetric: the first query sees one key only
+SQUARE_MASKED = call(FN, *SQUARE_QKV, mask=SQUARE_MASK)
 
 HINT_ORDER = (
     "Return (output, weights) in this order: output (..., seq_len_q, d_v), weights "
@@ -97,6 +105,14 @@ def test_values_match_reference(student):
     want = ref.scaled_dot_product_attention(*BASIC.args)
     hint = "Compute softmax(Q @ K^T / sqrt(d_k)) over the keys, then multiply by V."
     expect_pair_close(got, want, "of 3 queries against 5 keys", hint)
+    got = attend(student, SQUARE, "4 queries, 4 keys, d_k = d_v = 4")
+    want = ref.scaled_dot_product_attention(*SQUARE.args)
+    hint = (
+        "Q, K and V have the same shape here, so only the values show which is which: the "
+        "scores compare the queries (rows) with the keys (Q @ K^T), and the output mixes the "
+        "values (weights @ V), not the keys. " + hint
+    )
+    expect_pair_close(got, want, "when Q, K and V all have shape (4, 4)", hint)
 
 
 @points(2)
@@ -138,6 +154,14 @@ def test_forbidden_weights_are_exactly_zero(student):
     expect_zero_where(w, MASK, "the weights at forbidden (mask True) positions", hint)
     if not (w[~MASK] > 0).all():
         raise Fail("the weights at allowed (mask False) positions must stay positive. " + hint)
+    _, w_sq = attend(student, SQUARE_MASKED, "a call with a square (4, 4) mask")
+    hint_sq = (
+        "Entry (i, j) of the mask forbids query i to see key j: use the mask as it is, not "
+        "transposed (with a square mask a transposed one has the right shape). " + hint
+    )
+    expect_zero_where(w_sq, SQUARE_MASK, "the weights where a square mask is True", hint_sq)
+    if not (w_sq[~SQUARE_MASK] > 0).all():
+        raise Fail("the weights where a square mask is False must stay positive. " + hint_sq)
 
 
 @points(2)

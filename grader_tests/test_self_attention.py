@@ -17,6 +17,7 @@ from grader_tests.harness import (
     renormalised,
     rng,
 )
+from grader_tests.pasted_helpers import expect_same_with_pasted_helpers
 
 FN = "self_attention"
 r = rng(401)
@@ -38,6 +39,9 @@ BATCH = call(FN, X_BATCH, *W, causal=True)
 LEAD = (2,)
 SLICES = [call(FN, x, *W, causal=True) for x in X_BATCH]
 READONLY = call(FN, X, *W, causal=True, readonly=True)  # the same call as CAUSAL, read-only
+# d_model = d_k = d_v = 4: X, W_q, W_k and W_v could stand in for each other with every shape
+# right, so only the values show a mix-up.
+EQUAL = call(FN, r.normal(size=(5, 4)), *(r.normal(size=(4, 4)) * 0.7 for _ in range(3)))
 
 HINT = (
     "Q, K and V all come from X (create_qkv), then scaled_dot_product_attention; the "
@@ -57,11 +61,18 @@ attend, floats = READER.checked, READER.ranked
 
 @points(2)
 def test_values_match_reference(student):
-    """unmasked self-attention of 5 tokens, with W_v narrower than W_q"""
+    """unmasked self-attention: W_v narrower than W_q, and X and every W of one shape"""
     got = attend(student, BASIC, "self-attention of 5 tokens")
     want = ref.self_attention(*BASIC.args)
     hint = HINT + " causal=False means no mask at all."
     expect_pair_close(got, want, "of self-attention of 5 tokens", hint)
+    got = attend(student, EQUAL, "self-attention with d_model = d_k = d_v = 4")
+    want = ref.self_attention(*EQUAL.args)
+    hint = (
+        "X and the three weight matrices all have shape (4, 4) here, so only the values show "
+        "a mix-up: Q = X @ W_q, K = X @ W_k, V = X @ W_v (the values are projected too). " + HINT
+    )
+    expect_pair_close(got, want, "of self-attention with X and every W of shape (4, 4)", hint)
 
 
 @points(2)
@@ -131,3 +142,9 @@ def test_inputs_not_modified(student):
         floats(student, READONLY, "the same call with read-only inputs"),
         hint,
     )
+
+
+@points(0)
+def test_same_with_your_pasted_helpers(student, passed_only_with_course):
+    """(0 points) your pasted helpers work here as the course's do"""
+    expect_same_with_pasted_helpers(student, FN, passed_only_with_course)

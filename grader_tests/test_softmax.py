@@ -8,6 +8,7 @@ from grader_tests.harness import (
     expect_close,
     expect_no_warnings,
     expect_unmodified,
+    hinting,
     points,
     rng,
 )
@@ -18,6 +19,8 @@ ROWS_AXIS0 = call("softmax", r.normal(size=(5, 7)), axis=0)
 BATCH_AXIS1 = call("softmax", r.normal(size=(2, 3, 4)), axis=1)
 BATCH = call("softmax", r.normal(size=(3, 4, 6)) * 3)
 LARGE = call("softmax", np.array([[1000.0, 1001.0], [-1000.0, -1001.0]]), errstate=True)
+ROW_UP = call("softmax", np.array([1000.0, 1001.0]), errstate=True)  # LARGE's rows, one at a time
+ROW_DOWN = call("softmax", np.array([-1000.0, -1001.0]), errstate=True)
 LARGE_3D = call("softmax", r.normal(size=(2, 3, 5)) * 800, errstate=True)
 SCALES = call(
     "softmax", np.array([[1000.0, 999.0, 998.0], [1.0, 2.0, 3.0], [-900.0, -901.0, -899.0]])
@@ -63,6 +66,33 @@ def test_batched_input(student):
     )
 
 
+def _right(student, c) -> bool:
+    out = student.outcome(c)
+    want = ref.softmax(*c.args)
+    got = out.value
+    return (
+        out.status == "ok"
+        and isinstance(got, np.ndarray)
+        and got.shape == want.shape
+        and not np.isnan(got.astype(float)).any()
+        and bool(np.allclose(got, want))
+    )
+
+
+def _large_hint(student) -> str:
+    """What went wrong with scores of magnitude 1000: overflow, underflow, or the shift of the
+    whole array (each row alone works, a row far below the array's maximum underflows)."""
+    if not _right(student, ROW_UP):
+        return "np.exp(1000) overflows. " + HINT_SHIFT
+    if not _right(student, ROW_DOWN):
+        return "np.exp(-1000) underflows to 0, and 0 / 0 is NaN. " + HINT_SHIFT
+    return (
+        "Each row works on its own, but next to a row near 1000 the row near -1000 underflows "
+        "to 0 / 0: shift each row by its own maximum (keepdims=True), not by the maximum of "
+        "the whole array."
+    )
+
+
 @points(2)
 def test_large_inputs_do_not_overflow(student):
     """[1000, 1001] and [-1000, -1001] work with overflow raising errors, and no warnings"""
@@ -70,9 +100,9 @@ def test_large_inputs_do_not_overflow(student):
         (LARGE, "softmax of [[1000, 1001], [-1000, -1001]]"),
         (LARGE_3D, "softmax of scores of magnitude ~1000"),
     ):
-        expect_close(
-            student.value(c), ref.softmax(*c.args), what, "np.exp(1000) overflows. " + HINT_SHIFT
-        )
+        hint = _large_hint(student)
+        with hinting(hint):
+            expect_close(student.value(c), ref.softmax(*c.args), what, hint)
         expect_no_warnings(student, c, HINT_SHIFT)
 
 

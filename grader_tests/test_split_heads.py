@@ -27,6 +27,9 @@ BATCHES = [
 NOT_DIVISIBLE = call(FN, r.normal(size=(3, 6)), 4)
 NOT_DIVISIBLE_BATCH = call(FN, r.normal(size=(2, 3, 10)), 4)
 READONLY = call(FN, X, 3, readonly=True)  # the same call as BASIC, read-only
+# seq_len = num_heads = d_k = 3: heads and positions swapped keep the shape (3, 3, 3).
+X_EQUAL = r.normal(size=(3, 9))
+EQUAL = call(FN, X_EQUAL, 3)
 
 HINT_SHAPE = (
     "split_heads returns (..., num_heads, seq_len, d_k): reshape to "
@@ -51,12 +54,17 @@ def test_shape(student):
 
 @points(2)
 def test_head_is_column_block(student):
-    """head h is exactly columns h*d_k:(h+1)*d_k of X, for every token"""
+    """head h is exactly columns h*d_k:(h+1)*d_k of X, also when seq_len = num_heads = d_k"""
     got = heads(student, BASIC, "split_heads of a (4, 6) X into 3 heads")
     X, num_heads = BASIC.args
     d_k = X.shape[-1] // num_heads
     for h in range(num_heads):
         expect_close(got[h], X[:, h * d_k : (h + 1) * d_k], f"head {h} of a (4, 6) X", HINT_BLOCK)
+    what = "split_heads of a (3, 9) X into 3 heads (seq_len = num_heads = d_k = 3)"
+    got = heads(student, EQUAL, what, HINT_BLOCK)
+    hint = "With seq_len = num_heads the shape cannot tell heads from positions. " + HINT_BLOCK
+    for h in range(3):
+        expect_close(got[h], X_EQUAL[:, 3 * h : 3 * h + 3], f"head {h} of a (3, 9) X", hint)
 
 
 @points(2)

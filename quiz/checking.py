@@ -4,15 +4,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from quiz.answer_core import InvalidAnswer, canonical, contains_phrase, parse_answer
+from quiz import free_text
+from quiz.answer_core import InvalidAnswer, canonical, parse_answer
 from quiz.variants import Instance
 
 STATUSES = ("correct", "partial", "wrong", "invalid", "unanswered", "needs_review")
+RECORDED = "Answer recorded: free-text answers are marked by hand by your instructor."
 
 
 @dataclass
 class Result:
-    """The outcome of one answer. ``fraction`` is provisional when status is needs_review."""
+    """The outcome of one answer. ``fraction`` is provisional when status is needs_review.
+
+    ``feedback`` is what the student may see; ``review`` holds notes for the instructor only
+    (the provisional score of a free-text answer and why)."""
 
     question: str
     status: str
@@ -21,6 +26,7 @@ class Result:
     feedback: list[str] = field(default_factory=list)
     misconceptions: list[str] = field(default_factory=list)
     answer: str = ""  # canonical text of a well-formed answer, for item analysis
+    review: list[str] = field(default_factory=list)
 
     @property
     def score(self) -> float:
@@ -34,7 +40,7 @@ def grade(instance: Instance, raw: object) -> Result:
     def result(status: str, fraction: float, feedback: list[str], **kw: object) -> Result:
         return Result(q.id, status, fraction, q.points, [f for f in feedback if f], **kw)
 
-    if raw is None or (isinstance(raw, str) and not raw.strip() and q.type != "free_text"):
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
         return result("unanswered", 0.0, ["No answer given."])
     try:
         value = parse_answer(q.type, raw, [c.id for c in q.choices], q.items)
@@ -45,14 +51,14 @@ def grade(instance: Instance, raw: object) -> Result:
     default_label = [q.misconception] if q.misconception else []
 
     if q.type == "free_text":
-        total = sum(g.weight for g in q.rubric)
-        found = [g for g in q.rubric if any(contains_phrase(value, p) for p in g.phrases)]
-        fraction = sum(g.weight for g in found) / total
-        note = (
-            f"Provisional: {len(found)} of {len(q.rubric)} key ideas found"
-            f" ({', '.join(g.label for g in found) or 'none'}); an instructor reviews free text."
+        scored = free_text.score(q, value)
+        return result(
+            "needs_review",
+            scored.points / q.points,
+            [RECORDED],
+            answer=text,
+            review=scored.review(q.points),
         )
-        return result("needs_review", fraction, [note], answer=text)
 
     if q.type == "single_choice":
         choice = q.choice(value)

@@ -41,6 +41,6 @@ ITEM_ANALYSIS_TOP_WRONG = 3
 
 # Graded delivery: the nbgrader assignment that holds the quizzes.
 GRADED_ASSIGNMENT = "attention_quiz"
-GRADED_QUIZZES = ("knowledge_check", "concept_check", "misconceptions")
+GRADED_QUIZZES = ("knowledge_check", "concept_check", "practice", "misconceptions")
 GRADED_NOTEBOOK = COURSE_ROOT / "source" / GRADED_ASSIGNMENT / f"{GRADED_ASSIGNMENT}.ipynb"
 GRADER_MARKER = "# quiz-grader:"

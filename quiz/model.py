@@ -77,12 +77,33 @@ class Tolerance:
 
 
 @dataclass(frozen=True)
-class KeywordGroup:
-    """Free-text rubric: the answer earns ``weight`` if it contains any of these phrases."""
+class Idea:
+    """A key idea of a free-text answer, worth ``points``.
+
+    Found in a sentence that holds one of ``phrases`` (not negated just before it) and, when
+    given, also one of ``together``; with ``contrast`` the sentence must set it against
+    something ("instead of", "unlike", "not", ...). Without the idea named by ``needs`` it
+    counts half. See quiz/free_text.py."""
 
     label: str
     phrases: tuple[str, ...]
-    weight: float = 1.0
+    points: float = 1.0
+    together: tuple[str, ...] = ()
+    contrast: bool = False
+    needs: str | None = None
+
+
+@dataclass(frozen=True)
+class WrongIdea:
+    """A known wrong idea: a sentence that affirms one of ``phrases`` costs ``penalty`` points.
+
+    Not affirmed when the sentence speaks of recurrent networks before it, or sets it against
+    something ("instead of", "unlike", "not", ...), or one of ``unless`` comes just before it."""
+
+    label: str
+    phrases: tuple[str, ...]
+    penalty: float = 1.0
+    unless: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -99,7 +120,8 @@ class Question:
     tolerance: Tolerance | None = None
     wrong_answers: tuple[WrongAnswer, ...] = ()
     items: tuple[str, ...] = ()
-    rubric: tuple[KeywordGroup, ...] = ()
+    rubric: tuple[Idea, ...] = ()
+    wrong_ideas: tuple[WrongIdea, ...] = ()
     sample_answer: str = ""
     misconception: str | None = None  # what a wrong answer with no more specific label shows
 
@@ -466,26 +488,59 @@ class _Reader:
                 self.problem(qid, f"answer for {item!r} is {option!r}, which is not an option id")
         return {"items": tuple(items), "choices": options, "answer": dict(answer)}
 
+    def _phrases(self, raw: Any, qid: str, what: str, required: bool = True) -> tuple[str, ...]:
+        if raw is None and not required:
+            return ()
+        if (
+            not isinstance(raw, list)
+            or not raw
+            or not all(isinstance(p, str) and p.strip() for p in raw)
+        ):
+            self.problem(qid, f"{what} needs a non-empty list of phrases")
+            return ()
+        return tuple(p.strip() for p in raw)
+
     def _free_text(self, raw: dict, qid: str) -> dict | None:
         rubric = raw.get("rubric")
         if not isinstance(rubric, list) or not rubric:
-            self.problem(qid, "no answer: a free-text question needs a 'rubric' of keyword groups")
+            self.problem(qid, "no answer: a free-text question needs a 'rubric' of key ideas")
             return None
-        groups = []
-        for n, group in enumerate(rubric, 1):
-            phrases = group.get("any") if isinstance(group, dict) else None
-            if not isinstance(phrases, list) or not all(
-                isinstance(p, str) and p.strip() for p in phrases or [None]
-            ):
-                self.problem(qid, f"rubric group {n} needs 'any': a list of phrases")
+        ideas = []
+        for n, item in enumerate(rubric, 1):
+            if not isinstance(item, dict):
+                self.problem(qid, f"rubric idea {n} must be a mapping")
                 continue
-            weight = self.number(group.get("weight", 1), qid, "rubric weight")
-            if weight is None or weight <= 0:
+            label = str(item.get("label", f"idea {n}"))
+            phrases = self._phrases(item.get("any"), qid, f"rubric idea {label!r} 'any'")
+            together = self._phrases(
+                item.get("together"), qid, f"rubric idea {label!r} 'together'", required=False
+            )
+            points = self.number(item.get("points", item.get("weight", 1)), qid, "idea points")
+            if not phrases or points is None or points <= 0:
                 continue
-            label = group.get("label", f"group {n}")
-            groups.append(KeywordGroup(str(label), tuple(p.strip() for p in phrases), weight))
+            ideas.append(
+                Idea(
+                    label, phrases, points, together, bool(item.get("contrast")), item.get("needs")
+                )
+            )
+        labels = {i.label for i in ideas}
+        for idea in ideas:
+            if idea.needs is not None and idea.needs not in labels:
+                self.problem(qid, f"rubric idea {idea.label!r} needs {idea.needs!r}, not an idea")
+        wrong = []
+        for n, item in enumerate(raw.get("wrong_ideas") or [], 1):
+            if not isinstance(item, dict):
+                self.problem(qid, f"wrong idea {n} must be a mapping")
+                continue
+            label = str(item.get("label", f"wrong idea {n}"))
+            phrases = self._phrases(item.get("any"), qid, f"wrong idea {label!r} 'any'")
+            unless = self._phrases(item.get("unless"), qid, f"wrong idea {label!r} 'unless'", False)
+            penalty = self.number(item.get("penalty", 1), qid, "wrong idea penalty")
+            if phrases and penalty is not None and penalty > 0:
+                wrong.append(WrongIdea(label, phrases, penalty, unless))
         return {
-            "rubric": tuple(groups),
+            "rubric": tuple(ideas),
+            "wrong_ideas": tuple(wrong),
             "sample_answer": self.text(raw, "sample_answer", qid),
         }
 

@@ -8,8 +8,10 @@ the bank's key for the nbgrader student id (so templated questions use that stud
 and REPLACES the grade cell's outputs with feedback lines on stdout and an ``execute_result``
 holding the score as a plain float, which ``SaveAutoGrades`` reads (its metadata keeps the
 graded result, for the class report's item analysis). For every cell with
-``# quiz-review: <quiz>/<question>`` it writes the provisional keyword score of the free-text
-answer before it, for the instructor; the answer itself is graded by hand in the formgrader.
+``# quiz-review: <quiz>/<question>`` it writes the provisional score of the free-text answer
+before it and why (quiz/free_text.py), for the instructor; the answer itself is graded by hand in
+the formgrader. :class:`HideReviewNotes`, in ``c.GenerateFeedback.preprocessors``, keeps those
+notes out of the students' feedback: a student sees only the mark given by hand.
 """
 
 from __future__ import annotations
@@ -166,10 +168,21 @@ class GradeQuizAnswers(NbGraderPreprocessor):
             return [f"No provisional score: no free-text answer cell for {bank.quiz}/{qid}"]
         text = answer_cell.source.strip()
         if text in UNANSWERED_TEXT:
-            return ["Provisional keyword score: 0 (no answer written). Grade by hand."]
+            return ["For the instructor only: no answer written (provisional score 0)."]
         result = grade(for_student(bank, question, student), text)
-        return [
-            f"Provisional keyword score: {result.score:g} of {result.points:g} points "
-            "(for the instructor; grade by hand).",
-            *result.feedback,
-        ]
+        return ["For the instructor only (hidden from the student's feedback):", *result.review]
+
+
+REVIEW_HIDDEN = "Your answer above is marked by hand by your instructor.\n"
+
+
+class HideReviewNotes(NbGraderPreprocessor):
+    """Feedback: replace the outputs of the instructor-only review cells (``# quiz-review:``)
+    with one line, so the student sees the final, hand-given mark and nothing provisional."""
+
+    def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
+        for cell in nb.cells:
+            found = MARKER.search(cell.source) if cell.cell_type == "code" else None
+            if found and found["kind"] == REVIEW_MARKER:
+                cell.outputs = [new_output("stream", name="stdout", text=REVIEW_HIDDEN)]
+        return nb, resources

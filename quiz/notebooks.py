@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import re
 from typing import Any
 
 import nbformat
@@ -86,10 +87,17 @@ def _symbolic_prompt(bank: Bank, q: Question) -> str:
     return q.prompt.format(**{name: f"⟨{name}⟩" for name in bank.parameters})
 
 
-def _question_markdown(bank: Bank, q: Question) -> str:
+def question_heading(bank: Bank, q: Question, part: int, number: int) -> str:
+    """A heading a student can read: part and question number, the course-text section it
+    covers and the points (the internal ids stay in the cells' metadata)."""
     points = f"{q.points:g} point" + ("" if q.points == 1 else "s")
+    section = re.sub(r"^\d+\.\s*", "", bank.sections.get(q.section, q.section))
+    return f"### Question {part}.{number}: {section} ({points})"
+
+
+def _question_markdown(bank: Bank, q: Question, part: int, number: int) -> str:
     lines = [
-        f"### {bank.quiz} / {q.id} ({points})",
+        question_heading(bank, q, part, number),
         "",
         " ".join(_symbolic_prompt(bank, q).split()),
     ]
@@ -223,18 +231,31 @@ Free-text answers go in the markdown cells marked for them and are graded by han
 (your course login) in the next cell, then run it and the “Your numbers” cell after it. Grading
 uses the id you were registered with, so type it exactly.
 """
+    numbers = _code(
+        _numbers_source(banks), "quiz_numbers", solution=False, grade=False, locked=True
+    )
+    numbers.metadata["jupyter"] = {"source_hidden": True}  # the hashing code, out of sight
     cells = [
         _markdown(intro, "quiz_intro"),
         nbformat.v4.new_code_cell('STUDENT_ID = ""  # your student id (course login), in quotes'),
-        _markdown("#### Your numbers", "quiz_numbers_title"),
-        _code(_numbers_source(banks), "quiz_numbers", solution=False, grade=False, locked=True),
+        _markdown(
+            "#### Your numbers\n\nRun the next cell (its code is hidden; it only works out your "
+            "numbers from your id).",
+            "quiz_numbers_title",
+        ),
+        numbers,
     ]
-    for bank in banks:
+    for part, bank in enumerate(banks, 1):
         cells.append(
-            _markdown(f"## {bank.title}\n\n{bank.description}".strip(), f"{bank.quiz}__title")
+            _markdown(
+                f"## Part {part}. {bank.title}\n\n{bank.description}".strip(),
+                f"{bank.quiz}__title",
+            )
         )
-        for q in bank.questions:
-            cells.append(_markdown(_question_markdown(bank, q), f"{bank.quiz}__{q.id}__prompt"))
+        for number, q in enumerate(bank.questions, 1):
+            cells.append(
+                _markdown(_question_markdown(bank, q, part, number), f"{bank.quiz}__{q.id}__prompt")
+            )
             if q.type == "free_text":
                 answer = nbformat.v4.new_markdown_cell("Write your answer here.")
                 cells.append(
@@ -248,7 +269,7 @@ uses the id you were registered with, so type it exactly.
                     )
                 )
                 review = (
-                    "# For the instructor: a provisional keyword score appears here after\n"
+                    "# For the instructor: notes on the answer above appear here after\n"
                     "# autograding; the mark itself is given by hand.\n"
                     f"{REVIEW_MARKER} {bank.quiz}/{q.id}"
                 )
@@ -321,23 +342,41 @@ def check_answer(question_id, student_id, answer):
     return check_selfcheck(SELF_CHECK["salt"], question, student_parameters(student_id), answer)
 
 
+def _choices_html(q):
+    """Every choice (or matching option) in full, in HTML, which wraps: nothing is cut off."""
+    rows = [
+        f"<div style='margin: 0.2em 0 0.2em 1em'><b>{html.escape(c['id'])})</b> "
+        f"{html.escape(c['text'])}</div>"
+        for c in q.get("choices", [])
+    ]
+    return widgets.HTML("".join(rows), layout={"width": "95%"})
+
+
 def _input(q):
-    """A widget for question q and a function reading its answer."""
-    labels = [(f"{c['id']}) {c['text']}", c["id"]) for c in q.get("choices", [])]
+    """A widget for question q and a function reading its answer. The choices' texts are shown
+    in full by _choices_html; the widgets that select show only the letters."""
+    ids = [c["id"] for c in q.get("choices", [])]
     if q["type"] == "single_choice":
-        w = widgets.RadioButtons(options=labels, value=None, layout={"width": "max-content"})
-        return w, lambda: w.value
+        w = widgets.ToggleButtons(options=ids, value=None, style={"button_width": "3em"})
+        return widgets.VBox([_choices_html(q), w]), lambda: w.value
     if q["type"] == "multiple_select":
-        boxes = [widgets.Checkbox(description=label, indent=False) for label, _ in labels]
-        ids = [cid for _, cid in labels]
-        return widgets.VBox(boxes), lambda: [i for i, b in zip(ids, boxes) if b.value]
+        boxes = [
+            widgets.Checkbox(description=f"{cid})", indent=False, layout={"width": "5em"})
+            for cid in ids
+        ]
+        read = lambda: [i for i, b in zip(ids, boxes) if b.value]  # noqa: E731
+        return widgets.VBox([_choices_html(q), widgets.HBox(boxes)]), read
     if q["type"] == "matching":
         drops = {
-            item: widgets.Dropdown(options=[("-", None)] + labels, description=item)
+            item: widgets.Dropdown(
+                options=[("-", None)] + [(cid, cid) for cid in ids],
+                description=item,
+                style={"description_width": "initial"},
+            )
             for item in q["items"]
         }
         read = lambda: {k: d.value for k, d in drops.items() if d.value is not None}  # noqa: E731
-        return widgets.VBox(list(drops.values())), read
+        return widgets.VBox([_choices_html(q), *drops.values()]), read
     if q["type"] == "free_text":
         w = widgets.Textarea(placeholder="Your answer", layout={"width": "90%"})
     else:
@@ -352,7 +391,7 @@ def self_check(student_id):
         return
     params = student_parameters(student_id)
     boxes = []
-    for q in SELF_CHECK["questions"]:
+    for n, q in enumerate(SELF_CHECK["questions"], 1):
         prompt = q["prompt"].format(**params) if SELF_CHECK["parameters"] else q["prompt"]
         field, read = _input(q)
         out = widgets.Output()
@@ -362,12 +401,13 @@ def self_check(student_id):
             out.clear_output()
             with out:
                 r = check_selfcheck(SELF_CHECK["salt"], q, params, read())
-                print(f"{r['status']} ({r['fraction'] * q['points']:g}/{q['points']:g})")
+                if r["status"] != "needs_review":  # free text: marked by hand, no score here
+                    print(f"{r['status']} ({r['fraction'] * q['points']:g}/{q['points']:g})")
                 for line in r["feedback"]:
                     print(line)
 
         button.on_click(on_click)
-        head = f"<b>{html.escape(q['id'])}</b> ({q['points']:g} pt): {html.escape(prompt)}"
+        head = f"<b>Question {n}</b> ({q['points']:g} pt): {html.escape(prompt)}"
         boxes.append(widgets.VBox([widgets.HTML(head), field, button, out]))
     display(widgets.VBox(boxes))
 '''

@@ -5,7 +5,7 @@ quiz: knowledge_check     # optional: when given it must match the quiz being gr
 answers:
   qkv_roles: b
   sdpa_steps: [a, b, d]
-  head_width: 64
+  why_heads: a
 """
 
 from __future__ import annotations

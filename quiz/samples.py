@@ -62,5 +62,5 @@ def invalid_answer(inst: Instance) -> Any:
         "multiple_select": ["a", "a"],
         "numeric": "about a hundred",
         "shape": "six by eight",
-        "free_text": "   ",
+        "free_text": 42,  # not text
     }[q.type]

@@ -22,7 +22,6 @@ from quiz.answer_core import (
     check_selfcheck,
     seal,
     variant_key,
-    words,
 )
 from quiz.checking import Result
 from quiz.model import Bank, Question
@@ -123,18 +122,6 @@ def _question_spec(bank: Bank, q: Question, salt: str) -> dict[str, Any]:
         inst = instantiate(bank, q, variant)
         if q.type == "shape":
             spec["ndim"] = len(inst.key)
-        if q.type == "free_text":
-            groups = [
-                {
-                    "weight": g.weight,
-                    "hashes": sorted(
-                        {answer_hash(salt, q.id, vkey, " ".join(words(p))) for p in g.phrases}
-                    ),
-                }
-                for g in q.rubric
-            ]
-            spec["groups"] = groups
-            spec["longest"] = max(len(words(p)) for g in q.rubric for p in g.phrases)
         variants[vkey] = _entries(salt, inst, vkey)
     spec["variants"] = variants
     return spec

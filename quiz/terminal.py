@@ -37,22 +37,25 @@ def render_question(shown: Shown, number: int, total: int) -> str:
 
 
 def render_result(result: Result) -> str:
-    score = f"{result.score:g}/{result.points:g}"
+    """What the student sees: the final outcome only (a free-text answer is marked by hand, so
+    it shows no score here)."""
     if result.status == "needs_review":
-        score = f"provisional {score}"
-    lines = [f"  -> {result.status} ({score})"]
+        lines = ["  -> recorded (marked by hand)"]
+    else:
+        lines = [f"  -> {result.status} ({result.score:g}/{result.points:g})"]
     for line in result.feedback:
         lines += textwrap.wrap(line, WIDTH, initial_indent="     ", subsequent_indent="     ")
     return "\n".join(lines)
 
 
 def summary(results: list[Result]) -> str:
-    total = sum(r.score for r in results)
-    possible = sum(r.points for r in results)
-    review = [r.question for r in results if r.status == "needs_review"]
-    text = f"Score: {total:g} / {possible:g}"
-    if review:
-        text += f" (provisional: {', '.join(review)} will be reviewed by an instructor)"
+    marked = [r for r in results if r.status != "needs_review"]
+    by_hand = [r for r in results if r.status == "needs_review"]
+    text = f"Score: {sum(r.score for r in marked):g} / {sum(r.points for r in marked):g}"
+    if by_hand:
+        points = sum(r.points for r in by_hand)
+        names = ", ".join(r.question for r in by_hand)
+        text += f" (+ {points:g} points marked by hand: {names})"
     return text
 
 

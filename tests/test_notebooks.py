@@ -103,3 +103,26 @@ def test_worked_example_matches_the_course_text():
     out, weights = _course_text_attention(x @ W_q, x @ W_k, x @ W_v)
     assert np.allclose(namespace["weights"], weights)
     assert np.allclose(namespace["output"], out)
+    # the numbers the notebook shows as the text's are what the text's code prints
+    assert np.array_equal(namespace["text_weights"], np.round(weights, 3))
+
+
+def test_worked_example_flags_weights_that_differ_from_the_text(capsys):
+    """Without the scaling the example prints other weights, and the cell says they differ."""
+    nb = source_notebook("attention_basics")
+    namespace: dict = {}
+    for _, source in program_cells(nb):
+        exec(source, namespace)
+
+    def unscaled(Q, K, V, mask=None):
+        w = namespace["softmax"](Q @ np.swapaxes(K, -1, -2))
+        return w @ V, w
+
+    example = next(
+        c.source for c in nb.cells if c.cell_type == "code" and "np.random.seed(42)" in c.source
+    )
+    exec(example, namespace)
+    assert "They match the course text." in capsys.readouterr().out
+    namespace["scaled_dot_product_attention"] = unscaled
+    exec(example, namespace)
+    assert "They do NOT match the course text" in capsys.readouterr().out

@@ -52,10 +52,10 @@ def test_take_with_a_self_check_key(tmp_path: Path, capsys) -> None:
     bad = _write(tmp_path / "b.json", {"answers": _answers("knowledge_check", "bob", wrong_answer)})
     capsys.readouterr()
     assert main(["quiz", "take", str(key), "--student", "bob", "--answers", str(good)]) == 0
-    assert "Score: 7 / 7" in capsys.readouterr().out
+    assert "Score: 5 / 5" in capsys.readouterr().out
     assert main(["quiz", "take", str(key), "--student", "bob", "--answers", str(bad)]) == 0
     out = capsys.readouterr().out
-    assert "Score: 0 / 7" in out and "That is d_model" in out  # feedback for that mistake
+    assert "Score: 0 / 5" in out and "renormalised among" in out  # feedback for that mistake
 
 
 def test_numbers_depend_on_the_student(tmp_path: Path, capsys) -> None:
@@ -100,15 +100,15 @@ def test_grade_a_class(tmp_path: Path, capsys) -> None:
     files = [
         _write(
             tmp_path / "alice.yaml",
-            {"student": "alice", "answers": _answers("knowledge_check", "alice")},
+            {"student": "alice", "answers": _answers("practice", "alice")},
         ),
         _write(
             tmp_path / "bob.json",
-            {"student": "bob", "answers": _answers("knowledge_check", "bob", wrong_answer)},
+            {"student": "bob", "answers": _answers("practice", "bob", wrong_answer)},
         ),
         _write(
             tmp_path / "cem.json",
-            {"quiz": "knowledge_check", "answers": {"qkv_roles": "a", "head_width": "many"}},
+            {"quiz": "practice", "answers": {"history": "b", "head_width": "many"}},
         ),
     ]
     broken = tmp_path / "dora.json"
@@ -119,7 +119,7 @@ def test_grade_a_class(tmp_path: Path, capsys) -> None:
         [
             "quiz",
             "grade",
-            "knowledge_check",
+            "practice",
             *map(str, [*files, broken, other]),
             "--out",
             str(out_csv),
@@ -133,10 +133,10 @@ def test_grade_a_class(tmp_path: Path, capsys) -> None:
     assert "answers are for quiz 'concept_check'" in errors[1]
     rows = list(csv.DictReader(out_csv.open()))
     assert [r["student"] for r in rows] == ["alice", "bob", "cem"]  # cem: from the file name
-    assert rows[0]["total"] == "7" and rows[1]["total"] == "0" and rows[0]["max"] == "7"
+    assert rows[0]["total"] == "5" and rows[1]["total"] == "0" and rows[0]["max"] == "5"
     report = captured.out
-    assert "qkv_roles [single_choice, section qkv]: 1/3 correct (33%)" in report
-    assert "wrong a x2 -> query-key-swap" in report
+    assert "history [single_choice, section history]: 1/3 correct (33%)" in report
+    assert "wrong b x2 -> attention-born-2017" in report
     assert "(value of heads-full-width) x1 -> heads-full-width" in report
     assert "(invalid format) x1" in report
 
@@ -220,7 +220,7 @@ def test_take_answers_file_problems(tmp_path: Path, capsys) -> None:
 def test_list_and_show(capsys) -> None:
     assert main(["quiz", "list"]) == 0
     out = capsys.readouterr().out
-    assert "knowledge_check" in out and "6 questions" in out
+    assert "knowledge_check" in out and "4 questions" in out
     assert main(["quiz", "show", "misconceptions", "--student", "alice"]) == 0
     shown = capsys.readouterr().out
     assert "KEY" not in shown and "⟨" not in shown

@@ -93,8 +93,10 @@ def test_gift_parses_back(tmp_path: Path, quiz: str) -> None:
 def test_gift_syntax_rules() -> None:
     assert escape("a~b=c#d{e}f:g") == r"a\~b\=c\#d\{e\}f\:g"
     assert escape("two\nlines") == r"two\nlines"
-    bank = load_bank("knowledge_check")
+    bank = load_bank("practice")  # numeric questions
     text = to_gift(bank, export_items(bank, 2))
+    kc = load_bank("knowledge_check")  # a multiple-select question
+    text += to_gift(kc, export_items(kc, 2))
     blocks = [b for b in text.split("\n\n") if b.strip() and not b.startswith("$CATEGORY")]
     for block in blocks[1:]:  # after the header comment
         lines = [ln for ln in block.splitlines() if not ln.startswith("//")]
@@ -234,7 +236,7 @@ def test_jupyterquiz_types_are_the_ones_jupyterquiz_registers() -> None:
 
 
 def test_jupyterquiz_numeric_answers(tmp_path: Path) -> None:
-    bank = load_bank("knowledge_check")
+    bank = load_bank("practice")
     items = export_items(bank, 1, "bob")
     questions, _ = to_jupyterquiz(bank, items)
     scale = next(q for q in questions if q["question"].startswith("Queries and keys have"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import shutil
@@ -14,7 +15,7 @@ import pytest
 from quiz import defaults
 from quiz.loading import load_bank
 from quiz.nbgrader_grading import NotALiteral, read_answer
-from quiz.notebooks import graded_notebook, selfcheck_notebook
+from quiz.notebooks import embeddable_source, graded_notebook, selfcheck_notebook
 from quiz.samples import correct_answer, wrong_answer
 from quiz.selfcheck import build_selfcheck
 from quiz.variants import for_student
@@ -174,7 +175,8 @@ def autograded(tmp_path_factory: pytest.TempPathFactory) -> dict:
         students = {
             "alice": (
                 alice_answers,
-                "Attention looks at every position directly, weighted by relevance.",
+                "Attention looks at every position directly and takes a sum of their values "
+                "weighted by relevance.",
             ),
             "bob": (
                 {
@@ -273,8 +275,73 @@ def test_grade_cell_outputs_are_feedback_and_a_plain_float(autograded: dict) -> 
     invalid = outputs["knowledge_check__qkv_roles"][0]["text"]
     assert "invalid" in invalid and "must be a literal" in invalid
     review = autograded["outputs"]["alice"]["concept_check__long_range__review"][0]["text"]
-    assert review.startswith("Provisional keyword score: 1 of 2 points")
-    assert "Provisional keyword score: 0" in outputs["concept_check__long_range__review"][0]["text"]
+    assert review.startswith("For the instructor only")
+    assert "Provisional score 1.5 of 2" in review  # direct access + relevance, not distance
+    assert "no answer written" in outputs["concept_check__long_range__review"][0]["text"]
     numbers = autograded["outputs"]["bob"]["misconceptions__mha_params"][0]["text"]
     assert "Graded with the numbers of student 'bob'" in numbers
     assert json.dumps(autograded["outputs"]["alice"]).count('"stderr"') == 0
+
+
+def test_feedback_hides_the_instructors_notes() -> None:
+    """The review cell's provisional score is for the instructor: feedback shows one line."""
+    from nbformat.v4 import new_output
+
+    from quiz.nbgrader_grading import REVIEW_HIDDEN, HideReviewNotes
+
+    nb = graded_notebook(BANKS)
+    review = next(
+        c
+        for c in nb.cells
+        if c.source.rstrip().endswith("concept_check/long_range") and "quiz-review" in c.source
+    )
+    review.outputs = [new_output("stream", name="stdout", text="Provisional score 2 of 2")]
+    nb, _ = HideReviewNotes().preprocess(nb, {})
+    assert [o["text"] for o in review.outputs] == [REVIEW_HIDDEN]
+    config = (defaults.COURSE_ROOT / "nbgrader_config.py").read_text()
+    assert "HideReviewNotes," in config.split("c.GenerateFeedback.preprocessors")[1]
+
+
+def test_headings_are_readable_and_the_hashing_code_is_hidden() -> None:
+    nb = graded_notebook(BANKS)
+    headings = [c.source.splitlines()[0] for c in nb.cells if c.source.startswith("### ")]
+    assert headings[0] == "### Question 1.1: Queries, Keys & Values (1 point)"
+    assert not [h for h in headings if "__" in h or "_" in h.split(":")[0]]
+    numbers = next(
+        c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "quiz_numbers"
+    )
+    assert numbers.metadata["jupyter"]["source_hidden"] is True
+    first_code = next(c for c in nb.cells if c.cell_type == "code")
+    assert len(first_code.source.splitlines()) < 5  # the notebook does not open with the hashing
+
+
+@pytest.mark.parametrize("quiz", ["knowledge_check", "concept_check"])
+def test_widget_choices_are_readable_whole(quiz: str) -> None:
+    """Choice texts go in full into HTML (which wraps); the selecting widgets show only letters,
+    whose labels cannot be cut off."""
+    import ipywidgets as widgets
+
+    from quiz import answer_core, seeding
+    from quiz.notebooks import WIDGETS_UI
+
+    namespace: dict = {"SELF_CHECK": build_selfcheck(load_bank(quiz), salt="s")}
+    for module in (seeding, answer_core):
+        exec(compile(embeddable_source(module), module.__name__, "exec"), namespace)
+    exec(WIDGETS_UI, namespace)
+    for q in namespace["SELF_CHECK"]["questions"]:
+        if not q.get("choices"):
+            continue
+        box, _ = namespace["_input"](q)
+        parts = list(box.children)
+        while any(isinstance(p, widgets.Box) for p in parts):
+            parts = [c for p in parts for c in (p.children if isinstance(p, widgets.Box) else [p])]
+        html_text = " ".join(p.value for p in parts if isinstance(p, widgets.HTML))
+        for choice in q["choices"]:
+            assert html.escape(choice["text"]) in html_text, choice["text"]
+        for p in parts:
+            if isinstance(p, widgets.Checkbox | widgets.Dropdown):
+                labels = [p.description] if isinstance(p, widgets.Checkbox) else p.options
+                labels = [lab[0] if isinstance(lab, tuple) else lab for lab in labels]
+                assert all(len(str(lab)) <= 3 for lab in labels if lab), labels
+            if isinstance(p, widgets.ToggleButtons):
+                assert all(len(str(opt)) <= 3 for opt in p.options)

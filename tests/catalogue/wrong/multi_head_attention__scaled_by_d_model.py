@@ -1,5 +1,5 @@
 # function: multi_head_attention
-# caught-by: test_values_match_reference, test_scaled_by_head_d_k
+# caught-by: test_values_match_reference, test_weights_per_head, test_scaled_by_head_d_k, test_mask_applies_to_every_head, test_context_gives_cross_attention
 # Scales every head's scores by sqrt(d_model) instead of sqrt of the head's d_k.
 import numpy as np
 
@@ -12,6 +12,6 @@ def multi_head_attention(X, W_q, W_k, W_v, W_o, num_heads, mask=None, context=No
     V = split_heads(source @ W_v, num_heads)
     scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_model)
     if mask is not None:
-        scores = np.where(mask, -np.inf, scores)
+        scores = np.where(mask[..., None, :, :], -np.inf, scores)
     weights = softmax(scores, axis=-1)
     return combine_heads(weights @ V) @ W_o, weights

@@ -1,0 +1,10 @@
+# function: multi_head_attention
+# caught-by: test_mask_applies_to_every_head
+# Passes a per-sequence mask on as it is: its batch axis meets the head axis (fits when equal).
+def multi_head_attention(X, W_q, W_k, W_v, W_o, num_heads, mask=None, context=None):
+    source = X if context is None else context
+    Q = split_heads(X @ W_q, num_heads)
+    K = split_heads(source @ W_k, num_heads)
+    V = split_heads(source @ W_v, num_heads)
+    heads, weights = scaled_dot_product_attention(Q, K, V, mask)
+    return combine_heads(heads) @ W_o, weights

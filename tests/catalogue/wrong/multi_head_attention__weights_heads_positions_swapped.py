@@ -1,0 +1,15 @@
+# function: multi_head_attention
+# caught-by: test_weights_per_head, test_heads_attend_independently, test_mask_applies_to_every_head, test_context_gives_cross_attention
+# Returns the weights as (seq_len_q, num_heads, seq_len_k): heads and query positions swapped.
+import numpy as np
+
+
+def multi_head_attention(X, W_q, W_k, W_v, W_o, num_heads, mask=None, context=None):
+    source = X if context is None else context
+    Q = split_heads(X @ W_q, num_heads)
+    K = split_heads(source @ W_k, num_heads)
+    V = split_heads(source @ W_v, num_heads)
+    if mask is not None:
+        mask = mask[..., None, :, :]
+    heads, weights = scaled_dot_product_attention(Q, K, V, mask)
+    return combine_heads(heads) @ W_o, np.swapaxes(weights, -3, -2)
