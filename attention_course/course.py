@@ -11,7 +11,9 @@ import contextlib
 import logging
 import os
 import re
+import shutil
 import sys
+import tempfile
 import warnings
 from pathlib import Path
 
@@ -45,7 +47,7 @@ def _in(root: Path):
         os.chdir(before)
 
 
-def api(root: Path = COURSE_ROOT, unsandboxed: bool = False):
+def api(root: Path = COURSE_ROOT, unsandboxed: bool = False, release_to: Path | None = None):
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
     from sqlalchemy.exc import SAWarning
@@ -58,6 +60,8 @@ def api(root: Path = COURSE_ROOT, unsandboxed: bool = False):
     if scripts not in os.environ.get("PATH", "").split(os.pathsep):
         os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
     config = _config(root)
+    if release_to is not None:  # release elsewhere than release/ (registration only)
+        config.CourseDirectory.release_directory = str(release_to)
     if unsandboxed:
         config.SandboxedExecute.unsandboxed = True
         config.GradeOutOfKernel.unsandboxed = True
@@ -81,6 +85,14 @@ def _gradebook(root: Path):
 
     config = _config(root)
     return Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id)
+
+
+def gradebook_exists(root: Path = COURSE_ROOT) -> bool:
+    """False for a SQLite gradebook whose file is not there yet (opening it would make it)."""
+    url = _config(root).CourseDirectory.db_url
+    if url.startswith("sqlite:///"):
+        return Path(url.removeprefix("sqlite:///").split("?")[0]).exists()
+    return True
 
 
 def _check(result: dict, step: str) -> None:
@@ -107,6 +119,42 @@ def release(assignments: list[str] | None = None, root: Path = COURSE_ROOT) -> l
         for name in names:
             _check(nb_api.generate_assignment(name, force=True, create=True), f"releasing {name}")
     return names
+
+
+def registered(assignment: str, root: Path = COURSE_ROOT) -> bool:
+    """Whether the gradebook knows the assignment and its notebooks (autograde needs both)."""
+    from nbgrader.api import MissingEntry
+
+    if not gradebook_exists(root):
+        return False
+    with _gradebook(root) as gb:
+        try:
+            return bool(gb.find_assignment(assignment).notebooks)
+        except MissingEntry:
+            return False
+
+
+def register(assignment: str, root: Path = COURSE_ROOT) -> None:
+    """Record an assignment of source/ in the gradebook (its notebooks and locked cells), as
+    `release` does, without touching release/: nbgrader writes its student version into a
+    temporary folder that is thrown away."""
+    if assignment not in source_assignments(root):
+        raise CourseError(f"no assignment {assignment!r} in {root / 'source'}")
+    with tempfile.TemporaryDirectory(prefix="attention-register-") as tmp:
+        nb_api = api(root, release_to=Path(tmp))
+        with _in(root):
+            result = nb_api.generate_assignment(assignment, force=True, create=True)
+        _check(result, f"recording {assignment} in the gradebook")
+
+
+def copy_course(dest: Path, source: Path = COURSE_ROOT) -> Path:
+    """A course folder of its own at `dest`: the course's nbgrader_config.py, source/ and
+    release/ (no student data, no gradebook). Grading code comes from this package."""
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copy(source / "nbgrader_config.py", dest)
+    for folder in ("source", "release"):
+        shutil.copytree(source / folder, dest / folder)
+    return dest
 
 
 def autograde(

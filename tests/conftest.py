@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import shutil
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from attention_course.assignments import COURSE_ROOT, REFERENCE_FILE
+from attention_course.assignments import REFERENCE_FILE
+from attention_course.course import copy_course
 from attention_course.grading import GradeReport, grade_file
 
 
@@ -28,15 +28,6 @@ def grade_reference_variants(
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         return dict(pool.map(grade, variants))
-
-
-def copy_course(dest: Path) -> Path:
-    """The course's own files (not .venv, not student data) copied to `dest`."""
-    dest.mkdir(parents=True, exist_ok=True)
-    shutil.copy(COURSE_ROOT / "nbgrader_config.py", dest)
-    for folder in ("source", "release"):
-        shutil.copytree(COURSE_ROOT / folder, dest / folder)
-    return dest
 
 
 @pytest.fixture(scope="session")
