@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
+from nbconvert.preprocessors import ClearMetadataPreprocessor
 from nbgrader.preprocessors import (
     AssignLatePenalties,
     CheckCellMetadata,
@@ -13,6 +13,7 @@ from nbgrader.preprocessors import (
     SaveAutoGrades,
 )
 
+from attention_course import notebook_html
 from attention_course.preprocessors import GradeOutOfKernel, SafeExecute
 from quiz.nbgrader_grading import GradeQuizAnswers
 
@@ -52,8 +53,15 @@ c.Autograde.autograde_preprocessors = [
 ]
 
 # Feedback never shows the hidden part of a test cell.
-c.GenerateFeedback.preprocessors = [
-    GetGrades,
-    CSSHTMLHeaderPreprocessor,
-    ClearHiddenTests,
+c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests]
+# Pages made from notebooks (feedback HTML, formgrader's submission view): formulas as MathML,
+# drawn by the browser with no script or network; grader output wrapped, every hint line whole.
+# CourseHTMLHeader writes the pages' CSS (nbconvert's, which it extends, is switched off).
+c.HTMLExporter.filters = {"markdown2html": notebook_html.markdown2html_mathml}
+c.HTMLExporter.preprocessors = [notebook_html.CourseHTMLHeader]
+c.CSSHTMLHeaderPreprocessor.enabled = False
+# Feedback: nbgrader's template without the MathJax script tag (formgrader keeps its own).
+c.HTMLExporter.extra_template_basedirs = [
+    str(notebook_html.TEMPLATES),
+    notebook_html.NBGRADER_TEMPLATES,
 ]

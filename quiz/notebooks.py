@@ -321,23 +321,56 @@ def check_answer(question_id, student_id, answer):
     return check_selfcheck(SELF_CHECK["salt"], question, student_parameters(student_id), answer)
 
 
+def _label(text):
+    """A choice's text that wraps, however long (a widget's own description is cut off)."""
+    return widgets.HTML(
+        f'<div style="line-height: 1.4; padding: 4px 0">{html.escape(text)}</div>',
+        layout={"flex": "1 1 auto", "min_width": "0"},
+    )
+
+
+def _choice_row(toggle, text):
+    toggle.layout = {"width": "auto", "flex": "0 0 auto"}
+    return widgets.HBox([toggle, _label(text)], layout={"align_items": "flex-start"})
+
+
 def _input(q):
     """A widget for question q and a function reading its answer."""
     labels = [(f"{c['id']}) {c['text']}", c["id"]) for c in q.get("choices", [])]
     if q["type"] == "single_choice":
-        w = widgets.RadioButtons(options=labels, value=None, layout={"width": "max-content"})
-        return w, lambda: w.value
+        # one radio button per row, so that each choice's text can wrap; picking one clears
+        # the others
+        radios = [widgets.RadioButtons(options=[("", cid)], value=None) for _, cid in labels]
+
+        def pick(change, radios=radios):
+            if change["new"] is not None:
+                for other in radios:
+                    if other is not change["owner"]:
+                        other.value = None
+
+        for radio in radios:
+            radio.observe(pick, names="value")
+        rows = [_choice_row(r, label) for r, (label, _) in zip(radios, labels)]
+        read = lambda: next((r.value for r in radios if r.value is not None), None)  # noqa: E731
+        return widgets.VBox(rows), read
     if q["type"] == "multiple_select":
-        boxes = [widgets.Checkbox(description=label, indent=False) for label, _ in labels]
+        boxes = [widgets.Checkbox(value=False, indent=False) for _ in labels]
+        rows = [_choice_row(b, label) for b, (label, _) in zip(boxes, labels)]
         ids = [cid for _, cid in labels]
-        return widgets.VBox(boxes), lambda: [i for i, b in zip(ids, boxes) if b.value]
+        return widgets.VBox(rows), lambda: [i for i, b in zip(ids, boxes) if b.value]
     if q["type"] == "matching":
+        # the options in full once, then one menu of option letters per item
+        options = [_label(label) for label, _ in labels]
         drops = {
-            item: widgets.Dropdown(options=[("-", None)] + labels, description=item)
+            item: widgets.Dropdown(
+                options=[("-", None)] + [(cid, cid) for _, cid in labels],
+                description=item,
+                style={"description_width": "initial"},
+            )
             for item in q["items"]
         }
         read = lambda: {k: d.value for k, d in drops.items() if d.value is not None}  # noqa: E731
-        return widgets.VBox(list(drops.values())), read
+        return widgets.VBox(options + list(drops.values())), read
     if q["type"] == "free_text":
         w = widgets.Textarea(placeholder="Your answer", layout={"width": "90%"})
     else:
