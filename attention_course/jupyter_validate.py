@@ -91,6 +91,8 @@ def short_failure(
         name = function or _cell_name(inner)
         statement = _statement_at(inner.source, inner_line)
         where += f"\nraised in {name}, line {inner_line}:\n{_indent(statement)}"
+        if error.ename == "NotImplementedError" and not error.get("evalue"):
+            message += f": {name} is not written yet (replace its raise NotImplementedError())"
     return where, message
 
 
