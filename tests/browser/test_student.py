@@ -139,10 +139,13 @@ def test_instructor_tools_only_in_the_instructors_jupyterlab(role, request, page
     page.wait_for_selector("#jp-main-statusbar", timeout=60_000)
     items = [item.lower() for item in _nbgrader_menu(page)]
     screenshot(page, f"{role}-nbgrader-menu")
+    sidebar = page.locator(".jp-SideBar.jp-mod-right .lm-TabBar-tab").all_inner_texts()
     formgrader = page.request.get(lab.url("/formgrader")).status
     if role == "student":
         assert items == ["assignment list"]
+        assert "Create Assignment" not in sidebar
         assert formgrader == 404
     else:
         assert {"assignment list", "formgrader", "create assignment"} <= set(items), items
+        assert "Create Assignment" in sidebar, sidebar
         assert formgrader == 200
