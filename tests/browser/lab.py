@@ -82,7 +82,11 @@ def start_lab(root: Path, state: Path, config_dir: Path | None = None) -> LabSer
         JUPYTER_DATA_DIR=str(state / "data"),
         PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}",
         PYDEVD_DISABLE_FILE_VALIDATION="1",
+        MPLCONFIGDIR=str(state / "matplotlib"),
     )
+    # Matplotlib's first import builds a font cache and says so on stderr: build it here, so
+    # that a notebook's stderr only ever holds what its code wrote.
+    subprocess.run([sys.executable, "-c", "import matplotlib.pyplot"], env=env, check=True)
     port, token = _free_port(), secrets.token_hex(16)
     cmd = [
         str(BIN / "jupyter-lab"),
