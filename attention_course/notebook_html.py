@@ -100,8 +100,8 @@ class MathMLRenderer(IPythonRenderer):
 
 @pass_context
 def markdown2html_mathml(context, source: str) -> str:
-    """The `markdown2html` filter of HTMLExporter (cell attachments included), formulas in
-    MathML."""
+    """HTMLExporter's `markdown2html` filter with formulas in MathML (cell attachments are
+    kept; heading anchors and image embedding stay at nbconvert's defaults)."""
     cell = context.get("cell", {})
     renderer = MathMLRenderer(
         escape=False,
