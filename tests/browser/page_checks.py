@@ -6,15 +6,16 @@ from __future__ import annotations
 import re
 
 # Every line of text in the elements matched by the selector: is it whole? A line is cut off
-# when any of its boxes reaches past an ancestor that clips (overflow other than visible, or an
-# ellipsis) or past the window's edge. Returns the cut lines, the number of lines, and how many
-# of them wrap onto more than one row (to show the check had long lines to look at).
+# when one of its words reaches past an ancestor that clips (overflow other than visible, or an
+# ellipsis) or past the window's edge (spaces at the end of a wrapped row do not count: they
+# are not drawn). Returns the cut lines, the number of lines, and how many of them wrap onto
+# more than one row (to show the check had long lines to look at).
 LINES = r"""(selector) => {
   const viewport = document.documentElement.clientWidth;
   const cut = [];
   let lines = 0, wrapped = 0;
   for (const el of document.querySelectorAll(selector)) {
-    const bounds = [];
+    const bounds = [[0, viewport]];
     for (let a = el; a && a !== document.documentElement; a = a.parentElement) {
       const s = getComputedStyle(a);
       if (s.overflowX !== 'visible' || s.textOverflow === 'ellipsis') {
@@ -22,11 +23,9 @@ LINES = r"""(selector) => {
         bounds.push([r.left + a.clientLeft, r.left + a.clientLeft + a.clientWidth]);
       }
     }
-    bounds.push([0, viewport]);
-    const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
-    const text = [];
-    for (let node = walker.nextNode(); node; node = walker.nextNode()) text.push(node);
-    // one range per line of the element's text, across its text nodes
+    const outside = range => [...range.getClientRects()].some(r => r.width > 0 &&
+      bounds.some(([left, right]) => r.right > right + 0.5 || r.left < left - 0.5));
+    // one range per line of the element's text (across its text nodes), one per word
     let line = null;
     const finish = () => {
       if (!line) return;
@@ -34,23 +33,31 @@ LINES = r"""(selector) => {
       if (line.text.trim() && rects.length) {
         lines += 1;
         if (new Set(rects.map(r => Math.round(r.top))).size > 1) wrapped += 1;
-        const out = ([l, rt]) => rects.some(r => r.right > rt + 0.5 || r.left < l - 0.5);
-        if (bounds.some(out)) cut.push(line.text.trim().slice(0, 160));
+        if (line.cut) cut.push(line.text.trim().slice(0, 160));
       }
       line = null;
     };
-    for (const node of text) {
+    const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    const nodes = [];
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) nodes.push(node);
+    for (const node of nodes) {
       const s = node.textContent;
       let start = 0;
       while (start <= s.length) {
         const nl = s.indexOf('\n', start);
         const end = nl === -1 ? s.length : nl;
         if (!line) {
-          line = {range: document.createRange(), text: ''};
+          line = {range: document.createRange(), text: '', cut: false};
           line.range.setStart(node, start);
         }
         line.range.setEnd(node, end);
         line.text += s.slice(start, end);
+        for (const word of s.slice(start, end).matchAll(/\S+/g)) {
+          const range = document.createRange();
+          range.setStart(node, start + word.index);
+          range.setEnd(node, start + word.index + word[0].length);
+          if (outside(range)) line.cut = true;
+        }
         if (nl === -1) break;
         finish();
         start = nl + 1;

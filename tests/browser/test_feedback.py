@@ -41,3 +41,27 @@ def test_feedback_typesets_formulas_offline_and_shows_whole_hints(
             page.locator("div.output_area pre", has_text="FAIL [").last.scroll_into_view_if_needed()
             screenshot(page, f"feedback-hints-{student}-{assignment}")
     assert wrapped > 0, "no long line to wrap: the check saw nothing it could fail on"
+
+
+def test_feedback_in_jupyterlabs_html_viewer_typesets_formulas_without_scripts(
+    instructor_lab, graded_class, page_factory
+):
+    """Where a student opens fetched feedback: JupyterLab's HTML viewer, which runs no scripts
+    until the file is trusted."""
+    assignment = "attention_basics"
+    path = f"feedback/demo-partial/{assignment}/{assignment}.html"
+    assert (graded_class[0] / path).exists()
+    page = page_factory(instructor_lab)
+    page.goto(instructor_lab.url(f"/lab/workspaces/feedback/tree/{path}?reset"))
+    viewer = page.locator(".jp-HTMLViewer iframe")
+    viewer.wait_for(timeout=60_000)
+    assert "allow-scripts" not in (viewer.get_attribute("sandbox") or "")
+    frame = viewer.element_handle().content_frame()
+    frame.wait_for_selector("math")
+    math = frame.evaluate(MATH, "#notebook")
+    assert math["count"] > 0 and math["empty"] == [], math
+    assert all(math["fractions"]) and all(math["superscripts"]) and all(math["roots"]), math
+    assert raw_latex(frame.locator(".text_cell_render").all_inner_texts()) == []
+    assert frame.evaluate(LINES, "div.output_area pre")["cut"] == []
+    frame.locator("math[display=block]").first.scroll_into_view_if_needed()
+    screenshot(page, "feedback-in-jupyterlab")
