@@ -38,7 +38,8 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 VIEWPORT = {"width": 1280, "height": 900}
-SCREENSHOTS = Path(os.environ.get("ATTENTION_COURSE_SCREENSHOTS") or COURSE_ROOT / "screenshots")
+DEFAULT_SCREENSHOTS = COURSE_ROOT / "screenshots"
+SCREENSHOTS = Path(os.environ.get("ATTENTION_COURSE_SCREENSHOTS") or DEFAULT_SCREENSHOTS)
 ASSIGNMENT = "attention_basics"
 STUDENT_ID = "alice"  # the quiz widgets' student
 QUIZZES = ("knowledge_check", "concept_check")
@@ -74,8 +75,9 @@ def browser() -> Iterator[object]:
         playwright.stop()
         _cannot_run(f"{CHROMIUM} did not start: {exc}")
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    for old in SCREENSHOTS.glob("*.png"):
-        old.unlink()
+    if SCREENSHOTS == DEFAULT_SCREENSHOTS:  # this run's pictures only (never a folder of yours)
+        for old in SCREENSHOTS.glob("*.png"):
+            old.unlink()
     yield browser
     browser.close()
     playwright.stop()
