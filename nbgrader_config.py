@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
+from nbconvert.preprocessors import ClearMetadataPreprocessor
 from nbconvert.preprocessors.sanitize import SanitizeHTML
 from nbgrader.preprocessors import (
     AssignLatePenalties,
@@ -18,6 +18,7 @@ from nbgrader.preprocessors import (
     SaveAutoGrades,
 )
 
+from attention_course import notebook_html
 from attention_course.preprocessors import CheckSubmission, GradeOutOfKernel, SandboxedExecute
 from quiz.nbgrader_grading import GradeQuizAnswers, HideReviewNotes
 
@@ -68,12 +69,17 @@ c.Autograde.autograde_preprocessors = [
 
 # Feedback never shows the hidden part of a test cell, nor the quiz's notes for the instructor,
 # and nothing a student wrote becomes live HTML or JavaScript in it (outputs are already inert:
-# see attention_course/execute.py).
-c.GenerateFeedback.preprocessors = [
-    GetGrades,
-    CSSHTMLHeaderPreprocessor,
-    ClearHiddenTests,
-    HideReviewNotes,
-    SanitizeHTML,
+# see attention_course/execute.py; markdown is sanitized here).
+c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, HideReviewNotes, SanitizeHTML]
+# Pages made from notebooks (feedback HTML, formgrader's submission view): formulas as MathML,
+# drawn by the browser with no script or network; grader output wrapped, every hint line whole.
+# CourseHTMLHeader writes the pages' CSS (nbconvert's, which it extends, is switched off).
+c.HTMLExporter.filters = {"markdown2html": notebook_html.markdown2html_mathml}
+c.HTMLExporter.preprocessors = [notebook_html.CourseHTMLHeader]
+c.CSSHTMLHeaderPreprocessor.enabled = False
+# Feedback: nbgrader's template without the MathJax script tag (formgrader keeps its own).
+c.HTMLExporter.extra_template_basedirs = [
+    str(notebook_html.TEMPLATES),
+    notebook_html.NBGRADER_TEMPLATES,
 ]
 c.SanitizeHTML.enabled = True  # nbconvert's own preprocessors do nothing unless enabled

@@ -1,5 +1,5 @@
 """The subcommands of `attention-course` (release, check, autograde, scores, report, gradescope,
-demo)."""
+doctor, demo, student-config)."""
 
 from __future__ import annotations
 
@@ -167,6 +167,21 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     )
     p.set_defaults(run=run_demo)
 
+    p = sub.add_parser(
+        "student-config",
+        help="write the students' Jupyter configuration (no instructor tools)",
+        description="Write a Jupyter configuration folder for students: JupyterLab started "
+        "with JUPYTER_CONFIG_DIR=FOLDER shows the Assignments tab and the Validate button "
+        "(which answers with the failing check first), not formgrader, Create Assignment or "
+        "the course list; nbgrader finds the course's exchange.",
+    )
+    p.add_argument("folder", type=Path, metavar="FOLDER", help="the folder to write")
+    p.add_argument("--course-id", help="nbgrader course id (default: nbgrader_config.py's)")
+    p.add_argument(
+        "--exchange", help="the exchange folder students use (default: nbgrader_config.py's)"
+    )
+    p.set_defaults(run=run_student_config)
+
 
 def run_release(args: argparse.Namespace) -> int:
     from attention_course.course import CourseError, release
@@ -288,4 +303,18 @@ def run_gradescope(args: argparse.Namespace) -> int:
         raise UserError(str(exc)) from None
     print(f"Wrote {out} ({len(names)} files): upload it as the autograder of a Gradescope")
     print(f"programming assignment; students submit {args.assignment}.ipynb.")
+
+
+def run_student_config(args: argparse.Namespace) -> int:
+    from attention_course.student_config import write_student_config
+
+    if args.folder.exists() and not args.folder.is_dir():
+        raise UserError(f"{args.folder}: exists and is not a folder")
+    try:
+        files = write_student_config(args.folder, args.course_id, args.exchange)
+    except OSError as exc:
+        raise UserError(f"{args.folder}: cannot write ({exc.strerror})") from None
+    for path in files:
+        print(f"wrote {path}")
+    print(f"Students start JupyterLab with: JUPYTER_CONFIG_DIR={args.folder} jupyter lab")
     return 0

@@ -342,41 +342,56 @@ def check_answer(question_id, student_id, answer):
     return check_selfcheck(SELF_CHECK["salt"], question, student_parameters(student_id), answer)
 
 
-def _choices_html(q):
-    """Every choice (or matching option) in full, in HTML, which wraps: nothing is cut off."""
-    rows = [
-        f"<div style='margin: 0.2em 0 0.2em 1em'><b>{html.escape(c['id'])})</b> "
-        f"{html.escape(c['text'])}</div>"
-        for c in q.get("choices", [])
-    ]
-    return widgets.HTML("".join(rows), layout={"width": "95%"})
+def _label(text):
+    """A choice's text that wraps, however long (a widget's own description is cut off)."""
+    return widgets.HTML(
+        f'<div style="line-height: 1.4; padding: 4px 0">{html.escape(text)}</div>',
+        layout={"flex": "1 1 auto", "min_width": "0"},
+    )
+
+
+def _choice_row(toggle, text):
+    toggle.layout = {"width": "auto", "flex": "0 0 auto"}
+    return widgets.HBox([toggle, _label(text)], layout={"align_items": "flex-start"})
 
 
 def _input(q):
-    """A widget for question q and a function reading its answer. The choices' texts are shown
-    in full by _choices_html; the widgets that select show only the letters."""
-    ids = [c["id"] for c in q.get("choices", [])]
+    """A widget for question q and a function reading its answer."""
+    labels = [(f"{c['id']}) {c['text']}", c["id"]) for c in q.get("choices", [])]
     if q["type"] == "single_choice":
-        w = widgets.ToggleButtons(options=ids, value=None, style={"button_width": "3em"})
-        return widgets.VBox([_choices_html(q), w]), lambda: w.value
+        # one radio button per row, so that each choice's text can wrap; picking one clears
+        # the others
+        radios = [widgets.RadioButtons(options=[("", cid)], value=None) for _, cid in labels]
+
+        def pick(change, radios=radios):
+            if change["new"] is not None:
+                for other in radios:
+                    if other is not change["owner"]:
+                        other.value = None
+
+        for radio in radios:
+            radio.observe(pick, names="value")
+        rows = [_choice_row(r, label) for r, (label, _) in zip(radios, labels)]
+        read = lambda: next((r.value for r in radios if r.value is not None), None)  # noqa: E731
+        return widgets.VBox(rows), read
     if q["type"] == "multiple_select":
-        boxes = [
-            widgets.Checkbox(description=f"{cid})", indent=False, layout={"width": "5em"})
-            for cid in ids
-        ]
-        read = lambda: [i for i, b in zip(ids, boxes) if b.value]  # noqa: E731
-        return widgets.VBox([_choices_html(q), widgets.HBox(boxes)]), read
+        boxes = [widgets.Checkbox(value=False, indent=False) for _ in labels]
+        rows = [_choice_row(b, label) for b, (label, _) in zip(boxes, labels)]
+        ids = [cid for _, cid in labels]
+        return widgets.VBox(rows), lambda: [i for i, b in zip(ids, boxes) if b.value]
     if q["type"] == "matching":
+        # the options in full once, then one menu of option letters per item
+        options = [_label(label) for label, _ in labels]
         drops = {
             item: widgets.Dropdown(
-                options=[("-", None)] + [(cid, cid) for cid in ids],
+                options=[("-", None)] + [(cid, cid) for _, cid in labels],
                 description=item,
                 style={"description_width": "initial"},
             )
             for item in q["items"]
         }
         read = lambda: {k: d.value for k, d in drops.items() if d.value is not None}  # noqa: E731
-        return widgets.VBox([_choices_html(q), *drops.values()]), read
+        return widgets.VBox(options + list(drops.values())), read
     if q["type"] == "free_text":
         w = widgets.Textarea(placeholder="Your answer", layout={"width": "90%"})
     else:

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Set up this course on a fresh machine: bubblewrap (the sandbox for student code, where apt-get
-# can install it), a virtual environment in .venv, and this package with its dependencies.
+# Set up this course on a fresh machine: bubblewrap (sandbox for student code) and chromium (browser
+# tests), where apt-get can install them; a virtual environment in .venv, and this package with its
+# dependencies.
 # Safe to run again: it only installs what changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,6 +13,18 @@ if ! command -v bwrap >/dev/null 2>&1; then
       >/dev/null 2>&1 || echo "setup: warning: bubblewrap could not be installed; grading refuses to run student code until it is (apt-get install bubblewrap)"
   else
     echo "setup: warning: bubblewrap (bwrap) is not installed; grading refuses to run student code until it is (apt-get install bubblewrap)"
+  fi
+fi
+
+# Debian's chromium drives the browser tests (tests/browser/); Playwright's own browser download
+# is not used.
+if [ ! -x /usr/bin/chromium ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "setup: installing chromium (for the browser tests) ..."
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) \
+      >/dev/null 2>&1 || echo "setup: warning: chromium could not be installed; the browser tests cannot run"
+  else
+    echo "setup: warning: /usr/bin/chromium is not installed; the browser tests cannot run"
   fi
 fi
 

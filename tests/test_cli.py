@@ -7,7 +7,18 @@ import sys
 
 import pytest
 
-COMMANDS = ["release", "check", "autograde", "scores", "report", "gradescope", "demo", "quiz"]
+COMMANDS = [
+    "release",
+    "check",
+    "autograde",
+    "scores",
+    "report",
+    "gradescope",
+    "doctor",
+    "demo",
+    "student-config",
+    "quiz",
+]
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
@@ -31,6 +42,7 @@ def test_every_command_has_help(command):
         (["autograde", "no_such_assignment"], "invalid choice"),
         (["scores", "no_such_assignment"], "invalid choice"),
         (["no_such_command"], "invalid choice"),
+        (["student-config", __file__], "exists and is not a folder"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args, message):

@@ -1,0 +1,129 @@
+"""HTML of graded notebooks (feedback, formgrader): formulas as MathML, grader output wrapped.
+
+nbgrader's feedback and formgrader pages leave formulas as LaTeX for MathJax, loaded from a CDN:
+offline, on a locked-down network, or in JupyterLab's HTML viewer (which runs no scripts) they
+show as raw LaTeX. Here the markdown filter converts every formula to MathML when the page is
+made (latex2mathml), and the browser draws it: no script, no network. A pre-wrapped output style
+keeps each PASS/FAIL line and its hint whole instead of running off the right edge.
+`nbgrader_config.py` installs both for `HTMLExporter`; `templates/feedback/` overlays nbgrader's
+feedback template to drop its MathJax script tag.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+import nbgrader
+from jinja2 import pass_context
+from latex2mathml.converter import convert
+from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
+from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
+from traitlets import default
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+NBGRADER_TEMPLATES = str(
+    Path(nbgrader.__file__).resolve().parent / "server_extensions" / "formgrader" / "templates"
+)
+
+# A LaTeX command latex2mathml did not know stays in its output as text: "\foo".
+_UNKNOWN_COMMAND = re.compile(r">\\[A-Za-z]+<")
+
+OUTPUT_CSS = """
+/* attention-course: grader output wraps; no PASS/FAIL line or hint runs off the page. */
+div.output_area pre, div.output_subarea pre, div.output_text pre {
+  white-space: pre-wrap;
+  word-break: normal;
+  overflow-wrap: anywhere;
+}
+/* Formulas are MathML, drawn by the browser. */
+math {
+  font-family: "STIX Two Math", "Cambria Math", "Latin Modern Math", "TeX Gyre Termes Math", math;
+  font-size: 1.08em;
+}
+math[display="block"] {
+  display: block math;
+  margin: 0.7em 0;
+  overflow-x: auto;
+}
+"""
+
+
+class UnsupportedFormula(ValueError):
+    """A formula uses LaTeX that latex2mathml cannot convert."""
+
+
+def latex_to_mathml(tex: str, display: bool = False) -> str:
+    """MathML for one formula, with its LaTeX kept as an annotation (copy, screen readers).
+
+    Raises UnsupportedFormula when latex2mathml fails or leaves an unknown command behind.
+    """
+    try:
+        mathml = convert(tex.strip(), display="block" if display else "inline")
+    except Exception as exc:  # latex2mathml raises many kinds on bad input
+        raise UnsupportedFormula(f"cannot convert {tex!r}: {exc}") from None
+    unknown = _UNKNOWN_COMMAND.search(mathml)
+    if unknown:
+        raise UnsupportedFormula(f"cannot convert {tex!r}: unknown {unknown.group(0)[1:-1]}")
+    # No xmlns: inside HTML it is not needed, and nbconvert's heading anchors re-serialise
+    # markup with ElementTree, which would turn a namespace into "ns0:" prefixes.
+    mathml = mathml.replace(' xmlns="http://www.w3.org/1998/Math/MathML"', "", 1)
+    opening, rest = mathml.split(">", 1)
+    body = rest[: -len("</math>")]
+    annotation = f'<annotation encoding="application/x-tex">{html.escape(tex.strip())}</annotation>'
+    return f"{opening}><semantics>{body}{annotation}</semantics></math>"
+
+
+class MathMLRenderer(IPythonRenderer):
+    """nbconvert's markdown renderer, with formulas written as MathML instead of for MathJax.
+
+    A formula latex2mathml cannot convert is left as LaTeX in a <code> element.
+    """
+
+    def _math(self, tex: str, display: bool, source: str) -> str:
+        try:
+            return latex_to_mathml(tex, display)
+        except UnsupportedFormula:
+            return f'<code class="tex">{self.escape_html(source)}</code>'
+
+    def block_math(self, body: str) -> str:
+        return self._math(body, True, f"$${body}$$")
+
+    def inline_math(self, body: str) -> str:
+        return self._math(body, False, f"${body}$")
+
+    def latex_environment(self, name: str, body: str) -> str:
+        source = f"\\begin{{{name}}}{body}\\end{{{name}}}"
+        return self._math(source, True, source)
+
+
+@pass_context
+def markdown2html_mathml(context, source: str) -> str:
+    """HTMLExporter's `markdown2html` filter with formulas in MathML (cell attachments are
+    kept; heading anchors and image embedding stay at nbconvert's defaults)."""
+    cell = context.get("cell", {})
+    renderer = MathMLRenderer(
+        escape=False,
+        attachments=cell.get("attachments", {}),
+        path=context.get("resources", {}).get("metadata", {}).get("path", ""),
+    )
+    return MarkdownWithMath(renderer=renderer).render(source)
+
+
+class CourseHTMLHeader(CSSHTMLHeaderPreprocessor):
+    """nbconvert's inlined CSS (syntax colours) plus the course's: wrapped output, MathML.
+
+    Runs in place of nbconvert's CSSHTMLHeaderPreprocessor, whose later run would drop the
+    course's CSS: nbgrader_config.py switches that one off and lists this one in
+    `HTMLExporter.preprocessors` (which enables it).
+    """
+
+    @default("style")
+    def _style_default(self):
+        return "default"  # the Pygments colours nbconvert's classic template asks for
+
+    def preprocess(self, nb, resources):
+        nb, resources = super().preprocess(nb, resources)
+        resources["inlining"]["css"].append(OUTPUT_CSS)
+        return nb, resources

@@ -1,0 +1,67 @@
+"""The feedback HTML a student receives, opened with no network: formulas typeset, every PASS/FAIL
+line and hint whole."""
+
+from __future__ import annotations
+
+import pytest
+
+from attention_course.assignments import ASSIGNMENTS
+from tests.browser.conftest import screenshot
+from tests.browser.page_checks import LINES, MATH, raw_latex
+
+
+@pytest.mark.parametrize("assignment", list(ASSIGNMENTS))
+def test_feedback_typesets_formulas_offline_and_shows_whole_hints(
+    assignment, graded_class, page_factory
+):
+    root, results = graded_class
+    graded = sorted(s for s, r in results[assignment].items() if r.get("success"))
+    files = {s: root / "feedback" / s / assignment / f"{assignment}.html" for s in graded}
+    assert graded and all(f.exists() for f in files.values()), files
+    wrapped = 0
+    for student, path in files.items():
+        page = page_factory()
+        page.goto(path.as_uri())
+        page.wait_for_load_state("load")
+        outside = [u for u in page.requests if not u.startswith(("file:", "data:"))]
+        assert outside == [], f"{student}: the page asks the network for {outside}"
+
+        math = page.evaluate(MATH, "#notebook")
+        assert math["count"] > 0 and math["empty"] == [], (student, math)
+        assert all(math["fractions"]) and all(math["superscripts"]) and all(math["roots"]), math
+        prose = page.locator(".text_cell_render").all_inner_texts()
+        assert raw_latex(prose) == [], f"{student}: formulas left as LaTeX"
+
+        lines = page.evaluate(LINES, "div.output_area pre")
+        assert lines["cut"] == [], f"{student}: lines cut off at the right edge"
+        wrapped += lines["wrapped"]
+        if student == "demo-partial":
+            page.locator("math[display=block]").first.scroll_into_view_if_needed()
+            screenshot(page, f"feedback-formulas-{student}-{assignment}")
+            page.locator("div.output_area pre", has_text="FAIL [").last.scroll_into_view_if_needed()
+            screenshot(page, f"feedback-hints-{student}-{assignment}")
+    assert wrapped > 0, "no long line to wrap: the check saw nothing it could fail on"
+
+
+def test_feedback_in_jupyterlabs_html_viewer_typesets_formulas_without_scripts(
+    instructor_lab, graded_class, page_factory
+):
+    """Where a student opens fetched feedback: JupyterLab's HTML viewer, which runs no scripts
+    until the file is trusted."""
+    assignment = "attention_basics"
+    path = f"feedback/demo-partial/{assignment}/{assignment}.html"
+    assert (graded_class[0] / path).exists()
+    page = page_factory(instructor_lab)
+    page.goto(instructor_lab.url(f"/lab/workspaces/feedback/tree/{path}?reset"))
+    viewer = page.locator(".jp-HTMLViewer iframe")
+    viewer.wait_for(timeout=60_000)
+    assert "allow-scripts" not in (viewer.get_attribute("sandbox") or "")
+    frame = viewer.element_handle().content_frame()
+    frame.wait_for_selector("math")
+    math = frame.evaluate(MATH, "#notebook")
+    assert math["count"] > 0 and math["empty"] == [], math
+    assert all(math["fractions"]) and all(math["superscripts"]) and all(math["roots"]), math
+    assert raw_latex(frame.locator(".text_cell_render").all_inner_texts()) == []
+    assert frame.evaluate(LINES, "div.output_area pre")["cut"] == []
+    frame.locator("math[display=block]").first.scroll_into_view_if_needed()
+    screenshot(page, "feedback-in-jupyterlab")

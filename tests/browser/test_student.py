@@ -1,0 +1,151 @@
+"""The student's JupyterLab: run the released notebook, read its visible checks, see its figures,
+press Validate; and no instructor tools in the student configuration."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import nbformat
+import pytest
+
+from tests.browser.conftest import ASSIGNMENT, screenshot
+from tests.browser.lab import ERROR_OUTPUT, cells, close_dialog, open_notebook, run_all, validate
+
+SUCCESS = "Success! Your notebook passes all the tests."
+
+
+def _notebook(home, folder: str) -> nbformat.NotebookNode:
+    return nbformat.read(home / folder / f"{ASSIGNMENT}.ipynb", as_version=4)
+
+
+def _grade_cells(nb) -> list[int]:
+    return [i for i, c in enumerate(nb.cells) if c.metadata.get("nbgrader", {}).get("grade")]
+
+
+def _cells_with_errors(page) -> list[int]:
+    found = cells(page)
+    return [i for i in range(found.count()) if found.nth(i).locator(ERROR_OUTPUT).count()]
+
+
+def test_untouched_notebook_stops_at_its_first_visible_check(
+    student_lab, student_home, page_factory
+):
+    nb = _notebook(student_home, "untouched")
+    first_check = _grade_cells(nb)[0]
+    page = page_factory(student_lab)
+    open_notebook(page, student_lab, f"untouched/{ASSIGNMENT}.ipynb")
+    assert cells(page).count() == len(nb.cells)
+    run_all(page, until="error")
+
+    assert _cells_with_errors(page) == [first_check], "only the first visible check may fail"
+    failed = cells(page).nth(first_check)
+    assert "NotImplementedError" in failed.locator(ERROR_OUTPUT).inner_text()
+    failed.locator(ERROR_OUTPUT).scroll_into_view_if_needed()
+    screenshot(page, "student-untouched-run-all")
+
+
+def test_completed_notebook_passes_its_checks_and_draws_its_figures(
+    student_lab, student_home, page_factory
+):
+    nb = _notebook(student_home, "completed")
+    page = page_factory(student_lab)
+    open_notebook(page, student_lab, f"completed/{ASSIGNMENT}.ipynb")
+    run_all(page, until="all")
+
+    assert _cells_with_errors(page) == [], "a completed notebook runs without errors or warnings"
+    for i in _grade_cells(nb):
+        text = "\n".join(cells(page).nth(i).locator(".jp-OutputArea-output").all_inner_texts())
+        assert text.strip(), f"visible check cell {nb.cells[i].get('id')} shows no result"
+    plots = [i for i, c in enumerate(nb.cells) if "plt.show()" in c.source]
+    assert plots, "the notebook draws figures"
+    for i in plots:
+        image = cells(page).nth(i).locator(".jp-RenderedImage img").first
+        image.scroll_into_view_if_needed()
+        size = image.evaluate("img => [img.naturalWidth, img.getBoundingClientRect().width]")
+        assert min(size) > 100, f"figure of cell {nb.cells[i].get('id')} not drawn: {size}"
+    cells(page).nth(plots[-1]).locator(".jp-RenderedImage img").first.scroll_into_view_if_needed()
+    screenshot(page, "student-completed-figure")
+
+
+def _dialog_entries(page) -> list[tuple[str, str]]:
+    """(where, error) per failed cell of the open Validate dialog."""
+    blocks = page.locator(".jp-Dialog #validation-message pre").all_inner_texts()
+    return list(zip(blocks[0::2], blocks[1::2], strict=True))
+
+
+def test_validate_shows_the_failing_check_and_its_hint_first(
+    student_lab, student_home, page_factory
+):
+    nb = _notebook(student_home, "partial")
+    by_id = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in nb.cells}
+    page = page_factory(student_lab)
+    open_notebook(page, student_lab, f"partial/{ASSIGNMENT}.ipynb")
+    text = validate(page)
+    screenshot(page, "student-validate-partial")
+    entries = _dialog_entries(page)
+    assert entries, text
+    hints = 0
+    for where, error in entries:
+        assert "Traceback" not in text and "---->" not in text, text
+        head, statement = where.split("\n", 1)
+        cell_id, line = head.rstrip(":").split(", line ")
+        source = by_id[cell_id].source.splitlines()
+        check = textwrap.dedent(statement.split("\nraised in ")[0])
+        # the statement shown is the one at that line of the cell, not the whole cell
+        assert check.splitlines()[0] in source[int(line) - 1], (check, source[int(line) - 1])
+        assert len(where.splitlines()) <= 10 and len(error.splitlines()) <= 4, (where, error)
+        first_line = error.splitlines()[0]
+        node = ast.parse(check).body[0] if check.startswith("assert") else None
+        if isinstance(node, ast.Assert) and isinstance(node.msg, ast.Constant):
+            assert first_line == f"AssertionError: {node.msg.value}"
+            hints += 1
+        else:
+            assert ": " in first_line or first_line.isidentifier(), first_line
+    assert hints, "the partly wrong notebook fails an assertion with a hint"
+    close_dialog(page)
+
+
+@pytest.mark.parametrize("folder", ["untouched", "completed"])
+def test_validate_untouched_and_completed(folder, student_lab, student_home, page_factory):
+    nb = _notebook(student_home, folder)
+    page = page_factory(student_lab)
+    open_notebook(page, student_lab, f"{folder}/{ASSIGNMENT}.ipynb")
+    text = validate(page)
+    screenshot(page, f"student-validate-{folder}")
+    if folder == "completed":
+        assert SUCCESS in text
+        return
+    entries = _dialog_entries(page)
+    assert len(entries) == len(_grade_cells(nb)), text
+    for where, error in entries:
+        assert error.startswith("NotImplementedError: ") and "is not written yet" in error
+        assert "raised in " in where and "raise NotImplementedError()" in where
+
+
+def _nbgrader_menu(page) -> list[str]:
+    page.locator(".lm-MenuBar-item", has_text="Nbgrader").click()
+    menu = page.locator(".lm-Menu").last
+    menu.wait_for()
+    items = [t.strip() for t in menu.locator(".lm-Menu-itemLabel").all_inner_texts()]
+    return [t for t in items if t]
+
+
+@pytest.mark.parametrize("role", ["student", "instructor"])
+def test_instructor_tools_only_in_the_instructors_jupyterlab(role, request, page_factory):
+    lab = request.getfixturevalue(f"{role}_lab")
+    page = page_factory(lab)
+    page.goto(lab.url("/lab/workspaces/tools?reset"))
+    page.wait_for_selector("#jp-main-statusbar", timeout=60_000)
+    items = [item.lower() for item in _nbgrader_menu(page)]
+    screenshot(page, f"{role}-nbgrader-menu")
+    sidebar = page.locator(".jp-SideBar.jp-mod-right .lm-TabBar-tab").all_inner_texts()
+    formgrader = page.request.get(lab.url("/formgrader")).status
+    if role == "student":
+        assert items == ["assignment list"]
+        assert "Create Assignment" not in sidebar
+        assert formgrader == 404
+    else:
+        assert {"assignment list", "formgrader", "create assignment"} <= set(items), items
+        assert "Create Assignment" in sidebar, sidebar
+        assert formgrader == 200
