@@ -4,8 +4,8 @@ feedback pages, as a student and an instructor would.
 One browser and two JupyterLab servers serve the whole run: the student's (the student
 configuration, released notebooks in a home folder) and the instructor's (the graded sample
 class's course copy). Pages get no network beyond 127.0.0.1. Screenshots are written to
-/tmp/attention-course-screenshots/ (or $ATTENTION_COURSE_SCREENSHOTS). Under CI (CI=true) a browser that cannot be
-started fails the tests; elsewhere they are skipped with the reason.
+/tmp/attention-course-screenshots/ (or $ATTENTION_COURSE_SCREENSHOTS). Under CI (CI=true) a
+browser that cannot be started fails the tests; elsewhere they are skipped with the reason.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from urllib.parse import urlparse
 import nbformat
 import pytest
 
-from attention_course.assignments import COURSE_ROOT
 from attention_course.samples import sample_notebooks
 from attention_course.student_config import write_student_config
 from quiz.loading import load_bank
