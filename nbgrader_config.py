@@ -19,7 +19,12 @@ from nbgrader.preprocessors import (
 )
 
 from attention_course import notebook_html
-from attention_course.preprocessors import CheckSubmission, GradeOutOfKernel, SandboxedExecute
+from attention_course.preprocessors import (
+    CheckSubmission,
+    GradeOutOfKernel,
+    RestoreMetadata,
+    SandboxedExecute,
+)
 from quiz.nbgrader_grading import GradeQuizAnswers, HideReviewNotes
 
 ROOT = Path(__file__).resolve().parent
@@ -42,6 +47,7 @@ c.OverwriteCells.add_missing_cells = True
 # A submission folder with a link, a special file or an oversized notebook is refused first.
 c.Autograde.sanitize_preprocessors = [
     CheckSubmission,
+    RestoreMetadata,  # a notebook that lost its nbgrader metadata is graded by function name
     ClearOutput,
     DeduplicateIds,
     OverwriteKernelspec,

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from quiz.defaults import GRADED_ASSIGNMENT as QUIZ_ASSIGNMENT
+
 COURSE_ROOT = Path(__file__).resolve().parent.parent
 GRADER_DIR = COURSE_ROOT / "grader_tests"
 REFERENCE_FILE = GRADER_DIR / "reference.py"  # the reference implementation, never released
@@ -44,6 +46,9 @@ ASSIGNMENTS: dict[str, Assignment] = {
         ),
     )
 }
+
+# The graded quiz (quiz/): an nbgrader assignment too, graded with the banks' key.
+ALL_ASSIGNMENTS: tuple[str, ...] = (*ASSIGNMENTS, QUIZ_ASSIGNMENT)
 
 # Cell ids: the solution cell of function f is "f", its locked test cell is "f_tests",
 # the locked set-up cell that the grading worker also runs is "imports".

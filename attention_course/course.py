@@ -158,7 +158,11 @@ def copy_course(dest: Path, source: Path = COURSE_ROOT) -> Path:
 
 
 def autograde(
-    assignment: str, student: str = "*", root: Path = COURSE_ROOT, unsandboxed: bool = False
+    assignment: str,
+    student: str = "*",
+    root: Path = COURSE_ROOT,
+    unsandboxed: bool = False,
+    nb_api=None,
 ) -> dict:
     """Autograde submitted/<student>/<assignment>/ into autograded/ and the gradebook.
 
@@ -176,56 +180,18 @@ def autograde(
             )
         except SubmissionRefused as exc:
             return {"success": False, "error": f"SubmissionRefused: {exc}\n", "log": ""}
-    nb_api = api(root, unsandboxed)
+    nb_api = nb_api or api(root, unsandboxed)
     with _in(root):
         result = nb_api.autograde(assignment, student, force=True, create=True)
     return result
 
 
-def _autograde_one(task: tuple[str, str, str, bool]) -> tuple[tuple[str, str], dict]:
-    assignment, student, root, unsandboxed = task
-    return (assignment, student), autograde(assignment, student, Path(root), unsandboxed)
-
-
-def autograde_pairs(
-    pairs: list[tuple[str, str]],
-    root: Path = COURSE_ROOT,
-    jobs: int = 1,
-    unsandboxed: bool = False,
-) -> dict[tuple[str, str], dict]:
-    """Autograde (assignment, student) pairs, `jobs` at a time: one process each, one shared
-    gradebook. nbgrader itself grades one submission after another; submissions are
-    independent, so separate processes can run their kernels and graders side by side."""
-    tasks = [(a, s, str(root), unsandboxed) for a, s in pairs]
-    if jobs <= 1 or len(tasks) <= 1:
-        return dict(map(_autograde_one, tasks))
-    # Two processes must not both create the same student (a UNIQUE constraint): do it first.
-    add_students(sorted({s for _, s in pairs}), root)
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        return dict(pool.map(_autograde_one, tasks))
-
-
 def add_students(students: list[str], root: Path = COURSE_ROOT) -> None:
-    """Make sure every student is in the gradebook."""
+    """Make sure every student is in the gradebook (before jobs grade them side by side, so
+    two never create the same student)."""
     with _gradebook(root) as gb:
         for student in students:
             gb.update_or_create_student(student)
-
-
-def autograde_many(
-    assignment: str,
-    students: list[str],
-    root: Path = COURSE_ROOT,
-    jobs: int = 1,
-    unsandboxed: bool = False,
-) -> dict[str, dict]:
-    """Autograde several students of one assignment, `jobs` at a time."""
-    results = autograde_pairs([(assignment, s) for s in students], root, jobs, unsandboxed)
-    return {student: result for (_, student), result in results.items()}
 
 
 def failure_reason(result: dict) -> str:
@@ -245,7 +211,9 @@ def submitted_students(assignment: str, root: Path = COURSE_ROOT) -> list[str]:
     return sorted(p.parent.name for p in (root / "submitted").glob(f"*/{assignment}") if p.is_dir())
 
 
-def generate_feedback(assignment: str, student: str = "*", root: Path = COURSE_ROOT) -> None:
+def generate_feedback(
+    assignment: str, student: str = "*", root: Path = COURSE_ROOT, nb_api=None
+) -> None:
     """Feedback HTML for the autograded submissions (nbgrader copies their folders into
     feedback/: each is checked first to hold nothing but regular files)."""
     from attention_course.errors import SubmissionRefused
@@ -256,21 +224,29 @@ def generate_feedback(assignment: str, student: str = "*", root: Path = COURSE_R
             check_tree(folder, f"autograded/{folder.parent.name}/{assignment}")
         except SubmissionRefused as exc:
             raise CourseError(f"feedback for {assignment} refused: {exc}") from None
-    nb_api = api(root)
+    nb_api = nb_api or api(root)
     with _in(root):
         _check(
             nb_api.generate_feedback(assignment, student, force=True), f"feedback for {assignment}"
         )
 
 
-def gradebook_scores(assignment: str, root: Path = COURSE_ROOT) -> dict[str, dict[str, float]]:
-    """Per student, per grade cell: the auto score nbgrader stored, and the total."""
+def gradebook_scores(
+    assignment: str, root: Path = COURSE_ROOT, student: str | None = None
+) -> dict[str, dict[str, float]]:
+    """Per student (or only `student`), per grade cell: the score nbgrader stored, and the
+    total. Nothing when there is no gradebook yet (looking does not make one)."""
     from nbgrader.api import MissingEntry
 
     out: dict[str, dict[str, float]] = {}
+    if not gradebook_exists(root):
+        return out
     with _gradebook(root) as gb:
         try:
-            submissions = gb.assignment_submissions(assignment)
+            if student is None:
+                submissions = gb.assignment_submissions(assignment)
+            else:
+                submissions = [gb.find_submission(assignment, student)]
         except MissingEntry:
             return out
         for sub in submissions:

@@ -7,9 +7,11 @@ runs student code: that happens in the worker it starts (see sandbox.py).
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import resource
+import signal
 import subprocess
 import sys
 import tempfile
@@ -22,6 +24,7 @@ from attention_course.assignments import COURSE_ROOT, get_assignment
 from attention_course.limits import GiB
 
 GRADER_MEMORY_BYTES = 4 * GiB  # address space of one grader (pytest) process
+PR_SET_PDEATHSIG = 1
 
 
 class GradingError(RuntimeError):
@@ -35,6 +38,13 @@ class TestResult:
     points: float
     passed: bool
     message: str
+    partial: float | None = None  # points earned when not all or nothing (a quiz question)
+
+    @property
+    def earned(self) -> float:
+        if self.partial is not None:
+            return self.partial
+        return self.points if self.passed else 0.0
 
 
 @dataclass
@@ -48,7 +58,7 @@ class FunctionScore:
 
     @property
     def score(self) -> float:
-        return sum(t.points for t in self.tests if t.passed)
+        return sum(t.earned for t in self.tests)
 
     def feedback(self) -> str:
         """PASS/FAIL lines a student can read: the property, and the hint when it failed."""
@@ -80,8 +90,10 @@ class GradeReport:
 
 
 def _grader_limits() -> None:
-    """The grader process's own memory limit (it reads what student code sent back)."""
+    """The grader process's own memory limit (it reads what student code sent back), and it
+    dies with the process that started it."""
     resource.setrlimit(resource.RLIMIT_AS, (GRADER_MEMORY_BYTES, GRADER_MEMORY_BYTES))
+    ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 def grade_file(

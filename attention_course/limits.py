@@ -21,6 +21,9 @@ class Limits:
     submission_timeout: float = 120.0  # every worker of one submission, together
     max_restarts: int = 10  # fresh workers after crashes, per submission
 
+    # One submission end to end in `autograde` (notebook run, grading, feedback).
+    grading_timeout: float = 300.0
+
     # The notebook run that fills in the outputs of the feedback.
     notebook_cell_timeout: float = 5.0  # one cell of the notebook
     notebook_timeout: float = 20.0  # the whole notebook

@@ -25,10 +25,12 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Bool, Float
 
 from attention_course.assignments import SETUP_CELL_ID, graded_course
+from attention_course.errors import SubmissionRefused
 from attention_course.execute import execute_notebook
 from attention_course.grading import GradeReport, grade_file
 from attention_course.limits import DEFAULT
 from attention_course.safety import check_submission_folder
+from attention_course.submissions import restore_metadata
 
 GRADER_LINE = re.compile(r"^# grader: grader_tests/test_(\w+)\.py\s*$", re.MULTILINE)
 UNSANDBOXED_NOTE = "UNSANDBOXED: graded without the sandbox, as the instructor asked"
@@ -45,6 +47,34 @@ class CheckSubmission(NbGraderPreprocessor):
         folder = Path(resources["metadata"]["path"])
         check_submission_folder(folder, DEFAULT.submission_bytes)
         return nb, resources
+
+
+class RestoreMetadata(NbGraderPreprocessor):
+    """A notebook whose nbgrader metadata was lost (saved by another tool, cells copied into a
+    new notebook) is rebuilt from the released one: each solution cell gets the student's cell
+    of the same id or the one that defines its function. Graded by function name, then; a
+    notebook with none of its functions is refused, saying so."""
+
+    def preprocess(self, nb, resources):
+        if any("nbgrader" in cell.get("metadata", {}) for cell in nb.cells):
+            return nb, resources
+        folder = Path(resources["metadata"]["path"])  # submitted/<student>/<assignment>
+        root, assignment = folder.parents[1].parent, folder.name
+        released = root / "release" / assignment / f"{resources['nbgrader']['notebook']}.ipynb"
+        rebuilt, missing = restore_metadata(nb, nbformat.read(released, as_version=4))
+        solutions = [
+            c.metadata["nbgrader"]["grade_id"]
+            for c in rebuilt.cells
+            if c.metadata.get("nbgrader", {}).get("solution")
+        ]
+        if solutions and len(missing) == len(solutions):
+            raise SubmissionRefused(
+                "its nbgrader metadata was lost and none of its cells could be matched: it "
+                f"defines none of {', '.join(missing)}"
+            )
+        resources.setdefault("attention_course", {})["restored"] = missing
+        self.log.warning("%s had lost its nbgrader metadata: graded by function name", folder)
+        return rebuilt, resources
 
 
 class SandboxedExecute(NbGraderPreprocessor):
@@ -137,6 +167,12 @@ class GradeOutOfKernel(NbGraderPreprocessor):
                 hide=graded_course(Path(resources.get("metadata", {}).get("path") or ".")),
             )
         extra = []
+        restored = resources.get("attention_course", {}).get("restored")
+        if restored is not None:
+            extra.append(
+                "this notebook had lost its nbgrader metadata: its functions were found by name"
+                + (f" (none found for {', '.join(restored)})" if restored else "")
+            )
         died = resources.get("attention_course", {}).get("kernel_died")
         if died:
             extra.append(

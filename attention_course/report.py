@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from attention_course.assignments import grade_cell_id
+from attention_course.classgrade import ClassRun
 from attention_course.grading import GradeReport
 from attention_course.preprocessors import UNSANDBOXED_NOTE, cell_feedback
 
@@ -64,3 +66,43 @@ def class_table(rows: dict[str, dict[str, float]], columns: list[str], title: st
             )
         )
     return "\n".join(lines)
+
+
+def score_columns(assignment: str) -> list[str]:
+    """The grade cells to show: each graded function's, in notebook order; for the quiz, the
+    total only."""
+    from attention_course.assignments import ASSIGNMENTS
+
+    if assignment in ASSIGNMENTS:
+        return [grade_cell_id(f) for f in ASSIGNMENTS[assignment].graded]
+    return []  # the quiz: its many questions are in `attention-course report`
+
+
+def class_run_lines(run: ClassRun, graded: bool = True) -> list[str]:
+    """What an autograde run did, in words: counts, then every submission not graded and why
+    (graded=False leaves out the count line)."""
+    lines = []
+    if graded:
+        counts = [
+            f"{run.count(status)} {label}"
+            for status, label in (
+                ("graded", "graded"),
+                ("unchanged", "unchanged since last graded"),
+                ("not graded", "not graded"),
+                ("busy", "graded by another run"),
+                ("error", "grading errors"),
+            )
+            if run.count(status)
+        ]
+        lines.append(f"{run.assignment}: " + ", ".join(counts))
+    for student, outcome in sorted(run.outcomes.items()):
+        if outcome.status in ("not graded", "error") or (
+            outcome.status == "unchanged" and outcome.reason
+        ):
+            kind = "grading error" if outcome.status == "error" else "not graded"
+            lines.append(f"  {student}: {kind}: {outcome.reason}")
+    if run.count("error"):
+        lines.append(
+            "  (a grading error is not the student's fault: it is tried again by the next run)"
+        )
+    return lines

@@ -37,14 +37,14 @@ def course_settings(root: Path = COURSE_ROOT) -> tuple[str, str]:
 
 
 def write_student_config(
-    dest: Path, course_id: str | None = None, exchange: str | None = None
+    dest: Path, course_id: str | None = None, exchange: str | None = None, root: Path = COURSE_ROOT
 ) -> list[Path]:
     """Write the students' Jupyter configuration folder `dest`; returns the files written.
 
     `course_id` and `exchange` default to the course's (nbgrader_config.py).
     """
     if course_id is None or exchange is None:
-        default_id, default_exchange = course_settings()
+        default_id, default_exchange = course_settings(root)
         course_id = course_id or default_id
         exchange = exchange or default_exchange
     files = {

@@ -10,12 +10,12 @@ student's definition of its function, so it is graded by function name.
 from __future__ import annotations
 
 import ast
+import copy
 import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import nbformat
 from nbformat.notebooknode import NotebookNode
 
 from attention_course.errors import SubmissionRefused
@@ -124,7 +124,7 @@ def restore_metadata(nb: NotebookNode, released: NotebookNode) -> tuple[Notebook
         if cell.cell_type == "code":
             for name in _functions_defined(cell.source):
                 defining.setdefault(name, cell.source)
-    rebuilt = nbformat.from_dict(json.loads(nbformat.writes(released)))
+    rebuilt = copy.deepcopy(released)
     missing = []
     for cell in rebuilt.cells:
         meta = cell.metadata.get("nbgrader", {})

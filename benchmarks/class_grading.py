@@ -23,7 +23,8 @@ import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from attention_course.course import autograde_many, release  # noqa: E402
+from attention_course.classgrade import autograde_class  # noqa: E402
+from attention_course.course import release  # noqa: E402
 from attention_course.samples import sample_notebooks  # noqa: E402
 from tests.conftest import copy_course  # noqa: E402
 
@@ -65,10 +66,10 @@ def main() -> None:
             students = write_class(root, args.students, f"s{jobs}")
             cpu = cpu_seconds()
             start = time.perf_counter()
-            results = autograde_many(ASSIGNMENT, students, root, jobs=jobs)
+            run = autograde_class(ASSIGNMENT, root, jobs=jobs, feedback=False)
             wall = time.perf_counter() - start
             cpu = cpu_seconds() - cpu
-            failed = [s for s, r in results.items() if not r.get("success")]
+            failed = [s for s, o in run.outcomes.items() if o.status != "graded"]
             peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
             print(
                 f"jobs={jobs}: {wall:6.1f} s, {60 * len(students) / wall:5.1f} per minute, "

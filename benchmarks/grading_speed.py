@@ -5,7 +5,7 @@
 1. `check` on one notebook (a pytest process + one sandboxed worker), per assignment.
 2. Many notebooks through `grade_many`, one job versus one job per core.
 3. `nbgrader autograde` per submission (kernel run + out-of-kernel grading) in a course copy.
-4. `autograde_many` on a batch, one process versus one per core.
+4. `autograde_class` on a batch, one job versus one per core.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ import nbformat
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from attention_course.assignments import ASSIGNMENTS  # noqa: E402
-from attention_course.course import autograde, autograde_many, release  # noqa: E402
+from attention_course.classgrade import autograde_class  # noqa: E402
+from attention_course.course import autograde, release  # noqa: E402
 from attention_course.grading import grade_file, grade_many  # noqa: E402
 from attention_course.samples import sample_notebooks  # noqa: E402
 from tests.conftest import copy_course  # noqa: E402
@@ -80,7 +81,7 @@ def main() -> None:
                 assert result["success"], result.get("log", "")[-2000:]
             print(f"   {assignment:<18} {statistics.median(times):6.2f} s per submission")
 
-        print(f"\n4. autograde_many: {args.students} submissions of attention_basics")
+        print(f"\n4. autograde_class: {args.students} submissions of attention_basics")
         nb = sample_notebooks("attention_basics", root)["demo-instructor"]
         for jobs in (1, os.cpu_count() or 1):
             students = [f"many-{jobs}-{i}" for i in range(args.students)]
@@ -89,9 +90,9 @@ def main() -> None:
                 folder.mkdir(parents=True)
                 nbformat.write(nb, folder / "attention_basics.ipynb")
             start = time.perf_counter()
-            results = autograde_many("attention_basics", students, root, jobs=jobs)
+            run = autograde_class("attention_basics", root, students, jobs=jobs, feedback=False)
             seconds = time.perf_counter() - start
-            assert all(r["success"] for r in results.values())
+            assert all(o.status == "graded" for o in run.outcomes.values())
             print(f"   jobs={jobs}: {seconds:6.2f} s total, {seconds / len(students):5.2f} s each")
 
 

@@ -323,30 +323,17 @@ def run_take(args: argparse.Namespace) -> int:
 
 
 def run_grade(args: argparse.Namespace) -> int:
-    from quiz.grading import format_item_analysis, grade_responses, item_analysis, write_grades_csv
-    from quiz.responses import read_responses
+    from quiz.grading import format_item_analysis, grade_response_files, item_analysis
 
     bank = _load(args.quiz, args.banks)
-    graded, failed = [], 0
-    seen: dict[str, Path] = {}
-    for path in args.responses:
-        try:
-            responses = read_responses(path, bank)
-            if responses.student in seen:
-                first = seen[responses.student]
-                raise ValueError(f"{path}: student {responses.student!r} already in {first}")
-        except ValueError as exc:
-            print(f"attention-course: error: {exc}", file=sys.stderr)
-            failed += 1
-            continue
-        seen[responses.student] = path
-        graded.append(grade_responses(bank, responses))
+    graded, errors = grade_response_files(bank, args.responses, args.out)
+    for error in errors:
+        print(f"attention-course: error: {error}", file=sys.stderr)
     if not graded:
         raise UserError("no response file could be graded")
-    write_grades_csv(bank, graded, args.out)
     print(format_item_analysis(bank, item_analysis(bank, graded), args.top))
-    print(f"Wrote {args.out}: {len(graded)} student(s); {failed} file(s) could not be graded.")
-    return 1 if failed else 0
+    print(f"Wrote {args.out}: {len(graded)} student(s); {len(errors)} file(s) could not be graded.")
+    return 1 if errors else 0
 
 
 def run_export(args: argparse.Namespace) -> int:

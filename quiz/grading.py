@@ -134,3 +134,28 @@ def format_item_analysis(
             )
             lines.append(f"    wrong {answer} x{count}" + (f" -> {meaning}" if meaning else ""))
     return "\n".join(lines)
+
+
+def grade_response_files(
+    bank: Bank, paths: list[Path], out: Path
+) -> tuple[list[Graded], list[str]]:
+    """Grade every response file; write the grades CSV to `out` (when any could be graded).
+    Returns the graded responses and one line per file that could not be read."""
+    from quiz.responses import read_responses
+
+    graded, errors = [], []
+    seen: dict[str, Path] = {}
+    for path in paths:
+        try:
+            responses = read_responses(path, bank)
+            if responses.student in seen:
+                first = seen[responses.student]
+                raise ValueError(f"{path}: student {responses.student!r} already in {first}")
+        except ValueError as exc:
+            errors.append(str(exc))
+            continue
+        seen[responses.student] = path
+        graded.append(grade_responses(bank, responses))
+    if graded:
+        write_grades_csv(bank, graded, out)
+    return graded, errors

@@ -34,7 +34,7 @@ def grade_reference_variants(
 def graded_class(tmp_path_factory):
     """Every sample student of every assignment, autograded by nbgrader in a course copy.
 
-    Returns (root, {assignment: {student: nbgrader result dict}}).
+    Returns (root, {assignment: the ClassRun of `autograde_class`}).
     """
     from attention_course.course import release
     from attention_course.demo import grade_sample_class

@@ -32,13 +32,8 @@ import pytest
 
 from attention_course import jail
 from attention_course.assignments import COURSE_ROOT, GRADER_DIR, REFERENCE_FILE
-from attention_course.course import (
-    autograde_many,
-    failure_reason,
-    generate_feedback,
-    gradebook_scores,
-    release,
-)
+from attention_course.classgrade import autograde_class
+from attention_course.course import gradebook_scores, release
 from attention_course.limits import DEFAULT
 from attention_course.samples import fill, sample_notebooks
 from tests.conftest import copy_course
@@ -421,9 +416,8 @@ def attacked_class():
         _write_refused(course)
         students = sorted(p.name for p in (course / "submitted").iterdir())
         start = time.monotonic()
-        results = autograde_many(ASSIGNMENT, students, course, jobs=2)
+        results = autograde_class(ASSIGNMENT, course, jobs=2).outcomes
         grading_seconds = time.monotonic() - start
-        generate_feedback(ASSIGNMENT, "*", course)
         checks = {}
         for student in notebooks:
             path = course / "submitted" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
@@ -462,14 +456,14 @@ def _full_marks() -> float:
 
 def test_honest_students_keep_full_marks(attacked_class):
     for student in attacked_class["honest"]:
-        assert attacked_class["results"][student]["success"], student
+        assert attacked_class["results"][student].status == "graded", student
         assert attacked_class["scores"][student]["total"] == _full_marks(), student
 
 
 @pytest.mark.parametrize("student", sorted(attackers(Path("/x"), 0, "")))
 def test_attacker_scores_what_its_stub_deserves(attacked_class, student):
-    result = attacked_class["results"][student]
-    assert result["success"], failure_reason(result)
+    outcome = attacked_class["results"][student]
+    assert outcome.status == "graded", outcome.reason
     assert attacked_class["scores"][student]["total"] == 0
     proc, _ = attacked_class["checks"][student]
     assert proc.returncode == 0, proc.stderr
@@ -519,10 +513,9 @@ def test_no_link_in_autograded_or_feedback(attacked_class):
 def test_refused_submissions_say_why_and_nothing_was_copied(attacked_class):
     course = attacked_class["course"]
     for student, words in refused_submissions(course).items():
-        result = attacked_class["results"][student]
-        assert not result["success"]
-        reason = failure_reason(result)
-        assert words in reason, reason
+        outcome = attacked_class["results"][student]
+        assert outcome.status == "not graded"
+        assert words in outcome.reason, outcome.reason
         assert not (course / "autograded" / student).exists()
         assert attacked_class["scores"].get(student, {"total": 0})["total"] == 0
 

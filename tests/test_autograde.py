@@ -26,7 +26,7 @@ def _points(assignment):
 @pytest.mark.parametrize("assignment", NAMES)
 def test_instructor_solution_scores_full_marks(graded_class, assignment):
     root, results = graded_class
-    assert results[assignment]["demo-instructor"]["success"]
+    assert results[assignment].outcomes["demo-instructor"].status == "graded"
     cells = _cells(root, assignment, "demo-instructor")
     points = _points(assignment)
     for function in ASSIGNMENTS[assignment].graded:
@@ -37,7 +37,7 @@ def test_instructor_solution_scores_full_marks(graded_class, assignment):
 @pytest.mark.parametrize("assignment", NAMES)
 def test_untouched_stub_scores_zero(graded_class, assignment):
     root, results = graded_class
-    assert results[assignment]["demo-stub"]["success"]
+    assert results[assignment].outcomes["demo-stub"].status == "graded"
     assert _cells(root, assignment, "demo-stub")["total"] == 0
 
 
@@ -57,7 +57,7 @@ def test_partly_correct_student_loses_points_only_on_mistakes(graded_class, assi
 def test_hostile_student_gains_nothing(graded_class, assignment):
     """Patched numpy, a lying subclass, forged displays, os._exit and endless loops score 0."""
     root, results = graded_class
-    assert results[assignment]["demo-hostile"]["success"]
+    assert results[assignment].outcomes["demo-hostile"].status == "graded"
     cells = _cells(root, assignment, "demo-hostile")
     for function in ASSIGNMENTS[assignment].graded:
         if function in HOSTILE:
@@ -75,7 +75,7 @@ def test_hostile_student_cannot_change_other_grades(graded_class, assignment):
 def test_invalid_json_fails_alone(graded_class, assignment):
     """nbgrader reports the broken notebook as failed and stores 0; the rest are graded."""
     root, results = graded_class
-    assert not results[assignment]["demo-broken"]["success"]
+    assert results[assignment].outcomes["demo-broken"].status == "not graded"
     assert not (root / "autograded" / "demo-broken" / assignment).exists()
     scores = gradebook_scores(assignment, root)
     assert scores.get("demo-broken", {"total": 0})["total"] == 0
@@ -85,7 +85,7 @@ def test_invalid_json_fails_alone(graded_class, assignment):
 def test_kernel_death_is_recorded_and_grading_goes_on(graded_class):
     """masks_and_heads' hostile self_attention calls os._exit when the notebook runs it."""
     root, results = graded_class
-    assert results["masks_and_heads"]["demo-hostile"]["success"]
+    assert results["masks_and_heads"].outcomes["demo-hostile"].status == "graded"
     nb = root / "autograded" / "demo-hostile" / "masks_and_heads" / "masks_and_heads.ipynb"
     assert "the notebook's process died at cell" in nb.read_text()
     cells = _cells(root, "masks_and_heads", "demo-hostile")
@@ -95,7 +95,7 @@ def test_kernel_death_is_recorded_and_grading_goes_on(graded_class):
 def test_endless_loops_use_up_the_notebook_budget_not_the_grade(graded_class):
     """attention_basics' hostile attention loops forever in every demo cell that calls it."""
     root, results = graded_class
-    assert results["attention_basics"]["demo-hostile"]["success"]
+    assert results["attention_basics"].outcomes["demo-hostile"].status == "graded"
     nb = root / "autograded" / "demo-hostile" / "attention_basics" / "attention_basics.ipynb"
     assert "not run: the notebook used up its" in nb.read_text()
 

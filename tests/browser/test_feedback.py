@@ -15,7 +15,7 @@ def test_feedback_typesets_formulas_offline_and_shows_whole_hints(
     assignment, graded_class, page_factory
 ):
     root, results = graded_class
-    graded = sorted(s for s, r in results[assignment].items() if r.get("success"))
+    graded = sorted(s for s, o in results[assignment].outcomes.items() if o.status == "graded")
     files = {s: root / "feedback" / s / assignment / f"{assignment}.html" for s in graded}
     assert graded and all(f.exists() for f in files.values()), files
     wrapped = 0

@@ -19,7 +19,7 @@ def _submission_ids(graded_class, assignment: str) -> dict[str, str]:
     """student -> id of the notebook submission (formgrader's page address), for each student
     nbgrader graded (not the one whose notebook is not valid JSON)."""
     root, results = graded_class
-    graded = {s for s, result in results[assignment].items() if result.get("success")}
+    graded = {s for s, o in results[assignment].outcomes.items() if o.status == "graded"}
     course_id, _ = course_settings(root)
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}", course_id) as gb:
         return {
