@@ -177,11 +177,13 @@ def autograde_class(
     unsandboxed: bool = False,
     feedback: bool = True,
     progress: Callable | None = None,
+    deadline: float = DEFAULT.grading_timeout,
 ) -> ClassRun:
     """Grade what is new or changed in submitted/*/<assignment>/ (see the module's docstring).
 
     `progress(kind, student, outcome)` is told of each step: "start" (with the number of
-    submissions to grade as `student`), then "done" for every submission.
+    submissions to grade as `student`), then "done" for every submission. `deadline` is the
+    time one submission may take, end to end.
     """
     jail.require(unsandboxed)
     if not registered(assignment, root):
@@ -213,16 +215,15 @@ def autograde_class(
     run = ClassRun(assignment, outcomes)
     if todo:
         add_students([s for s, _ in todo], root)
-        _grade(run, todo, root, state, max(1, jobs), unsandboxed, feedback, tell)
+        _grade(run, todo, root, state, max(1, jobs), unsandboxed, feedback, tell, deadline)
     run.outcomes = {s: run.outcomes[s] for s in names if s in run.outcomes}
     return run
 
 
-def _grade(run, todo, root, state, jobs, unsandboxed, feedback, tell) -> None:
+def _grade(run, todo, root, state, jobs, unsandboxed, feedback, tell, seconds) -> None:
     log_path = state.folder / "jobs.log"
     prints = dict(todo)
     queue = [s for s, _ in todo]
-    seconds = DEFAULT.grading_timeout
     with open(log_path, "a") as log:
         pool: list[_Job] = [_Job(root, unsandboxed, log) for _ in range(min(jobs, len(queue)))]
         try:

@@ -8,7 +8,16 @@ import re
 from pathlib import Path
 from typing import Any
 
-from attention_course.assignments import ASSIGNMENTS, SETUP_CELL_ID, grade_cell_id
+from attention_course.assignments import (
+    ALL_ASSIGNMENTS,
+    ASSIGNMENTS,
+    COURSE_ROOT,
+    QUIZ_ASSIGNMENT,
+    SETUP_CELL_ID,
+    grade_cell_id,
+)
+
+QUIZ_NOTEBOOK = COURSE_ROOT / "source" / QUIZ_ASSIGNMENT / f"{QUIZ_ASSIGNMENT}.ipynb"
 
 
 class NotebookError(ValueError):
@@ -103,14 +112,24 @@ def _claimed(nb: dict[str, Any]) -> str | None:
     return named if isinstance(named, str) else None
 
 
+def _quiz_ids() -> set[str]:
+    """The grade ids of the graded quiz's cells (from its source notebook)."""
+    try:
+        nb = json.loads(QUIZ_NOTEBOOK.read_text())
+    except (OSError, ValueError):
+        return set()
+    return {_nbgrader(c).get("grade_id") for c in nb["cells"]} - {None}
+
+
 def _by_cells(nb: dict[str, Any]) -> str | None:
-    """The assignment whose graded functions' cells (solution `f`, test `f_tests`) the notebook
-    holds most of; None when it holds none."""
+    """The assignment whose graded functions' cells (solution `f`, test `f_tests`), or whose
+    quiz cells, the notebook holds most of; None when it holds none."""
     ids = {_nbgrader(c).get("grade_id") for c in nb["cells"] if isinstance(c, dict)}
     counts = {
         name: sum(f in ids or grade_cell_id(f) in ids for f in a.graded)
         for name, a in ASSIGNMENTS.items()
     }
+    counts[QUIZ_ASSIGNMENT] = len(ids & _quiz_ids())
     best = max(counts.values())
     winners = [name for name, n in counts.items() if n == best]
     return winners[0] if best and len(winners) == 1 else None
@@ -140,9 +159,9 @@ def detect_assignment(nb: dict[str, Any], path: Path) -> str:
             )
         return found
     for guess in (claimed, path.stem, _by_functions(nb)):
-        if guess in ASSIGNMENTS:
+        if guess in ALL_ASSIGNMENTS:
             return guess
-    known = ", ".join(ASSIGNMENTS)
+    known = ", ".join(ALL_ASSIGNMENTS)
     raise NotebookError(
         f"{path}: cannot tell which assignment this notebook is (no nbgrader metadata naming "
         f"it and the file name is not one of: {known}); pass --assignment"

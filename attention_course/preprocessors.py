@@ -72,7 +72,8 @@ class RestoreMetadata(NbGraderPreprocessor):
                 "its nbgrader metadata was lost and none of its cells could be matched: it "
                 f"defines none of {', '.join(missing)}"
             )
-        resources.setdefault("attention_course", {})["restored"] = missing
+        # Told to the grading pass (a conversion of its own) through the notebook's metadata.
+        rebuilt.metadata.setdefault("attention_course", {})["restored"] = missing
         self.log.warning("%s had lost its nbgrader metadata: graded by function name", folder)
         return rebuilt, resources
 
@@ -167,7 +168,8 @@ class GradeOutOfKernel(NbGraderPreprocessor):
                 hide=graded_course(Path(resources.get("metadata", {}).get("path") or ".")),
             )
         extra = []
-        restored = resources.get("attention_course", {}).get("restored")
+        restored = nb.metadata.get("attention_course", {}).get("restored")
+        restored = [str(name) for name in restored] if isinstance(restored, list) else None
         if restored is not None:
             extra.append(
                 "this notebook had lost its nbgrader metadata: its functions were found by name"

@@ -21,7 +21,7 @@ from attention_course.notebook import NotebookError
 def check_quiz(path: Path, student: str, root: Path = COURSE_ROOT) -> GradeReport:
     """Each question as a 'function' of one test, its score possibly partial."""
     from quiz import defaults
-    from quiz.nbgrader_grading import MARKER, RECORD_KEY, GradeQuizAnswers
+    from quiz.nbgrader_grading import MARKER, GradeQuizAnswers
 
     if not student.strip():
         raise NotebookError(f"{path}: the quiz's numbers depend on the student: pass --student ID")
@@ -49,15 +49,13 @@ def check_quiz(path: Path, student: str, root: Path = COURSE_ROOT) -> GradeRepor
         points = float(cell.metadata.get("nbgrader", {}).get("points", 0))
         outputs = cell.get("outputs", [])
         lines = "".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream")
-        result = next(
-            (
-                o["metadata"][RECORD_KEY]["result"]
-                for o in outputs
-                if o.get("output_type") == "execute_result" and RECORD_KEY in o.get("metadata", {})
-            ),
-            None,
-        )
-        earned = float(result["score"]) if result else 0.0
+        # the score as nbgrader reads it: the plain float of the cell's execute_result
+        scores = [
+            float(o["data"]["text/plain"])
+            for o in outputs
+            if o.get("output_type") == "execute_result"
+        ]
+        earned = scores[0] if scores else 0.0
         name = found["question"]
         functions[name] = FunctionScore(
             name,

@@ -1,0 +1,269 @@
+"""Grading a real class as an instructor does: a fresh course, one command, resumable, clear.
+
+The class is graded through the `attention-course` command itself, started as a user would
+start it from a fresh clone: `.venv/bin/attention-course`, without the environment on PATH.
+Expected scores are computed from the graders (`grade_file`) and the points of the released
+notebook's test cells, never typed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from attention_course.assignments import COURSE_ROOT, grade_cell_id
+from attention_course.classgrade import STATE_DIR, autograde_class
+from attention_course.course import copy_course, gradebook_exists, gradebook_scores
+from attention_course.grading import grade_file
+from attention_course.samples import sample_notebooks
+
+ASSIGNMENT = "attention_basics"
+CLI = [str(Path(sys.executable).parent / "attention-course")]
+KINDS = ("demo-instructor", "demo-partial", "demo-stub")
+
+
+def run_cli(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+    env["PATH"] = "/usr/bin:/bin"  # the environment's scripts (alembic) are not on PATH
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, env=env, **kwargs)
+
+
+def points() -> dict[str, float]:
+    nb = nbformat.read(COURSE_ROOT / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4)
+    found = {}
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("grade") and meta.get("grade_id", "").endswith("_tests"):
+            found[meta["grade_id"]] = float(meta["points"])
+    return found
+
+
+def expected_total(notebook: Path) -> float:
+    """The total the gradebook must hold: each test cell's points times the share of its
+    grader's test points the notebook earns."""
+    report = grade_file(notebook, ASSIGNMENT)
+    cells = points()
+    total = 0.0
+    for function, score in report.functions.items():
+        total += cells[grade_cell_id(function)] * score.score / score.max_score
+    return round(total, 6)
+
+
+def _write(course: Path, student: str, nb, name: str = f"{ASSIGNMENT}.ipynb") -> Path:
+    folder = course / "submitted" / student / ASSIGNMENT
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    if isinstance(nb, str):
+        path.write_text(nb)
+    else:
+        nbformat.write(nb, path)
+    return path
+
+
+def _stripped(nb, keep_functions: bool = True):
+    """The notebook as a tool that drops nbgrader's metadata and cell ids saves it."""
+    nb = nbformat.reads(nbformat.writes(nb), as_version=4)
+    for cell in nb.cells:
+        cell.metadata.pop("nbgrader", None)
+        cell.pop("id", None)
+    nb.metadata.pop("attention_course", None)
+    nb.nbformat_minor = 4  # a format without cell ids, as older tools write
+    if not keep_functions:
+        nb.cells = [c for c in nb.cells if "def " not in c.source]
+    return nb
+
+
+def fresh_course(prefix: str) -> Path:
+    """A course as a fresh clone has it: source/, release/, nbgrader_config.py, no gradebook."""
+    base = Path(tempfile.mkdtemp(prefix=prefix, dir="/var/tmp"))
+    return copy_course(base / "course")
+
+
+def write_class(course: Path, count: int, prefix: str = "s") -> dict[str, Path]:
+    samples = sample_notebooks(ASSIGNMENT, course)
+    return {
+        f"{prefix}{i:02d}": _write(course, f"{prefix}{i:02d}", samples[KINDS[i % 3]])
+        for i in range(count)
+    }
+
+
+REASONS = {
+    # student -> the words its "not graded" line must hold
+    "renamed": "no attention_basics.ipynb in submitted/renamed/attention_basics/ (found: "
+    "homework.ipynb)",
+    "broken": "attention_basics.ipynb is not valid JSON",
+    "format3": "is in notebook format 3, which nbgrader cannot grade",
+    "emptied": "its nbgrader metadata was lost and none of its cells could be matched",
+}
+
+
+@pytest.fixture(scope="module")
+def graded_course():
+    course = fresh_course("attention-class-")
+    assert not gradebook_exists(course)
+    paths = write_class(course, 12)
+    samples = sample_notebooks(ASSIGNMENT, course)
+    paths["stripped"] = _write(course, "stripped", _stripped(samples["demo-instructor"]))
+    _write(course, "renamed", samples["demo-instructor"], "homework.ipynb")
+    _write(course, "broken", '{"cells": [ not json')
+    _write(course, "format3", json.dumps({"nbformat": 3, "nbformat_minor": 0, "cells": []}))
+    _write(course, "emptied", _stripped(samples["demo-instructor"], keep_functions=False))
+    proc = run_cli("autograde", ASSIGNMENT, "--course", str(course), timeout=1200)
+    yield course, paths, proc
+    shutil.rmtree(course.parent, ignore_errors=True)
+
+
+def test_a_fresh_course_grades_its_class_in_one_command(graded_course):
+    course, paths, proc = graded_course
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
+    scores = gradebook_scores(ASSIGNMENT, course)
+    for student, path in paths.items():
+        assert scores[student]["total"] == expected_total(path), student
+    assert (course / "feedback" / "s00" / ASSIGNMENT / f"{ASSIGNMENT}.html").exists()
+
+
+def test_a_notebook_that_lost_its_metadata_gets_the_score_of_its_functions(graded_course):
+    course, paths, _ = graded_course
+    instructor = expected_total(paths["s00"])
+    assert instructor == sum(points().values())
+    assert gradebook_scores(ASSIGNMENT, course)["stripped"]["total"] == instructor
+    autograded = course / "autograded" / "stripped" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    assert "had lost its nbgrader metadata" in autograded.read_text()
+
+
+@pytest.mark.parametrize("student", sorted(REASONS))
+def test_each_ungraded_submission_says_why(graded_course, student):
+    _, _, proc = graded_course
+    lines = [ln for ln in proc.stdout.splitlines() if ln.strip().startswith(f"{student}:")]
+    assert lines, proc.stdout
+    assert f"{student}: not graded: " in lines[0]
+    assert REASONS[student] in lines[0], lines[0]
+
+
+def test_progress_is_a_line_per_submission_when_not_on_a_terminal(graded_course):
+    _, _, proc = graded_course
+    assert "17 of 17 submissions to grade" in proc.stderr
+    assert " s00: graded (35 points)" in proc.stderr
+    assert "broken: not graded (" in proc.stderr
+
+
+def test_a_second_run_with_nothing_new_grades_nothing(graded_course):
+    course, _, _ = graded_course
+    proc = run_cli("autograde", ASSIGNMENT, "--course", str(course), timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert "0 of 17 submissions to grade" in proc.stderr
+    assert "17 unchanged since last graded" in proc.stdout
+    for student, words in REASONS.items():  # the reasons are still said
+        assert words in proc.stdout, student
+
+
+def test_a_changed_submission_is_graded_again(graded_course):
+    course, paths, _ = graded_course
+    stub = sample_notebooks(ASSIGNMENT, course)["demo-stub"]
+    nbformat.write(stub, paths["s00"])  # s00 hands in the stub instead of the solution
+    run = autograde_class(ASSIGNMENT, course, jobs=1)
+    assert run.outcomes["s00"].status == "graded"
+    assert run.count("graded") == 1
+    assert gradebook_scores(ASSIGNMENT, course)["s00"]["total"] == 0
+
+
+def test_a_submission_past_its_deadline_is_not_graded_and_says_so(graded_course):
+    course, _, _ = graded_course
+    run = autograde_class(ASSIGNMENT, course, students=["s01"], force=True, deadline=1.0)
+    assert run.outcomes["s01"].status == "not graded"
+    assert run.outcomes["s01"].reason == "grading took longer than 1 s"
+
+
+def _jobs_of(course: Path) -> list[int]:
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                cmd = Path(f"/proc/{entry.name}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if b"attention_course.gradejob" in cmd and str(course).encode() in cmd:
+                found.append(int(entry.name))
+    return found
+
+
+def test_kill_9_mid_class_then_rerun_grades_each_submission_once(graded_course):
+    reference, paths, _ = graded_course
+    course = fresh_course("attention-kill-")
+    try:
+        write_class(course, 12)
+        state = course / STATE_DIR / ASSIGNMENT
+        env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+        env["PATH"] = "/usr/bin:/bin"
+        first = subprocess.Popen(
+            [*CLI, "autograde", ASSIGNMENT, "--course", str(course), "--jobs", "2"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+        deadline = time.monotonic() + 600
+        while len(list(state.glob("*.json"))) < 3 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+        done = {p.stem for p in state.glob("*.json")}
+        assert 3 <= len(done) < 12
+        time.sleep(2)
+        assert _jobs_of(course) == []  # the jobs died with their parent ...
+        db = course / "gradebook.db"
+        before = db.stat().st_mtime_ns
+        time.sleep(3)
+        assert db.stat().st_mtime_ns == before  # ... and nothing goes on writing grades
+        second = run_cli("autograde", ASSIGNMENT, "--course", str(course), timeout=1200)
+        assert second.returncode == 0, second.stderr
+        regraded = {
+            ln.split(":")[0].split()[-1] for ln in second.stderr.splitlines() if ": graded (" in ln
+        }
+        assert regraded == {f"s{i:02d}" for i in range(12)} - done
+        assert f"{12 - len(done)} of 12 submissions to grade" in second.stderr
+        scores = gradebook_scores(ASSIGNMENT, course)
+        uninterrupted = gradebook_scores(ASSIGNMENT, reference)
+        assert sorted(scores) == [f"s{i:02d}" for i in range(12)]
+        for student in scores:
+            if student != "s00":  # changed by another test of the reference class
+                assert scores[student] == uninterrupted[student], student
+        assert scores["s00"]["total"] == expected_total(paths["s03"])  # both the solution
+        third = run_cli("autograde", ASSIGNMENT, "--course", str(course), timeout=600)
+        assert "0 of 12 submissions to grade" in third.stderr
+    finally:
+        shutil.rmtree(course.parent, ignore_errors=True)
+
+
+def test_unknown_student_and_empty_class_are_one_line_errors(tmp_path):
+    course = copy_course(tmp_path / "course")
+    proc = run_cli("autograde", ASSIGNMENT, "--course", str(course))
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+    assert "no submissions in" in proc.stderr
+    proc = run_cli("autograde", ASSIGNMENT, "--course", str(tmp_path / "nowhere"))
+    assert proc.returncode == 2 and "not a course folder" in proc.stderr
+
+
+def test_scores_and_check_take_the_graded_quiz(graded_class):
+    root, _ = graded_class
+    proc = run_cli("scores", "attention_quiz", "--course", str(root))
+    assert proc.returncode == 0, proc.stderr
+    assert "demo-instructor" in proc.stdout
+    quiz = root / "submitted" / "demo-instructor" / "attention_quiz" / "attention_quiz.ipynb"
+    proc = run_cli("check", str(quiz), "--student", "demo-instructor", "--json")
+    assert proc.returncode == 0, proc.stderr
+    stored = gradebook_scores("attention_quiz", root)["demo-instructor"]
+    checked = json.loads(proc.stdout)
+    assert checked["score"] == pytest.approx(stored["total"])
+    proc = run_cli("check", str(quiz))
+    assert proc.returncode == 2 and "--student" in proc.stderr
