@@ -71,7 +71,8 @@ def test_feedback_html_has_mathml_wrapped_output_and_no_script_from_the_network(
     assert pages
     for page in pages:
         html = page.read_text()
-        assert "<math" in html, page
+        if page.parent.name != "attention_quiz":  # the quiz's text has no formula
+            assert "<math" in html, page
         assert not re.search(r"<script[^>]+src=[\"']?(https?:)?//", html), page
         assert "cdnjs" not in html and "MathJax.Hub" not in html, page
         assert "white-space: pre-wrap" in html, page

@@ -25,9 +25,9 @@ MARK_LABELS = """(labels) => {
 }"""
 
 
-def _box(page, qid: str):
-    """The widget box of one question (the innermost one holding its bold id)."""
-    return page.locator(".widget-vbox", has=page.locator(f"b:text-is('{qid}')")).last
+def _box(page, number: int):
+    """The widget box of question `number` (the innermost one holding its bold heading)."""
+    return page.locator(".widget-vbox", has=page.locator(f"b:text-is('Question {number}')")).last
 
 
 def _answer(box, q, answer) -> None:
@@ -76,11 +76,11 @@ def test_quiz_widgets_show_every_choice_whole_and_check_answers(quiz, student_la
     assert lines["lines"] >= len(labels)
 
     checked = 0
-    for q in bank.questions:
-        if q.type == "free_text":  # keyword rubric: a provisional score, not a verdict
+    for number, q in enumerate(bank.questions, 1):
+        if q.type == "free_text":  # marked by hand: no verdict here
             continue
         inst = for_student(bank, q, STUDENT_ID)
-        box = _box(page, q.id)
+        box = _box(page, number)
         box.scroll_into_view_if_needed()
         _answer(box, q, wrong_answer(inst))
         assert _verdict(box).startswith("wrong"), q.id
@@ -89,7 +89,8 @@ def test_quiz_widgets_show_every_choice_whole_and_check_answers(quiz, student_la
         checked += 1
     assert checked
     shown = next(
-        (q for q in bank.questions if q.type in ("multiple_select", "matching")), bank.questions[0]
+        (n for n, q in enumerate(bank.questions, 1) if q.type in ("multiple_select", "matching")),
+        1,
     )
-    _box(page, shown.id).evaluate("box => box.scrollIntoView({block: 'center'})")
+    _box(page, shown).evaluate("box => box.scrollIntoView({block: 'center'})")
     screenshot(page, f"quiz-{quiz}-widgets")
