@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from attention_course.assignments import ASSIGNMENTS, COURSE_ROOT, grade_cell_id
-from attention_course.preprocessors import RECORD_KEY
+from attention_course.feedback import RECORD_KEY
 
 NOT_ATTEMPTED = "raised NotImplementedError"  # what a function left as the stub says
 

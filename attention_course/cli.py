@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from attention_course.errors import UserError
+from attention_course.startup import skip_slow_imports
 
 __all__ = ["UserError", "build_parser", "main"]
 
@@ -33,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    skip_slow_imports()
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -113,6 +113,10 @@ class Confined:
             self._stderr += chunk
             del self._stderr[:-8192]
 
+    def cpu_seconds(self) -> float | None:
+        """CPU time the sandbox has used so far, where its cgroup counts it."""
+        return self._cgroup.cpu_seconds() if self._cgroup is not None else None
+
     @property
     def host_uid(self) -> int | None:
         """The unprivileged host uid of this sandbox (grading as root), else None."""
@@ -121,9 +125,19 @@ class Confined:
     def stderr_tail(self, lines: int = 15) -> str:
         return "\n".join(self._stderr.decode(errors="replace").splitlines()[-lines:])
 
-    def close(self) -> None:
-        """Stop the process and everything it started; nothing of it outlives this call."""
+    def close(self, grace: float = 0.0) -> None:
+        """Stop the process and everything it started; nothing of it outlives this call.
+
+        With a `grace`, a process that is done is first asked to end (its request pipe is
+        closed) and given that long, so that it ends as a process should (and its CPU time is
+        counted where it belongs); then, or at once, it is killed."""
         proc = self._proc
+        if proc is not None and proc.poll() is None and grace > 0:
+            try:
+                proc.stdin.close()
+                proc.wait(timeout=grace)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
         if proc is not None and proc.poll() is None:
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
@@ -150,7 +164,7 @@ class Confined:
         return self
 
     def __exit__(self, *exc) -> None:
-        self.close()
+        self.close(grace=0.5 if exc[0] is None else 0.0)
 
     # ------------------------------------------------------------------ requests
 

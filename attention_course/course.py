@@ -47,7 +47,12 @@ def _in(root: Path):
         os.chdir(before)
 
 
-def api(root: Path = COURSE_ROOT, unsandboxed: bool = False, release_to: Path | None = None):
+def api(
+    root: Path = COURSE_ROOT,
+    unsandboxed: bool = False,
+    release_to: Path | None = None,
+    in_process: bool = False,
+):
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
     from sqlalchemy.exc import SAWarning
@@ -62,6 +67,8 @@ def api(root: Path = COURSE_ROOT, unsandboxed: bool = False, release_to: Path | 
     config = _config(root)
     if release_to is not None:  # release elsewhere than release/ (registration only)
         config.CourseDirectory.release_directory = str(release_to)
+    if in_process:  # a grading job: graders loaded once, reused for every submission
+        config.GradeOutOfKernel.in_process = True
     if unsandboxed:
         config.SandboxedExecute.unsandboxed = True
         config.GradeOutOfKernel.unsandboxed = True

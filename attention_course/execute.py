@@ -159,7 +159,7 @@ class _Runner:
 
     def close(self) -> None:
         if self.process is not None:
-            self.process.close()
+            self.process.close(grace=0.5)
             if self.process.peak_memory:
                 self.run.peak_memory = max(self.run.peak_memory or 0, self.process.peak_memory)
             self.process = None

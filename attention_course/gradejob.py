@@ -19,6 +19,8 @@ import sys
 import time
 from pathlib import Path
 
+from attention_course.startup import skip_slow_imports
+
 PR_SET_PDEATHSIG = 1
 
 
@@ -67,13 +69,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--unsandboxed", action="store_true")
     args = parser.parse_args(argv)
     die_with_parent()
+    skip_slow_imports()
     replies = os.fdopen(os.dup(1), "w")  # the answers' own channel ...
     os.dup2(2, 1)  # ... and whatever nbgrader or a library prints goes to the log
 
     from attention_course.course import api
+    from attention_course.grading import limit_grader_memory
 
+    limit_grader_memory()
     root = args.course.resolve()
-    nb_api = api(root, args.unsandboxed)
+    nb_api = api(root, args.unsandboxed, in_process=True)
     replies.write(json.dumps({"ready": True}) + "\n")
     replies.flush()
     for line in sys.stdin:

@@ -107,7 +107,8 @@ def grade_submission(root: Path, config: dict) -> dict:
     except NotebookError as exc:
         why = str(exc).replace(str(path), str(shown))
         return failure_result(config, f"{why}. Download the notebook again and resubmit.")
-    report = grade_file(path, assignment, unsandboxed=bool(config.get("unsandboxed")), hide=[root])
+    unsandboxed = bool(config.get("unsandboxed"))
+    report = grade_file(path, assignment, unsandboxed, hide=[root], in_process=True)
     print(function_table(report))  # stdout: for the instructor only
     raw = gradescope_results(report)
     notes = [note] if note else []

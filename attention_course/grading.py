@@ -7,7 +7,9 @@ runs student code: that happens in the worker it starts (see sandbox.py).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import io
 import json
 import os
 import resource
@@ -15,6 +17,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -89,6 +92,46 @@ class GradeReport:
         return sum(f.max_score for f in self.functions.values())
 
 
+_PYTEST = threading.Lock()  # pytest runs one session at a time in a process
+NO_PLUGINS = "PYTEST_DISABLE_PLUGIN_AUTOLOAD"
+
+
+def _run_graders(args: list[str], in_process: bool) -> tuple[int, str]:
+    """pytest on the grader files: (exit code, what it printed)."""
+    if in_process:
+        import pytest
+
+        out = io.StringIO()
+        with _PYTEST, contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            before = os.environ.get(NO_PLUGINS)
+            os.environ[NO_PLUGINS] = "1"  # the graders need no plugin of the environment's
+            try:
+                code = pytest.main(["--capture=sys", *args])
+            finally:
+                if before is None:
+                    del os.environ[NO_PLUGINS]
+                else:
+                    os.environ[NO_PLUGINS] = before
+        return int(code), out.getvalue()
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", *args],
+        cwd=COURSE_ROOT,
+        env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1", **{NO_PLUGINS: "1"}),
+        capture_output=True,
+        text=True,
+        preexec_fn=_grader_limits,
+    )
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def limit_grader_memory() -> None:
+    """The memory limit of a process that grades in process (it reads what student code
+    sent back; every reply is capped, this is the last line)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if soft == resource.RLIM_INFINITY or soft > GRADER_MEMORY_BYTES:
+        resource.setrlimit(resource.RLIMIT_AS, (GRADER_MEMORY_BYTES, hard))
+
+
 def _grader_limits() -> None:
     """The grader process's own memory limit (it reads what student code sent back), and it
     dies with the process that started it."""
@@ -102,9 +145,13 @@ def grade_file(
     unsandboxed: bool = False,
     functions: list[str] | None = None,
     hide: list[Path] = (),
+    in_process: bool = False,
 ) -> GradeReport:
     """Grade one submission (notebook or Python file) against one assignment's graders.
 
+    The graders run in a pytest process of their own, or with `in_process=True` in this one
+    (imported once and reused for every submission it grades: a grading job; they never run
+    student code, which runs in the sandbox). Not in process inside a pytest run.
     Raises SandboxUnavailable when no sandbox can be made here, unless `unsandboxed`.
     """
     jail.require(unsandboxed)
@@ -112,10 +159,7 @@ def grade_file(
     wanted = list(functions or spec.graded)
     with tempfile.TemporaryDirectory(prefix="attention-grade-") as tmp:
         report_path = Path(tmp) / "report.json"
-        cmd = [
-            sys.executable,
-            "-m",
-            "pytest",
+        args = [
             "-q",
             "-p",
             "no:cacheprovider",
@@ -132,22 +176,14 @@ def grade_file(
             *(["--unsandboxed"] if unsandboxed else []),
             *[arg for folder in hide for arg in ("--hide", str(folder))],
         ]
-        env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
-        proc = subprocess.run(
-            cmd,
-            cwd=COURSE_ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            preexec_fn=_grader_limits,
-        )
+        code, output = _run_graders(args, in_process)
         try:
             raw = json.loads(report_path.read_text())
             faults, tests = list(raw["faults"]), list(raw["tests"])
         except (OSError, ValueError, KeyError, TypeError):
             raw, faults, tests = None, [], []
-        if raw is None or proc.returncode not in (0, 1) or faults:
-            tail = (proc.stdout + proc.stderr).strip().splitlines()[-15:]
+        if raw is None or code not in (0, 1) or faults:
+            tail = output.strip().splitlines()[-15:]
             raise GradingError(
                 "the graders failed on this submission (not the student's fault): "
                 + "; ".join(faults[:5] or tail[-1:] or ["no report"])

@@ -33,7 +33,7 @@ def release(args: argparse.Namespace) -> int:
 
 def check(args: argparse.Namespace) -> int:
     from attention_course.assignments import QUIZ_ASSIGNMENT
-    from attention_course.grading import GradingError, grade_file
+    from attention_course.grading import GradingError, grade_file, limit_grader_memory
     from attention_course.notebook import NotebookError, detect_assignment, read_notebook
     from attention_course.quizcheck import check_quiz
     from attention_course.report import function_table, gradescope_results
@@ -47,7 +47,8 @@ def check(args: argparse.Namespace) -> int:
         if assignment == QUIZ_ASSIGNMENT:
             report = check_quiz(path, args.student, _course(args))
         else:
-            report = grade_file(path, assignment, unsandboxed=args.unsandboxed)
+            limit_grader_memory()
+            report = grade_file(path, assignment, unsandboxed=args.unsandboxed, in_process=True)
     except (NotebookError, GradingError, SandboxUnavailable) as exc:
         raise UserError(str(exc)) from None
     if args.json:

@@ -24,19 +24,16 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Bool, Float
 
-from attention_course.assignments import SETUP_CELL_ID, graded_course
+from attention_course.assignments import graded_course
 from attention_course.errors import SubmissionRefused
 from attention_course.execute import execute_notebook
-from attention_course.grading import GradeReport, grade_file
+from attention_course.feedback import RECORD_KEY, cell_feedback, cell_score
+from attention_course.grading import grade_file
 from attention_course.limits import DEFAULT
 from attention_course.safety import check_submission_folder
 from attention_course.submissions import restore_metadata
 
 GRADER_LINE = re.compile(r"^# grader: grader_tests/test_(\w+)\.py\s*$", re.MULTILINE)
-UNSANDBOXED_NOTE = "UNSANDBOXED: graded without the sandbox, as the instructor asked"
-# Key of the grade cell's score output metadata that holds the grader tests behind the score
-# (test, description, points, passed, message each), for class reports.
-RECORD_KEY = "attention_course"
 
 
 class CheckSubmission(NbGraderPreprocessor):
@@ -121,35 +118,14 @@ def grader_cells(nb: NotebookNode) -> dict[int, str]:
     return found
 
 
-def cell_feedback(report: GradeReport, function: str, extra: list[str] = ()) -> str:
-    lines = [
-        f"{function}: {report.functions[function].score:g} / "
-        f"{report.functions[function].max_score:g} points (graded outside your kernel)"
-    ]
-    lines.append(report.functions[function].feedback())
-    for err in report.cell_errors:
-        if err["cell_id"] in (function, SETUP_CELL_ID):
-            lines.append(
-                f"NOTE the cell {err['cell_id']!r} raised {err['error_type']}: "
-                f"{err['error_message']}"
-            )
-    if report.unsandboxed:
-        lines.append(f"NOTE {UNSANDBOXED_NOTE}")
-    lines += [f"NOTE {line}" for line in extra]
-    return "\n".join(lines) + "\n"
-
-
-def cell_score(points: float, report: GradeReport, function: str) -> float:
-    """The cell's points in proportion to the points of the grader's tests passed."""
-    f = report.functions[function]
-    return round(points * f.score / f.max_score, 6) if f.max_score else 0.0
-
-
 class GradeOutOfKernel(NbGraderPreprocessor):
     """Run the hidden graders in their own processes and write each grade cell's outputs."""
 
     unsandboxed = Bool(
         False, help="Run student code without the sandbox (limits only); say so in the feedback"
+    ).tag(config=True)
+    in_process = Bool(
+        False, help="Run the graders in this process (a grading job), not in a pytest process"
     ).tag(config=True)
 
     def preprocess(self, nb, resources):
@@ -164,6 +140,7 @@ class GradeOutOfKernel(NbGraderPreprocessor):
                 path,
                 assignment,
                 self.unsandboxed,
+                in_process=self.in_process,
                 functions=sorted(set(cells.values())),
                 hide=graded_course(Path(resources.get("metadata", {}).get("path") or ".")),
             )

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import nbformat
-
 from attention_course.assignments import COURSE_ROOT, QUIZ_ASSIGNMENT
 from attention_course.grading import FunctionScore, GradeReport, TestResult
 from attention_course.notebook import NotebookError
@@ -20,6 +18,8 @@ from attention_course.notebook import NotebookError
 
 def check_quiz(path: Path, student: str, root: Path = COURSE_ROOT) -> GradeReport:
     """Each question as a 'function' of one test, its score possibly partial."""
+    import nbformat
+
     from quiz import defaults
     from quiz.nbgrader_grading import MARKER, GradeQuizAnswers
 

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from attention_course.assignments import grade_cell_id
-from attention_course.classgrade import ClassRun
+from attention_course.feedback import UNSANDBOXED_NOTE, cell_feedback
 from attention_course.grading import GradeReport
-from attention_course.preprocessors import UNSANDBOXED_NOTE, cell_feedback
+
+if TYPE_CHECKING:
+    from attention_course.classgrade import ClassRun
 
 
 def function_table(report: GradeReport, verbose: bool = True) -> str:

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from attention_course import trace
 from attention_course.confined import Confined, Died
 from attention_course.limits import Limits
 
@@ -211,6 +212,7 @@ class _Program:
         )
         try:
             worker.start(deadline)
+            trace.mark("first student cell", worker.cpu_seconds())
             for index, (cid, source) in enumerate(self.cells):
                 if index in self.skip_cells:
                     continue
@@ -245,7 +247,7 @@ class _Program:
         except Died as exc:
             self.died(step, str(exc), worker)
         finally:
-            worker.close()
+            worker.close(grace=0.5)  # a worker that is done ends on its own
 
     def died(self, step: tuple[str, int] | None, reason: str, worker: Confined) -> None:
         if step is None:

@@ -128,6 +128,10 @@ def pytest_collectreport(report: pytest.CollectReport) -> None:
 _session_faults: list[str] = []
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    _session_faults.clear()  # a grading process runs one session per submission
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     path = session.config.getoption("--report")
     if not path:

@@ -6,8 +6,8 @@ import pytest
 
 from attention_course.assignments import ASSIGNMENTS, grade_cell_id
 from attention_course.course import gradebook_scores
+from attention_course.feedback import cell_score
 from attention_course.grading import grade_file
-from attention_course.preprocessors import cell_score
 from attention_course.samples import HOSTILE, PARTIAL, PARTIAL_UNAFFECTED
 
 NAMES = sorted(ASSIGNMENTS)

@@ -16,7 +16,7 @@ import pytest
 from attention_course.assignments import ASSIGNMENTS, grade_cell_id
 from attention_course.class_report import class_report, read_class
 from attention_course.course import _gradebook, gradebook_scores
-from attention_course.preprocessors import RECORD_KEY
+from attention_course.feedback import RECORD_KEY
 from attention_course.report_files import histogram
 from attention_course.samples import PARTIAL, QUIZ_ASSIGNMENT
 from quiz.checking import grade

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from attention_course.assignments import ASSIGNMENTS
-from attention_course.preprocessors import cell_feedback
+from attention_course.feedback import cell_feedback
 from tests.conftest import grade_reference_variants
 
 HELPER_TEST = "test_same_with_your_pasted_helpers"
