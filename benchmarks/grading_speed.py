@@ -1,11 +1,20 @@
-"""How fast grading is: prints figures, asserts nothing.
+"""How fast grading a class is, beside plain nbgrader: prints figures, asserts nothing.
 
-    python benchmarks/grading_speed.py [--students N]
+    python benchmarks/grading_speed.py [--students 24] [--assignment attention_basics]
 
-1. `check` on one notebook (a pytest process + one sandboxed worker), per assignment.
-2. Many notebooks through `grade_many`, one job versus one job per core.
-3. `nbgrader autograde` per submission (kernel run + out-of-kernel grading) in a course copy.
-4. `autograde_class` on a batch, one job versus one per core.
+On one class (a third the instructor's solution, a third partly wrong, a third stubs), in one
+run, side by side:
+1. plain `nbgrader autograde` (its default configuration: the notebook in a Jupyter kernel,
+   visible tests only, one submission after another, one call);
+2. a bare kernel run of every notebook (nbclient, a fresh kernel each: the floor of any
+   kernel-based grading);
+3. `attention-course autograde` with 1 and 2 jobs (hidden graders, every piece of student
+   code in the sandbox, no kernel), without and with the feedback;
+4. `attention-course check` of one notebook as a whole process, and how far it is when the
+   first student cell runs.
+For each: wall time, submissions per minute, CPU-seconds per submission (the whole process
+tree, sandboxes included, from a cgroup where the machine has one) and the peak memory of the
+largest single process.
 """
 
 from __future__ import annotations
@@ -13,6 +22,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -21,79 +31,152 @@ from pathlib import Path
 import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from attention_course.assignments import ASSIGNMENTS  # noqa: E402
-from attention_course.classgrade import autograde_class  # noqa: E402
-from attention_course.course import autograde, release  # noqa: E402
-from attention_course.grading import grade_file, grade_many  # noqa: E402
+from cputime import CpuClock  # noqa: E402
+
+from attention_course.assignments import COURSE_ROOT  # noqa: E402
+from attention_course.course import copy_course  # noqa: E402
 from attention_course.samples import sample_notebooks  # noqa: E402
-from tests.conftest import copy_course  # noqa: E402
+
+BIN = Path(sys.executable).parent
+KINDS = ("demo-instructor", "demo-partial", "demo-stub")
+PLAIN_CONFIG = """c = get_config()  # noqa: F821
+c.CourseDirectory.root = {root!r}
+c.CourseDirectory.course_id = "plain"
+"""
 
 
-def timed(fn, repeat: int = 3) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+def write_class(root: Path, assignment: str, count: int) -> list[str]:
+    samples = sample_notebooks(assignment, COURSE_ROOT)
+    students = []
+    for i in range(count):
+        student = f"s{i:03d}"
+        folder = root / "submitted" / student / assignment
+        folder.mkdir(parents=True)
+        nbformat.write(samples[KINDS[i % 3]], folder / f"{assignment}.ipynb")
+        (folder / "timestamp.txt").write_text("2026-01-01 00:00:00.000000 UTC\n")
+        students.append(student)
+    return students
+
+
+class Row:
+    def __init__(self, name: str, count: int, run: tuple):
+        self.name, self.count = name, count
+        self.wall, self.cpu, self.peak = run[0], run[1], run[2]
+
+    def line(self, plain: Row | None) -> str:
+        ratio = f"{plain.wall / self.wall:5.2f}x" if plain is not None else "     "
+        return (
+            f"{self.name:<44} {self.wall:7.1f} s {60 * self.count / self.wall:7.1f}/min "
+            f"{self.cpu / self.count:6.2f} cpu-s {self.peak:6.0f} MB  {ratio}"
+        )
+
+
+def timed(cpu: CpuClock, argv: list[str], cwd: Path, env: dict | None = None):
+    """(wall seconds, CPU-seconds of the whole tree, peak MB of its largest waited-for process,
+    what it printed)."""
+    start_wall, start_cpu = time.perf_counter(), cpu.seconds()
+    with tempfile.TemporaryFile() as out:
+        proc = subprocess.Popen(argv, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        text = out.read().decode(errors="replace")
+    if proc.returncode != 0:
+        print(f"   ({' '.join(argv[:3])} exited {proc.returncode}: {text[-300:]!r})")
+    wall, used = time.perf_counter() - start_wall, cpu.seconds() - start_cpu
+    return wall, used, usage.ru_maxrss / 1024, text
+
+
+def plain_nbgrader(tmp: Path, assignment: str, count: int, cpu: CpuClock) -> Row:
+    root = tmp / "plain"
+    root.mkdir()
+    (root / "nbgrader_config.py").write_text(PLAIN_CONFIG.format(root=str(root)))
+    (root / "source").mkdir()
+    subprocess.run(["cp", "-r", str(COURSE_ROOT / "source" / assignment), str(root / "source")])
+    nbgrader = str(BIN / "nbgrader")
+    subprocess.run([nbgrader, "generate_assignment", assignment], cwd=root, capture_output=True)
+    write_class(root, assignment, count)
+    run = timed(cpu, [nbgrader, "autograde", assignment, "--create"], root)
+    return Row("plain nbgrader autograde (1 process)", count, run)
+
+
+def bare_kernel(tmp: Path, assignment: str, count: int, cpu: CpuClock) -> Row:
+    folder = tmp / "bare"
+    folder.mkdir()
+    samples = sample_notebooks(assignment, COURSE_ROOT)
+    paths = []
+    for i in range(count):
+        path = folder / f"n{i:03d}.ipynb"
+        nbformat.write(samples[KINDS[i % 3]], path)
+        paths.append(str(path))
+    code = (
+        "import sys, nbformat\nfrom nbclient import NotebookClient\n"
+        "for p in sys.argv[1:]:\n"
+        "    nb = nbformat.read(p, 4)\n"
+        "    NotebookClient(nb, timeout=30, allow_errors=True, kernel_name='python3').execute()\n"
+    )
+    run = timed(cpu, [sys.executable, "-c", code, *paths], folder)
+    return Row("bare kernel run (nbclient, fresh kernel each)", count, run)
+
+
+def ours(tmp: Path, assignment: str, count: int, jobs: int, feedback: bool, cpu: CpuClock) -> Row:
+    root = copy_course(tmp / f"ours-{jobs}-{int(feedback)}")
+    write_class(root, assignment, count)
+    cli = str(BIN / "attention-course")
+    subprocess.run([cli, "release", assignment, "--course", str(root)], capture_output=True)
+    argv = [cli, "autograde", assignment, "--course", str(root), "--jobs", str(jobs)]
+    argv += [] if feedback else ["--no-feedback"]
+    name = f"attention-course autograde --jobs {jobs}" + ("" if feedback else " --no-feedback")
+    return Row(name, count, timed(cpu, argv, root))
+
+
+def check(tmp: Path, assignment: str, cpu: CpuClock) -> None:
+    path = tmp / f"{assignment}.ipynb"
+    nbformat.write(sample_notebooks(assignment, COURSE_ROOT)["demo-instructor"], path)
+    cli = str(BIN / "attention-course")
+    walls, cpus, marks = [], [], []
+    for i in range(5):
+        trace = tmp / f"trace-{i}.txt"
+        env = dict(os.environ, ATTENTION_COURSE_TRACE=str(trace))
+        wall, used, _, _ = timed(cpu, [cli, "check", str(path)], tmp, env)
+        walls.append(wall)
+        cpus.append(used)
+        first = trace.read_text().splitlines()[0].split("\t")
+        marks.append((float(first[1]), float(first[2])))
+    print(
+        f"check of one notebook, whole process (median of 5): {statistics.median(walls):.2f} s, "
+        f"{statistics.median(cpus):.2f} CPU-s; the first student cell runs after "
+        f"{statistics.median(m[0] for m in marks):.2f} s and "
+        f"{statistics.median(m[1] for m in marks):.2f} CPU-s"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--students", type=int, default=6, help="notebooks per batch")
+    parser.add_argument("--students", type=int, default=24)
+    parser.add_argument("--assignment", default="attention_basics")
+    parser.add_argument("--skip-plain", action="store_true", help="leave out 1. and 2.")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
+    cpu = CpuClock()
+    print(
+        f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}; CPU from {cpu.source}"
+    )
+    print(f"class: {args.students} submissions of {args.assignment}: correct, partly wrong, stubs")
+    print(f"{'':<44} {'wall':>9} {'rate':>11} {'per submission':>12} {'peak':>9}  vs plain")
+    with tempfile.TemporaryDirectory(prefix="attention-bench-") as tmp:
         tmp = Path(tmp)
-        root = copy_course(tmp / "course")
-        release(root=root)
-        print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}")
-        print("\n1. check on one notebook (median of 3)")
-        paths = {}
-        for assignment in ASSIGNMENTS:
-            nb = sample_notebooks(assignment, root)["demo-instructor"]
-            path = tmp / f"{assignment}.ipynb"
-            nbformat.write(nb, path)
-            paths[assignment] = path
-            seconds = timed(lambda a=assignment, p=path: grade_file(p, a))
-            print(f"   {assignment:<18} {seconds:6.2f} s")
-
-        print(f"\n2. grade_many on {args.students} notebooks of attention_basics")
-        batch = [paths["attention_basics"]] * args.students
-        for jobs in (1, os.cpu_count() or 1):
-            start = time.perf_counter()
-            grade_many(batch, "attention_basics", jobs=jobs)
-            seconds = time.perf_counter() - start
-            print(f"   jobs={jobs}: {seconds:6.2f} s total, {seconds / len(batch):5.2f} s each")
-
-        print("\n3. nbgrader autograde, instructor solution (kernel run + grading)")
-        for assignment in ASSIGNMENTS:
-            nb = sample_notebooks(assignment, root)["demo-instructor"]
-            times = []
-            for i in range(3):
-                student = f"bench-{i}"
-                folder = root / "submitted" / student / assignment
-                folder.mkdir(parents=True)
-                nbformat.write(nb, folder / f"{assignment}.ipynb")
-                start = time.perf_counter()
-                result = autograde(assignment, student, root)
-                times.append(time.perf_counter() - start)
-                assert result["success"], result.get("log", "")[-2000:]
-            print(f"   {assignment:<18} {statistics.median(times):6.2f} s per submission")
-
-        print(f"\n4. autograde_class: {args.students} submissions of attention_basics")
-        nb = sample_notebooks("attention_basics", root)["demo-instructor"]
-        for jobs in (1, os.cpu_count() or 1):
-            students = [f"many-{jobs}-{i}" for i in range(args.students)]
-            for student in students:
-                folder = root / "submitted" / student / "attention_basics"
-                folder.mkdir(parents=True)
-                nbformat.write(nb, folder / "attention_basics.ipynb")
-            start = time.perf_counter()
-            run = autograde_class("attention_basics", root, students, jobs=jobs, feedback=False)
-            seconds = time.perf_counter() - start
-            assert all(o.status == "graded" for o in run.outcomes.values())
-            print(f"   jobs={jobs}: {seconds:6.2f} s total, {seconds / len(students):5.2f} s each")
+        plain = None
+        if not args.skip_plain:
+            plain = plain_nbgrader(tmp, args.assignment, args.students, cpu)
+            print(plain.line(None), flush=True)
+            print(bare_kernel(tmp, args.assignment, args.students, cpu).line(plain), flush=True)
+        for jobs, feedback in ((1, False), (2, False), (2, True)):
+            row = ours(tmp, args.assignment, args.students, jobs, feedback, cpu)
+            print(row.line(plain), flush=True)
+        check(tmp, args.assignment, cpu)
+    cpu.close()
 
 
 if __name__ == "__main__":
