@@ -31,6 +31,7 @@ from attention_course.course import (
     DEFAULT_JOBS,
     CourseError,
     add_students,
+    record_ungraded,
     register,
     registered,
     submitted_students,
@@ -213,6 +214,8 @@ def autograde_class(
     for student in refused:
         tell("done", student, outcomes[student])
     run = ClassRun(assignment, outcomes)
+    if refused:
+        record_ungraded(assignment, refused, root)
     if todo:
         add_students([s for s, _ in todo], root)
         _grade(run, todo, root, state, max(1, jobs), unsandboxed, feedback, tell, deadline)

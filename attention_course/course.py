@@ -201,6 +201,18 @@ def add_students(students: list[str], root: Path = COURSE_ROOT) -> None:
             gb.update_or_create_student(student)
 
 
+def record_ungraded(assignment: str, students: list[str], root: Path = COURSE_ROOT) -> None:
+    """Submissions that cannot be graded stand in the gradebook as nbgrader leaves a failed
+    one: the student, the submission, no score (0 in totals and means), and no autograded copy
+    of an earlier version that would no longer match."""
+    with _gradebook(root) as gb:
+        for student in students:
+            gb.update_or_create_student(student)
+            gb.update_or_create_submission(assignment, student)
+    for student in students:
+        shutil.rmtree(root / "autograded" / student / assignment, ignore_errors=True)
+
+
 def failure_reason(result: dict) -> str:
     """One line saying why nbgrader could not grade a submission."""
     log = (result.get("log") or "") + (result.get("error") or "")

@@ -313,6 +313,6 @@ def test_cli_builds_the_zip_and_reports_bad_input(tmp_path):
         text=True,
     )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    assert "cannot read the points" in proc.stderr
+    assert "not a course folder" in proc.stderr
     proc = subprocess.run([*cli, "attention_quiz"], capture_output=True, text=True)
     assert proc.returncode == 2 and "invalid choice" in proc.stderr
