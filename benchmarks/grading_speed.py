@@ -96,9 +96,11 @@ def plain_nbgrader(tmp: Path, assignment: str, count: int, cpu: CpuClock) -> Row
     (root / "source").mkdir()
     subprocess.run(["cp", "-r", str(COURSE_ROOT / "source" / assignment), str(root / "source")])
     nbgrader = str(BIN / "nbgrader")
-    subprocess.run([nbgrader, "generate_assignment", assignment], cwd=root, capture_output=True)
+    env = dict(os.environ, PATH=f"{BIN}:{os.environ.get('PATH', '')}")  # nbgrader runs alembic
+    argv = [nbgrader, "generate_assignment", assignment]
+    subprocess.run(argv, cwd=root, capture_output=True, env=env)
     write_class(root, assignment, count)
-    run = timed(cpu, [nbgrader, "autograde", assignment, "--create"], root)
+    run = timed(cpu, [nbgrader, "autograde", assignment, "--create"], root, env)
     return Row("plain nbgrader autograde (1 process)", count, run)
 
 
