@@ -7,9 +7,7 @@ runs student code: that happens in the worker it starts (see sandbox.py).
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
-import io
 import json
 import os
 import resource
@@ -17,7 +15,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -92,31 +89,26 @@ class GradeReport:
         return sum(f.max_score for f in self.functions.values())
 
 
-_PYTEST = threading.Lock()  # pytest runs one session at a time in a process
-NO_PLUGINS = "PYTEST_DISABLE_PLUGIN_AUTOLOAD"
+def _grade_here(
+    path: Path, functions: list[str], unsandboxed: bool, hide, report_path: Path
+) -> tuple[int, str]:
+    """The graders in this process, without pytest (grader_tests/run_graders.py): imported
+    once, then one plain call per grader test for every submission."""
+    if str(COURSE_ROOT) not in sys.path:
+        sys.path.insert(0, str(COURSE_ROOT))
+    from grader_tests import run_graders
+
+    found = run_graders.grade(Path(path).resolve(), functions, unsandboxed, list(hide))
+    report_path.write_text(json.dumps(found))
+    return 0, ""
 
 
-def _run_graders(args: list[str], in_process: bool) -> tuple[int, str]:
-    """pytest on the grader files: (exit code, what it printed)."""
-    if in_process:
-        import pytest
-
-        out = io.StringIO()
-        with _PYTEST, contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-            before = os.environ.get(NO_PLUGINS)
-            os.environ[NO_PLUGINS] = "1"  # the graders need no plugin of the environment's
-            try:
-                code = pytest.main(["--capture=sys", *args])
-            finally:
-                if before is None:
-                    del os.environ[NO_PLUGINS]
-                else:
-                    os.environ[NO_PLUGINS] = before
-        return int(code), out.getvalue()
+def _run_graders(args: list[str]) -> tuple[int, str]:
+    """pytest on the grader files, in a process of its own: (exit code, what it printed)."""
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", *args],
         cwd=COURSE_ROOT,
-        env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1", **{NO_PLUGINS: "1"}),
+        env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTEST_DISABLE_PLUGIN_AUTOLOAD="1"),
         capture_output=True,
         text=True,
         preexec_fn=_grader_limits,
@@ -150,8 +142,8 @@ def grade_file(
     """Grade one submission (notebook or Python file) against one assignment's graders.
 
     The graders run in a pytest process of their own, or with `in_process=True` in this one
-    (imported once and reused for every submission it grades: a grading job; they never run
-    student code, which runs in the sandbox). Not in process inside a pytest run.
+    without pytest (imported once and reused for every submission it grades: a grading job,
+    `check`; they never run student code, which runs in the sandbox). Both give the same report.
     Raises SandboxUnavailable when no sandbox can be made here, unless `unsandboxed`.
     """
     jail.require(unsandboxed)
@@ -176,7 +168,10 @@ def grade_file(
             *(["--unsandboxed"] if unsandboxed else []),
             *[arg for folder in hide for arg in ("--hide", str(folder))],
         ]
-        code, output = _run_graders(args, in_process)
+        if in_process:
+            code, output = _grade_here(path, wanted, unsandboxed, hide, report_path)
+        else:
+            code, output = _run_graders(args)
         try:
             raw = json.loads(report_path.read_text())
             faults, tests = list(raw["faults"]), list(raw["tests"])

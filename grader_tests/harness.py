@@ -15,6 +15,7 @@ live here: reading a result against the reference's shape or rank (`ArrayReader`
 from __future__ import annotations
 
 import itertools
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -30,6 +31,7 @@ RTOL = 1e-6
 ATOL = 1e-9
 
 REGISTRY: dict[str, Call] = {}
+DECLARED_BY: dict[str, list[Call]] = {}  # module -> the calls it declared
 _counter = itertools.count()
 
 
@@ -48,6 +50,7 @@ def call(
     key = f"{function}#{next(_counter)}"
     c = Call(key, function, tuple(args), dict(kwargs), readonly=readonly, errstate=errstate)
     REGISTRY[key] = c
+    DECLARED_BY.setdefault(sys._getframe(1).f_globals.get("__name__", ""), []).append(c)
     return c
 
 

@@ -1,0 +1,38 @@
+"""The graders without pytest (what grading jobs and `check` run) report exactly what
+`pytest grader_tests` reports: on the sample class, and on wrong implementations of the
+catalogue, pasted helpers included."""
+
+from __future__ import annotations
+
+import nbformat
+import pytest
+
+from attention_course.assignments import ASSIGNMENTS, REFERENCE_FILE
+from attention_course.grading import grade_file
+from attention_course.samples import sample_notebooks
+from tests.test_catalogue import ASSIGNMENT_OF, ENTRIES
+
+
+def _same(path, assignment, functions=None):
+    with_pytest = grade_file(path, assignment, functions=functions)
+    without = grade_file(path, assignment, functions=functions, in_process=True)
+    assert without.functions == with_pytest.functions
+    assert without.cell_errors == with_pytest.cell_errors
+    assert without.notes == with_pytest.notes
+
+
+@pytest.mark.parametrize("assignment", sorted(ASSIGNMENTS))
+@pytest.mark.parametrize(
+    "student", ["demo-instructor", "demo-partial", "demo-stub", "demo-hostile"]
+)
+def test_sample_class(tmp_path, assignment, student):
+    path = tmp_path / f"{assignment}.ipynb"
+    nbformat.write(sample_notebooks(assignment)[student], path)
+    _same(path, assignment)
+
+
+@pytest.mark.parametrize("entry", ENTRIES[::5], ids=lambda e: e.key)
+def test_catalogue_entries(tmp_path, entry):
+    path = tmp_path / f"{entry.path.stem}.py"
+    path.write_text(REFERENCE_FILE.read_text() + "\n\n" + entry.path.read_text())
+    _same(path, ASSIGNMENT_OF[entry.function], [entry.function])
