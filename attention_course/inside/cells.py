@@ -4,8 +4,8 @@ Runs as a script inside the sandbox (`python -I cells.py SETTINGS`). It replaces
 kernel during autograding: the grading process sends one cell at a time and waits for its
 outputs under its own deadline. Outputs are nbformat dicts, made the way nbclient makes them
 from a kernel's messages: `stream` (stdout and stderr, consecutive writes merged),
-`display_data` (`display()`, figures of the inline matplotlib backend), `execute_result` (with
-its execution count) and `error` (IPython's own traceback). Text written straight to the file
+`display_data` (`display()`, and figures where the notebook asks for `%matplotlib inline`),
+`execute_result` (with its execution count) and `error` (IPython's own traceback). Text written straight to the file
 descriptors (C code, subprocesses) joins the stream of its cell. Each cell's outputs are capped;
 the alarm of a cell that runs too long raises KeyboardInterrupt, as a kernel interrupt does.
 """
@@ -250,7 +250,10 @@ def _on_alarm(signum, frame):
 
 def main():
     requests, replies, settings = boot.start(FD_OUT, FD_ERR)
-    os.environ.setdefault("MPLBACKEND", "module://matplotlib_inline.backend_inline")
+    # Figures are not drawn in the graded copy (as in the course's kernel runs before): the
+    # student saw them in their own session, and drawing them is most of a notebook's cost.
+    # A notebook that asks for them (%matplotlib inline) gets them.
+    os.environ.setdefault("MPLBACKEND", "Agg")
     for name, value in (("TERM", "xterm-color"), ("CLICOLOR", "1"), ("PAGER", "cat")):
         os.environ[name] = value
     outputs = Outputs(int(settings.get("cell_output_bytes", 2 << 20)))
