@@ -5,9 +5,10 @@ kernel during autograding: the grading process sends one cell at a time and wait
 outputs under its own deadline. Outputs are nbformat dicts, made the way nbclient makes them
 from a kernel's messages: `stream` (stdout and stderr, consecutive writes merged),
 `display_data` (`display()`, and figures where the notebook asks for `%matplotlib inline`),
-`execute_result` (with its execution count) and `error` (IPython's own traceback). Text written straight to the file
-descriptors (C code, subprocesses) joins the stream of its cell. Each cell's outputs are capped;
-the alarm of a cell that runs too long raises KeyboardInterrupt, as a kernel interrupt does.
+`execute_result` (with its execution count) and `error` (IPython's own traceback). Text
+written straight to the file descriptors (C code, subprocesses) joins the stream of its cell.
+Each cell's outputs are capped; the alarm of a cell that runs too long raises
+KeyboardInterrupt, as a kernel interrupt does.
 """
 
 import base64
