@@ -216,8 +216,6 @@ class Confined:
             return "stopped answering"
         failcnt = self._memory_failures()
         sig = -code if code < 0 else (code - 128 if code > 128 and not self.unsandboxed else 0)
-        if sig == signal.SIGXCPU:
-            return "used up the CPU time limit"
         if sig == signal.SIGKILL:
             if failcnt:
                 return "was killed: it used more than the memory limit"

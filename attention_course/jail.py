@@ -12,9 +12,12 @@ What a sandboxed process gets, whether grading runs as root or as an ordinary ac
   writable place), a fresh /proc and a minimal /dev. The course folder (graders, reference,
   submissions, gradebook, exchange) is never mounted; this package's own folders are hidden
   where they lie inside a mounted one;
-- limits: address space, CPU time, file size, no core files, and a cgroup (memory and process
-  count for the whole sandbox) where the machine lets us make one; RLIMIT_NPROC is set by the
-  first code that runs inside (`inside/boot.py`), before any student code.
+- limits: address space, file size, no core files, and a cgroup (memory and process count for
+  the whole sandbox) where the machine lets us make one; RLIMIT_NPROC is set by the first code
+  that runs inside (`inside/boot.py`), before any student code. Time is bounded by the
+  deadlines the grading process keeps, not by RLIMIT_CPU, which would make the process's own
+  CPU clock advance only at scheduler ticks (a notebook that times its code must see what a
+  kernel sees).
 """
 
 from __future__ import annotations
@@ -213,7 +216,6 @@ def rlimits(limits: Limits):
 
     def apply() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
-        resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 5))
         resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 

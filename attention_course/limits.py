@@ -30,7 +30,6 @@ class Limits:
 
     # Each sandbox (a worker, or the notebook run).
     memory_bytes: int = 2 * GiB  # the whole sandbox (cgroup) and each process (address space)
-    cpu_seconds: int = 300  # CPU time of each process
     file_bytes: int = 64 * MiB  # largest file a process may write
     tmp_bytes: int = 128 * MiB  # the sandbox's private /tmp, its only writable folder
     processes: int = 32  # processes and threads of the sandbox's user

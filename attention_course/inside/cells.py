@@ -39,6 +39,7 @@ class Outputs:
 
     def reset(self):
         self.items = []
+        self.pending = {}
         self.used = 0
         self.truncated = False
         self.clear_pending = False
@@ -48,17 +49,20 @@ class Outputs:
         if self.truncated:
             return False
         if self.used + size > self.budget:
-            self.truncated = True
-            self.items.append(
-                {
-                    "output_type": "stream",
-                    "name": "stderr",
-                    "text": f"\n[output truncated: a cell may show at most {self.budget} bytes]\n",
-                }
-            )
+            self._truncate()
             return False
         self.used += size
         return True
+
+    def _truncate(self):
+        self.truncated = True
+        self.items.append(
+            {
+                "output_type": "stream",
+                "name": "stderr",
+                "text": f"\n[output truncated: a cell may show at most {self.budget} bytes]\n",
+            }
+        )
 
     def _before_output(self):
         if self.clear_pending:
@@ -67,18 +71,37 @@ class Outputs:
             self.clear_pending = False
 
     def stream(self, name, text):
-        if not text:
-            return
-        self._before_output()
-        if not self._room(len(text.encode("utf-8", "replace"))):
-            return
-        last = self.items[-1] if self.items else None
-        if last and last["output_type"] == "stream" and last["name"] == name:
-            last["text"] += text
-        else:
-            self.items.append({"output_type": "stream", "name": name, "text": text})
+        """Kept aside, as a kernel buffers its streams: they are written out, stdout first,
+        before the next display, result or error and at the end of the cell."""
+        if text:
+            self.pending[name] = self.pending.get(name, "") + text
+            if len(self.pending[name]) > self.budget:
+                self.flush()
+
+    def flush(self):
+        pending, self.pending = self.pending, {}
+        for name in ("stdout", "stderr"):
+            text = pending.get(name)
+            if not text:
+                continue
+            self._before_output()
+            if self.truncated:
+                continue
+            data = text.encode("utf-8", "replace")
+            cut = len(data) > self.budget - self.used
+            if cut:  # what fits, then the note
+                text = data[: max(0, self.budget - self.used)].decode("utf-8", "ignore")
+            self.used += len(text.encode("utf-8"))
+            last = self.items[-1] if self.items else None
+            if last and last["output_type"] == "stream" and last["name"] == name:
+                last["text"] += text
+            else:
+                self.items.append({"output_type": "stream", "name": name, "text": text})
+            if cut:
+                self._truncate()
 
     def display(self, data, metadata, transient, update, execution_count=None):
+        self.flush()
         bundle = _plain_bundle(data)
         metadata = _plain(metadata or {})
         display_id = (transient or {}).get("display_id") if isinstance(transient, dict) else None
@@ -104,6 +127,7 @@ class Outputs:
         self.items.append(item)
 
     def error(self, ename, evalue, traceback):
+        self.flush()
         self._before_output()
         traceback = [str(line) for line in traceback]
         size = len(ename) + len(evalue) + sum(len(line) for line in traceback)
@@ -155,6 +179,26 @@ class FdCapture:
                 continue
             if data:
                 outputs.stream(name, data.decode("utf-8", "replace"))
+
+
+def _kernel_compiler():
+    """ipykernel's compiler, so that cells get the file names a kernel gives them (in
+    tracebacks and warnings); loaded alone, without the rest of ipykernel."""
+    import importlib.util
+
+    from IPython.core.compilerop import CachingCompiler
+
+    spec = importlib.util.find_spec("ipykernel")
+    if spec is None or not spec.submodule_search_locations:
+        return CachingCompiler
+    path = os.path.join(list(spec.submodule_search_locations)[0], "compiler.py")
+    loaded = importlib.util.spec_from_file_location("_kernel_compiler", path)
+    module = importlib.util.module_from_spec(loaded)
+    try:
+        loaded.loader.exec_module(module)
+        return module.XCachingCompiler
+    except Exception:
+        return CachingCompiler
 
 
 def make_shell(outputs):
@@ -213,6 +257,12 @@ def make_shell(outputs):
         display_pub_class = Type(Publisher)
         displayhook_class = Type(Hook)
 
+        def enable_gui(self, gui=None):
+            if gui not in (None, "inline"):  # no event loop here: only inline figures
+                from IPython.core.error import UsageError
+
+                raise UsageError(f"no {gui} GUI while grading: use %matplotlib inline")
+
         def _showtraceback(self, etype, evalue, stb):
             outputs.error(str(etype.__name__), str(evalue), stb)
 
@@ -231,6 +281,7 @@ def make_shell(outputs):
 
     builtins.input = no_input
     shell = Shell.instance(
+        compiler_class=_kernel_compiler(),
         colors="neutral",
         history_length=0,
         cache_size=1000,
@@ -281,6 +332,7 @@ def main():
         finally:
             _setitimer(signal.ITIMER_REAL, 0)
         captured.collect(outputs)
+        outputs.flush()
         ok = result is not None and result.error_before_exec is None
         ok = ok and result.error_in_exec is None
         reply = {"op": "run", "status": "ok" if ok else "error", "interrupted": _alarm["fired"]}
