@@ -77,6 +77,7 @@ c.Autograde.autograde_preprocessors = [
 # and nothing a student wrote becomes live HTML or JavaScript in it (outputs are already inert:
 # see attention_course/execute.py; markdown is sanitized here).
 c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, HideReviewNotes, SanitizeHTML]
+c.GenerateFeedback.exporter_class = notebook_html.FeedbackExporter  # templates compiled once
 # Pages made from notebooks (feedback HTML, formgrader's submission view): formulas as MathML,
 # drawn by the browser with no script or network; grader output wrapped, every hint line whole.
 # CourseHTMLHeader writes the pages' CSS (nbconvert's, which it extends, is switched off).

@@ -11,13 +11,15 @@ feedback template to drop its MathJax script tag.
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 from pathlib import Path
 
 import nbgrader
-from jinja2 import pass_context
+from jinja2 import BytecodeCache, pass_context
 from latex2mathml.converter import convert
+from nbconvert.exporters import HTMLExporter
 from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
 from traitlets import default
@@ -102,13 +104,24 @@ class MathMLRenderer(IPythonRenderer):
 def markdown2html_mathml(context, source: str) -> str:
     """HTMLExporter's `markdown2html` filter with formulas in MathML (cell attachments are
     kept; heading anchors and image embedding stay at nbconvert's defaults)."""
-    cell = context.get("cell", {})
-    renderer = MathMLRenderer(
-        escape=False,
-        attachments=cell.get("attachments", {}),
-        path=context.get("resources", {}).get("metadata", {}).get("path", ""),
-    )
+    attachments = context.get("cell", {}).get("attachments", {})
+    path = context.get("resources", {}).get("metadata", {}).get("path", "")
+    if attachments:
+        return _render(source, attachments, path)
+    images = "![" in source or "<img" in source  # only images are looked up under `path`
+    return _render_plain(source, path if images else "")
+
+
+def _render(source: str, attachments: dict, path: str) -> str:
+    renderer = MathMLRenderer(escape=False, attachments=attachments, path=path)
     return MarkdownWithMath(renderer=renderer).render(source)
+
+
+@functools.lru_cache(maxsize=4096)
+def _render_plain(source: str, path: str) -> str:
+    """A markdown cell without attachments: the same for every student of a class (most
+    cells are the instructor's), so a grading job renders each once."""
+    return _render(source, {}, path)
 
 
 class CourseHTMLHeader(CSSHTMLHeaderPreprocessor):
@@ -127,3 +140,28 @@ class CourseHTMLHeader(CSSHTMLHeaderPreprocessor):
         nb, resources = super().preprocess(nb, resources)
         resources["inlining"]["css"].append(OUTPUT_CSS)
         return nb, resources
+
+
+class _TemplatesInMemory(BytecodeCache):
+    """Compiled Jinja templates kept for the life of the process (keyed by name and source
+    checksum by Jinja itself): a grading job makes many feedback pages from the same
+    templates, and compiling them was a good share of each page's time."""
+
+    _store: dict[str, bytes] = {}
+
+    def load_bytecode(self, bucket) -> None:
+        if bucket.key in self._store:
+            bucket.bytecode_from_string(self._store[bucket.key])
+
+    def dump_bytecode(self, bucket) -> None:
+        self._store[bucket.key] = bucket.bytecode_to_string()
+
+
+class FeedbackExporter(HTMLExporter):
+    """nbconvert's HTML exporter (configured as `HTMLExporter`) whose compiled templates are
+    reused from one feedback page to the next (`c.GenerateFeedback.exporter_class`)."""
+
+    def _create_environment(self):
+        environment = super()._create_environment()
+        environment.bytecode_cache = _TemplatesInMemory()
+        return environment
