@@ -267,3 +267,34 @@ def test_scores_and_check_take_the_graded_quiz(graded_class):
     assert checked["score"] == pytest.approx(stored["total"])
     proc = run_cli("check", str(quiz))
     assert proc.returncode == 2 and "--student" in proc.stderr
+
+
+def test_plain_nbgrader_autograde_with_the_course_config_gives_the_same_scores(graded_course):
+    """`nbgrader autograde` itself (one submission after another, the course's
+    nbgrader_config.py) stores what `attention-course autograde` stores."""
+    reference, paths, _ = graded_course
+    course = fresh_course("attention-plain-")
+    try:
+        samples = sample_notebooks(ASSIGNMENT, course)
+        students = {"s01": samples["demo-partial"], "s02": samples["demo-stub"]}
+        students["s03"] = samples["demo-instructor"]
+        for student, nb in students.items():
+            _write(course, student, nb)
+        env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+        env["PATH"] = f"{Path(sys.executable).parent}:/usr/bin:/bin"
+        nbgrader = str(Path(sys.executable).parent / "nbgrader")
+        steps = (
+            ["generate_assignment", ASSIGNMENT, "--force"],
+            ["autograde", ASSIGNMENT, "--create"],
+        )
+        for argv in steps:
+            proc = subprocess.run(
+                [nbgrader, *argv], cwd=course, env=env, capture_output=True, text=True
+            )
+            assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+        plain = gradebook_scores(ASSIGNMENT, course)
+        ours = gradebook_scores(ASSIGNMENT, reference)
+        for student in students:
+            assert plain[student] == ours[student], student
+    finally:
+        shutil.rmtree(course.parent, ignore_errors=True)
