@@ -24,9 +24,11 @@ import nbformat
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from attention_course.classgrade import autograde_class  # noqa: E402
-from attention_course.course import release  # noqa: E402
+from attention_course.course import (
+    copy_course,  # noqa: E402
+    release,  # noqa: E402
+)
 from attention_course.samples import sample_notebooks  # noqa: E402
-from tests.conftest import copy_course  # noqa: E402
 
 ASSIGNMENT = "attention_basics"
 

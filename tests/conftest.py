@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import json
+import re
+import shutil
+import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from attention_course.assignments import REFERENCE_FILE
-from attention_course.course import copy_course
+from attention_course.assignments import ALL_ASSIGNMENTS, COURSE_ROOT, REFERENCE_FILE
 from attention_course.grading import GradeReport, grade_file
 
 
@@ -30,15 +35,65 @@ def grade_reference_variants(
         return dict(pool.map(grade, variants))
 
 
+SKIP_IN_SNAPSHOT = {".git", ".venv", "__pycache__", ".pytest_cache", ".ruff_cache"}
+
+
+def repository_snapshot(root: Path = COURSE_ROOT) -> dict[str, tuple[int, int]]:
+    """Every file of the repository (but the environment and caches): size and mtime."""
+    found = {}
+    for path in root.rglob("*"):
+        rel = path.relative_to(root)
+        if SKIP_IN_SNAPSHOT & set(rel.parts) or any(p.endswith(".egg-info") for p in rel.parts):
+            continue
+        if path.is_file():
+            stat = path.stat()
+            found[str(rel)] = (stat.st_size, stat.st_mtime_ns)
+    return found
+
+
+@dataclass
+class Demo:
+    """`attention-course demo` as a new user runs it: what it printed, its course folder, and
+    the repository before and after."""
+
+    proc: subprocess.CompletedProcess
+    root: Path
+    before: dict
+    after: dict
+
+
 @pytest.fixture(scope="session")
-def graded_class(tmp_path_factory):
-    """Every sample student of every assignment, autograded by nbgrader in a course copy.
+def demo_run():
+    before = repository_snapshot()
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "attention-course"), "demo"],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    found = re.search(r"own course folder .*?: (\S+)", proc.stdout)
+    assert found, proc.stdout[-3000:]
+    root = Path(found.group(1))
+    yield Demo(proc, root, before, repository_snapshot())
+    shutil.rmtree(root.parent, ignore_errors=True)
 
-    Returns (root, {assignment: the ClassRun of `autograde_class`}).
+
+@pytest.fixture(scope="session")
+def graded_class(demo_run):
+    """Every sample student of every assignment, autograded by nbgrader: the demo's class.
+
+    Returns (root, {assignment: ClassRun}), the runs read back from what `autograde` recorded
+    of each submission (.grading/).
     """
-    from attention_course.course import release
-    from attention_course.demo import grade_sample_class
+    from attention_course.classgrade import STATE_DIR, ClassRun, Outcome
 
-    root = copy_course(tmp_path_factory.mktemp("course"))
-    release(root=root)  # records the assignments in the copy's gradebook
-    return root, grade_sample_class(root)
+    runs = {}
+    for assignment in ALL_ASSIGNMENTS:
+        outcomes = {}
+        for path in sorted((demo_run.root / STATE_DIR / assignment).glob("*.json")):
+            record = json.loads(path.read_text())
+            record.pop("fingerprint")
+            outcomes[path.stem] = Outcome(**record)
+        runs[assignment] = ClassRun(assignment, outcomes)
+    return demo_run.root, runs

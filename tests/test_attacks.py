@@ -33,10 +33,9 @@ import pytest
 from attention_course import jail
 from attention_course.assignments import COURSE_ROOT, GRADER_DIR, REFERENCE_FILE
 from attention_course.classgrade import autograde_class
-from attention_course.course import gradebook_scores, release
+from attention_course.course import copy_course, gradebook_scores, release
 from attention_course.limits import DEFAULT
 from attention_course.samples import fill, sample_notebooks
-from tests.conftest import copy_course
 
 ASSIGNMENT = "attention_basics"
 CANARY = f"CANARY-{uuid.uuid4().hex}"  # in an honest student's notebook only

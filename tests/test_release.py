@@ -9,8 +9,7 @@ import re
 import pytest
 
 from attention_course.assignments import COURSE_ROOT, REFERENCE_FILE
-from attention_course.course import release, source_assignments
-from tests.conftest import copy_course
+from attention_course.course import copy_course, release, source_assignments
 
 RELEASED = sorted(source_assignments())
 

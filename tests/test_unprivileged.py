@@ -1,9 +1,10 @@
 """Grading as an ordinary account (a JupyterHub instructor) gives the scores grading as root gives.
 
 The test creates a system account, copies the course into a folder it owns, and grades the
-sample class there as that account: the sandbox then runs student code as that account inside
-a user namespace (no root, no fresh uid). Python lives in root's home on some machines, so the
-account runs in a mount namespace where only the Python installation of root's home is visible.
+sample class's attention_basics there as that account: the sandbox then runs student code as
+that account inside a user namespace (no root, no fresh uid). Python lives in root's home on
+some machines, so the account runs in a mount namespace where only the Python installation of
+root's home is visible.
 """
 
 from __future__ import annotations
@@ -19,24 +20,22 @@ from pathlib import Path
 
 import pytest
 
-from attention_course.assignments import ASSIGNMENTS
-from attention_course.course import gradebook_scores
-from tests.conftest import copy_course
+from attention_course.course import copy_course, gradebook_scores
 
 ACCOUNT = "attention-grader"
 
+ASSIGNMENT = "attention_basics"
 GRADE = """
 import json, sys
 from pathlib import Path
 from attention_course import jail
-from attention_course.assignments import ASSIGNMENTS
-from attention_course.course import gradebook_scores, release
-from attention_course.demo import grade_sample_class
-root = Path(sys.argv[1])
-release(root=root)
-grade_sample_class(root)
-scores = {a: gradebook_scores(a, root) for a in ASSIGNMENTS}
-print(json.dumps({"mode": jail.probe().mode, "scores": scores}))
+from attention_course.classgrade import autograde_class
+from attention_course.course import gradebook_scores
+from attention_course.samples import write_submissions
+root, assignment = Path(sys.argv[1]), sys.argv[2]
+write_submissions(assignment, root)
+autograde_class(assignment, root)
+print(json.dumps({"mode": jail.probe().mode, "scores": gradebook_scores(assignment, root)}))
 """
 
 
@@ -87,12 +86,12 @@ def test_an_ordinary_account_grades_like_root(account, graded_class):
         home.mkdir()
         for path in [base / "course", home, *base.rglob("*")]:
             os.chown(path, account.pw_uid, account.pw_gid, follow_symlinks=False)
-        proc = _as_account(account, [sys.executable, "-c", GRADE, str(course)], home)
+        argv = [sys.executable, "-c", GRADE, str(course), ASSIGNMENT]
+        proc = _as_account(account, argv, home)
         assert proc.returncode == 0, proc.stderr[-3000:]
         found = json.loads(proc.stdout.strip().splitlines()[-1])
         assert found["mode"] == "user"  # the sandbox ran as the account, not as root
         root_course, _ = graded_class
-        for assignment in ASSIGNMENTS:
-            assert found["scores"][assignment] == gradebook_scores(assignment, root_course)
+        assert found["scores"] == gradebook_scores(ASSIGNMENT, root_course)
     finally:
         shutil.rmtree(base, ignore_errors=True)
