@@ -22,14 +22,14 @@ def grade_reference_variants(
 ) -> dict[str, GradeReport]:
     """Grade each variant, key -> (assignment, functions or None for all, code): the program is
     the reference followed by `code`, whose definitions override the reference's. Two at a
-    time (one pytest process and one worker each)."""
+    time (the graders in this process, without pytest: see test_run_graders.py)."""
     reference = REFERENCE_FILE.read_text()
 
     def grade(key: str) -> tuple[str, GradeReport]:
         assignment, functions, code = variants[key]
         path = folder / (key.replace("/", "__") + ".py")
         path.write_text(reference + "\n\n# ---- variant ----\n\n" + code)
-        return key, grade_file(path, assignment, functions=functions)
+        return key, grade_file(path, assignment, functions=functions, in_process=True)
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         return dict(pool.map(grade, variants))

@@ -2,7 +2,8 @@
 
 Each catalogue file defines one graded function. It is appended to the reference (so its
 definitions override the reference's) and graded for that one function through the real
-grading path (`grade_file`: a pytest process of its own, and a sandboxed worker):
+grading path (`grade_file` as grading jobs run it: the graders in process, and a sandboxed
+worker; tests/test_run_graders.py shows the pytest path reports the same):
 
 - `catalogue/wrong/<function>__<mistake>.py` must lose points, and fail every test its
   `# caught-by:` header names (the tests meant to catch that mistake) and, unless it is listed
