@@ -24,7 +24,9 @@ from attention_course.gradescope_run import (
 
 VENV = "/opt/attention-course/venv"  # where setup.sh installs Python and the dependencies
 COURSE_DIR = "course"  # the grading code's folder in the zip (/autograder/source/course)
-SUPPORT = ("__init__.py", "conftest.py", "harness.py", "reference.py")  # of grader_tests/
+def _support(graders: Path) -> list[Path]:
+    """Every file of grader_tests/ but the graders themselves (one per function)."""
+    return sorted(p for p in graders.glob("*.py") if not p.name.startswith("test_"))
 
 
 class AutograderError(ValueError):
@@ -174,7 +176,7 @@ def autograder_files(
     }
     sources = [root / "pyproject.toml", *sorted((root / "attention_course").rglob("*.py"))]
     graders = root / "grader_tests"
-    sources += [graders / name for name in SUPPORT]
+    sources += _support(graders)
     sources += [graders / f"test_{function}.py" for function in spec.graded]
     for path in sources:
         if not path.is_file():
