@@ -165,6 +165,14 @@ class _Runner:
             self.process = None
 
 
+def _out_of_time(cell, what: str, count, limits: Limits, run: NotebookRun) -> None:
+    """A cell the notebook's time budget did not reach (or ran out in)."""
+    spent = f"{limits.notebook_timeout:g} s"
+    cell.outputs = [_note_output(f"({what}: the notebook used up its {spent})")]
+    cell.execution_count = count
+    run.out_of_time = True
+
+
 def execute_notebook(
     nb: NotebookNode,
     limits: Limits | None = None,
@@ -184,20 +192,14 @@ def execute_notebook(
                 continue
             count += 1
             if time.monotonic() >= deadline:
-                spent = f"{limits.notebook_timeout:g} s"
-                cell.outputs = [_note_output(f"(not run: the notebook used up its {spent})")]
-                cell.execution_count = None
-                run.out_of_time = True
+                _out_of_time(cell, "not run", None, limits, run)
                 continue
             try:
                 reply = runner.cell(cell.source, count, deadline)
             except Died as exc:
                 runner.close()
                 if time.monotonic() >= deadline:
-                    spent = f"{limits.notebook_timeout:g} s"
-                    cell.outputs = [_note_output(f"(stopped: the notebook used up its {spent})")]
-                    cell.execution_count = count
-                    run.out_of_time = True
+                    _out_of_time(cell, "stopped", count, limits, run)
                     continue
                 if run.died_at is None:
                     run.died_at = index

@@ -24,6 +24,8 @@ from attention_course.gradescope_run import (
 
 VENV = "/opt/attention-course/venv"  # where setup.sh installs Python and the dependencies
 COURSE_DIR = "course"  # the grading code's folder in the zip (/autograder/source/course)
+
+
 def _support(graders: Path) -> list[Path]:
     """Every file of grader_tests/ but the graders themselves (one per function)."""
     return sorted(p for p in graders.glob("*.py") if not p.name.startswith("test_"))

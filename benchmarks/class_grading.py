@@ -19,31 +19,18 @@ import tempfile
 import time
 from pathlib import Path
 
-import nbformat
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from grading_speed import write_class  # noqa: E402
 
 from attention_course.classgrade import autograde_class  # noqa: E402
 from attention_course.course import (
     copy_course,  # noqa: E402
     release,  # noqa: E402
 )
-from attention_course.samples import sample_notebooks  # noqa: E402
 
 ASSIGNMENT = "attention_basics"
-
-
-def write_class(root: Path, count: int, prefix: str) -> list[str]:
-    samples = sample_notebooks(ASSIGNMENT, root)
-    kinds = ["demo-instructor", "demo-partial", "demo-stub"]
-    students = []
-    for i in range(count):
-        student = f"{prefix}-{i:03d}"
-        folder = root / "submitted" / student / ASSIGNMENT
-        folder.mkdir(parents=True)
-        nbformat.write(samples[kinds[i % 3]], folder / f"{ASSIGNMENT}.ipynb")
-        students.append(student)
-    return students
 
 
 def cpu_seconds() -> float:
@@ -65,7 +52,7 @@ def main() -> None:
         for jobs in args.jobs:
             root = copy_course(Path(tmp) / f"course-{jobs}")
             release(root=root)
-            students = write_class(root, args.students, f"s{jobs}")
+            students = write_class(root, ASSIGNMENT, args.students)
             cpu = cpu_seconds()
             start = time.perf_counter()
             run = autograde_class(ASSIGNMENT, root, jobs=jobs, feedback=False)
