@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import subprocess
@@ -200,10 +201,13 @@ def test_python_that_cannot_start_still_writes_results(autograder_zip, tmp_path,
 
 
 def test_grading_that_runs_out_of_time_still_writes_results(autograder_zip, tmp_path, notebooks):
-    root = stand_in_root(
-        autograder_zip, tmp_path, {f"{ASSIGNMENT}.ipynb": notebooks["demo-partial"]}
-    )
-    results, stdout = run_autograder(root, ATTENTION_COURSE_TIMEOUT="0.5")
+    # A solution cell that sleeps 4 s (under the 10 s limit of one cell) outlasts a 2 s limit
+    # on the whole run however fast grading is.
+    slow = copy.deepcopy(notebooks["demo-partial"])
+    (cell,) = [c for c in slow.cells if c.get("id") == "softmax"]
+    cell.source += "\n\nimport time\ntime.sleep(4)\n"
+    root = stand_in_root(autograder_zip, tmp_path, {f"{ASSIGNMENT}.ipynb": slow})
+    results, stdout = run_autograder(root, ATTENTION_COURSE_TIMEOUT="2")
     assert results["score"] == 0 and "took too long" in results["output"]
     assert "status 124" in stdout
 
