@@ -7,7 +7,13 @@ in long-lived grading jobs, each submission under a deadline, and regenerates th
 what it graded. What each submission's last grading gave is kept in `.grading/<assignment>/`
 of the course (its fingerprint: the submitted files and the grading code), written only once
 the grade is stored, so a run stopped at any point (Ctrl-C, `kill -9`) is finished by the next
-with nothing lost or counted twice. A submission being graded by another run is left to it.
+with nothing lost or counted twice. A submission being graded by another run is left to it:
+each is claimed with a lock in `.grading/`, and, when the gradebook is PostgreSQL, with an
+advisory lock in the database, which runs on other machines see too (`gradebook.py`).
+
+The submissions are graded by grading jobs on this machine, or, with `scheduler`, as one task
+per submission on a Dask cluster (`cluster.py`) whose workers run the same grading jobs; both
+report through the same outcomes, state and progress.
 """
 
 from __future__ import annotations
@@ -25,12 +31,13 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from attention_course import jail
+from attention_course import gradebook, jail
 from attention_course.assignments import COURSE_ROOT, GRADER_DIR
 from attention_course.course import (
     DEFAULT_JOBS,
     CourseError,
     add_students,
+    gradebook_settings,
     record_ungraded,
     register,
     registered,
@@ -58,6 +65,7 @@ class ClassRun:
     assignment: str
     outcomes: dict[str, Outcome]
     interrupted: bool = False
+    force: bool = False  # grade again even what was graded in this very version
 
     def count(self, status: str) -> int:
         return sum(o.status == status for o in self.outcomes.values())
@@ -84,12 +92,15 @@ def grading_code(assignment: str, root: Path) -> str:
 
 class State:
     """Per submission: the fingerprint and outcome of its last grading, and a lock while a run
-    grades it."""
+    grades it (a file lock, and `shared`, the gradebook's advisory lock, if there is one)."""
 
-    def __init__(self, root: Path, assignment: str):
+    def __init__(
+        self, root: Path, assignment: str, shared: gradebook.SubmissionLocks | None = None
+    ):
         self.folder = root / STATE_DIR / assignment
         self.folder.mkdir(parents=True, exist_ok=True)
         self.locks: dict[str, int] = {}
+        self.shared = shared
 
     def last(self, student: str) -> dict:
         try:
@@ -110,19 +121,31 @@ class State:
         except BlockingIOError:
             os.close(fd)
             return False
+        if self.shared is not None and not self.shared.acquire(student):
+            os.close(fd)
+            return False
         self.locks[student] = fd
         return True
 
     def unlock(self, student: str) -> None:
         fd = self.locks.pop(student, None)
         if fd is not None:
+            if self.shared is not None:
+                self.shared.release(student)
             os.close(fd)  # closing releases the lock (so does dying)
 
+    def close(self) -> None:
+        for student in list(self.locks):
+            self.unlock(student)
+        if self.shared is not None:
+            self.shared.close()
 
-class _Job:
-    """One grading process (gradejob.py), one submission at a time."""
 
-    def __init__(self, root: Path, unsandboxed: bool, log):
+class GradingJob:
+    """One grading process (gradejob.py), one submission at a time. `env`: its environment
+    (default: this process's)."""
+
+    def __init__(self, root: Path, unsandboxed: bool, log, env: dict | None = None):
         cmd = [sys.executable, "-m", "attention_course.gradejob", str(root)]
         cmd += ["--unsandboxed"] if unsandboxed else []
         self.proc = subprocess.Popen(
@@ -132,6 +155,7 @@ class _Job:
             stderr=log,
             text=True,
             start_new_session=True,
+            env=env,
         )
         self.buffer = ""
         self.task: str | None = None
@@ -179,19 +203,60 @@ def autograde_class(
     feedback: bool = True,
     progress: Callable | None = None,
     deadline: float = DEFAULT.grading_timeout,
+    scheduler=None,
 ) -> ClassRun:
     """Grade what is new or changed in submitted/*/<assignment>/ (see the module's docstring).
 
     `progress(kind, student, outcome)` is told of each step: "start" (with the number of
     submissions to grade as `student`), then "done" for every submission. `deadline` is the
-    time one submission may take, end to end.
+    time one submission may take, end to end. `scheduler`: grade on a Dask cluster instead of
+    `jobs` local grading jobs: a scheduler's address (tcp://HOST:8786), "local" (a Dask
+    LocalCluster of `jobs` worker processes on this machine) or a `distributed.Client`.
     """
-    jail.require(unsandboxed)
-    if not registered(assignment, root):
-        register(assignment, root)
+    remote = scheduler is not None and scheduler != "local"
+    if not remote:  # a remote cluster's workers check their own sandbox
+        jail.require(unsandboxed)
+    db_url, course_id = gradebook_settings(root)
+    with gradebook.exclusive(db_url, course_id, root):  # one run sets the gradebook up
+        if not registered(assignment, root):
+            register(assignment, root)
     names = students if students is not None else submitted_students(assignment, root)
     code = grading_code(assignment, root)
-    state = State(root, assignment)
+    shared = gradebook.SubmissionLocks(db_url, course_id, assignment)
+    state = State(root, assignment, shared if gradebook.is_postgres(db_url) else None)
+    try:
+        return _run(
+            assignment,
+            root,
+            names,
+            code,
+            state,
+            force,
+            jobs,
+            unsandboxed,
+            feedback,
+            progress,
+            deadline,
+            scheduler,
+        )
+    finally:
+        state.close()
+
+
+def _run(
+    assignment,
+    root,
+    names,
+    code,
+    state,
+    force,
+    jobs,
+    unsandboxed,
+    feedback,
+    progress,
+    deadline,
+    scheduler,
+) -> ClassRun:
     outcomes: dict[str, Outcome] = {}
     todo: list[tuple[str, str]] = []
     for student in names:
@@ -213,14 +278,38 @@ def autograde_class(
     tell("start", len(todo) + len(refused), None)
     for student in refused:
         tell("done", student, outcomes[student])
-    run = ClassRun(assignment, outcomes)
+    run = ClassRun(assignment, outcomes, force=force)
     if refused:
-        record_ungraded(assignment, refused, root)
+        gradebook.retry_races(record_ungraded, assignment, refused, root)
     if todo:
-        add_students([s for s, _ in todo], root)
-        _grade(run, todo, root, state, max(1, jobs), unsandboxed, feedback, tell, deadline)
+        gradebook.retry_races(add_students, [s for s, _ in todo], root)
+        if scheduler is not None:
+            from attention_course.cluster import grade_on_cluster
+
+            grade_on_cluster(
+                run, todo, root, state, scheduler, jobs, unsandboxed, feedback, tell, deadline
+            )
+        else:
+            _grade(run, todo, root, state, max(1, jobs), unsandboxed, feedback, tell, deadline)
     run.outcomes = {s: run.outcomes[s] for s in names if s in run.outcomes}
     return run
+
+
+def claim(run: ClassRun, state: State, student: str, fingerprint: str, tell) -> bool:
+    """Lock a submission for this run. False (and its outcome told) when another run grades it
+    now, or graded this very version since this run looked."""
+    if not state.lock(student):
+        outcome = Outcome(student, "busy", "being graded by another run")
+    else:
+        last = state.last(student)
+        if run.force or last.get("fingerprint") != fingerprint:
+            return True
+        state.unlock(student)
+        reason, total = last.get("reason") or "", last.get("total")
+        outcome = Outcome(student, "unchanged", reason, total)
+    run.outcomes[student] = outcome
+    tell("done", student, outcome)
+    return False
 
 
 def _grade(run, todo, root, state, jobs, unsandboxed, feedback, tell, seconds) -> None:
@@ -228,18 +317,16 @@ def _grade(run, todo, root, state, jobs, unsandboxed, feedback, tell, seconds) -
     prints = dict(todo)
     queue = [s for s, _ in todo]
     with open(log_path, "a") as log:
-        pool: list[_Job] = [_Job(root, unsandboxed, log) for _ in range(min(jobs, len(queue)))]
+        pool: list[GradingJob] = [
+            GradingJob(root, unsandboxed, log) for _ in range(min(jobs, len(queue)))
+        ]
         try:
             while queue or any(job.task for job in pool):
                 for job in pool:
                     while job.ready and job.task is None and queue:
                         student = queue.pop(0)
-                        if state.lock(student):
+                        if claim(run, state, student, prints[student], tell):
                             job.send(run.assignment, student, feedback, seconds)
-                        else:
-                            outcome = Outcome(student, "busy", "being graded by another run")
-                            run.outcomes[student] = outcome
-                            tell("done", student, outcome)
                 now = time.monotonic()
                 wait = max(0.0, min(job.deadline for job in pool) - now)
                 ready, _, _ = select.select(pool, [], [], min(wait, 1.0))
@@ -250,13 +337,13 @@ def _grade(run, todo, root, state, jobs, unsandboxed, feedback, tell, seconds) -
                         raise CourseError(f"a grading job did not start (see {log_path})")
                     if replies is None or (job.task and late):
                         _job_lost(run, job, state, prints, replies is None, seconds, tell)
-                        pool[pool.index(job)] = _Job(root, unsandboxed, log)
+                        pool[pool.index(job)] = GradingJob(root, unsandboxed, log)
                         continue
                     for reply in replies:
                         if reply.get("ready"):
                             job.ready = True
                             continue
-                        _finished(run, reply, state, prints, tell)
+                        finished(run, reply, state, prints, tell)
                         job.task = None
         except BaseException:
             run.interrupted = True
@@ -268,7 +355,8 @@ def _grade(run, todo, root, state, jobs, unsandboxed, feedback, tell, seconds) -
                     state.unlock(job.task)
 
 
-def _finished(run, reply, state, prints, tell) -> None:
+def finished(run, reply, state, prints, tell) -> None:
+    """Record what grading one submission gave (a job's reply), release it and tell."""
     student = reply["student"]
     if reply["graded"]:
         outcome = Outcome(student, "graded", total=reply.get("total"), seconds=reply["seconds"])
@@ -285,19 +373,29 @@ def _finished(run, reply, state, prints, tell) -> None:
     tell("done", student, outcome)
 
 
+def lost_reply(student: str, died: bool, seconds: float) -> dict:
+    """The reply for a submission whose job died (a fault of grading: tried again next run)
+    or ran past its deadline (recorded: the submission is not graded)."""
+    if died:
+        return {
+            "student": student,
+            "graded": False,
+            "fault": True,
+            "seconds": 0.0,
+            "reason": "its grading process ended unexpectedly",
+        }
+    return {
+        "student": student,
+        "graded": False,
+        "fault": False,
+        "seconds": seconds,
+        "reason": f"grading took longer than {seconds:g} s",
+    }
+
+
 def _job_lost(run, job, state, prints, died, seconds, tell) -> None:
-    """A job that died (a fault of grading: tried again next run) or ran past the deadline of
-    its submission (recorded: the submission is not graded)."""
     student = job.task
     job.kill()
     job.task = None
-    if student is None:
-        return
-    if died:
-        outcome = Outcome(student, "error", "its grading process ended unexpectedly")
-    else:
-        outcome = Outcome(student, "not graded", f"grading took longer than {seconds:g} s")
-        state.record(student, prints[student], outcome)
-    state.unlock(student)
-    run.outcomes[student] = outcome
-    tell("done", student, outcome)
+    if student is not None:
+        finished(run, lost_reply(student, died, seconds), state, prints, tell)
