@@ -43,7 +43,7 @@ MIN_IN_FLIGHT = 64  # tasks sent ahead of the workers (each holds its submission
 # ------------------------------------------------------------------ on the worker
 
 
-_idle: dict[tuple, list[GradingJob]] = {}
+_idle: list[tuple[tuple, GradingJob]] = []  # jobs waiting for a task: (what they grade, job)
 _idle_guard = threading.Lock()
 # Grading jobs are started from this one long-lived thread: a job dies with the thread that
 # started it (PR_SET_PDEATHSIG), so with the worker process, never with a task's thread.
@@ -110,7 +110,8 @@ def grade_submission(task: dict) -> dict:
         )
     key = (str(root), task["unsandboxed"], task["db"], code)
     with _idle_guard:
-        job = _idle.get(key, []).pop() if _idle.get(key) else None
+        mine = [i for i, (k, _) in enumerate(_idle) if k == key]
+        job = _idle.pop(mine[-1])[1] if mine else None
     try:
         if job is None:
             job = _starter.submit(_start_job, root, task["unsandboxed"], task["db"]).result()
@@ -120,10 +121,26 @@ def grade_submission(task: dict) -> dict:
             job.kill()
         return _fault(student, str(exc))
     if reusable:
-        with _idle_guard:
-            _idle.setdefault(key, []).append(job)
+        _keep(key, job)
     reply["worker"] = _where()
     return reply
+
+
+def _keep(key: tuple, job: GradingJob) -> None:
+    """Keep a job for the next task; at most one per thread of this worker (the oldest go:
+    a course graded before, other graders)."""
+    from distributed import get_worker
+
+    try:
+        room = get_worker().state.nthreads
+    except ValueError:  # not on a worker (called directly)
+        room = 1
+    with _idle_guard:
+        _idle.append((key, job))
+        old = _idle[: max(0, len(_idle) - room)]
+        del _idle[: len(old)]
+    for _, stale in old:
+        stale.kill()
 
 
 # ------------------------------------------------------------------ on the client

@@ -100,6 +100,7 @@ def _gradebook(root: Path):
     from nbgrader.api import Gradebook
 
     config = _config(root)
+    gradebook.find_alembic()  # a new PostgreSQL gradebook gets its tables here
     return Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id)
 
 

@@ -16,6 +16,7 @@ import contextlib
 import fcntl
 import hashlib
 import os
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -51,6 +52,14 @@ def url(root: Path, configured: str | None = None) -> str:
     """The gradebook of the course at `root`: ATTENTION_COURSE_DB if set, else `configured`
     (nbgrader_config.py's `c.CourseDirectory.db_url`), else the course's SQLite file."""
     return normalize(os.environ.get(DB_ENV) or configured or default_url(root))
+
+
+def find_alembic() -> None:
+    """nbgrader runs `alembic` from PATH when it makes a gradebook's tables (a PostgreSQL
+    database is empty until then): this environment's."""
+    scripts = str(Path(sys.executable).parent)
+    if scripts not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
 
 
 def is_postgres(db_url: str) -> bool:
