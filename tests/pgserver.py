@@ -31,10 +31,12 @@ def binaries() -> Path:
     found = shutil.which("initdb")
     if found:
         return Path(found).resolve().parent
-    versions = sorted(
-        glob.glob("/usr/lib/postgresql/*/bin/initdb"),
-        key=lambda p: int(Path(p).parent.parent.name) if Path(p).parent.parent.name.isdigit() else 0,
-    )
+
+    def version(path: str) -> int:
+        name = Path(path).parent.parent.name
+        return int(name) if name.isdigit() else 0
+
+    versions = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=version)
     if not versions:
         raise ServerUnavailable(
             "PostgreSQL is not installed (apt-get install postgresql; scripts/setup.sh does it "
