@@ -102,6 +102,8 @@ def connect(db_url: str):
         )
     except (psycopg.Error, ValueError) as exc:
         reason = " ".join(str(exc).split()) or type(exc).__name__
+        if "database" in reason and "does not exist" in reason:
+            reason += " (nbgrader makes the tables, not the database: createdb it first)"
         raise GradebookUnavailable(f"gradebook {shown(db_url)}: {reason}") from None
 
 
