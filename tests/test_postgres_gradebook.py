@@ -107,7 +107,8 @@ def test_two_graders_at_once_on_disjoint_students(disjoint, expected):
 
 def test_two_graders_at_once_on_overlapping_students(postgres, expected):
     db_url = postgres.new_database()
-    courses, procs = two_graders(db_url, STUDENTS[:4], STUDENTS[2:])
+    both = STUDENTS[2:4]  # each run starts with the students both grade
+    courses, procs = two_graders(db_url, both + STUDENTS[:2], both + STUDENTS[4:])
     try:
         for proc in procs:
             assert proc.returncode == 0, proc.stdout + proc.stderr
