@@ -229,78 +229,63 @@ def autograde_class(
         if not registered(assignment, root):
             register(assignment, root)
     names = students if students is not None else submitted_students(assignment, root)
-    code = grading_code(assignment, root)
     shared = gradebook.SubmissionLocks(db_url, course_id, assignment)
     state = State(root, assignment, shared if gradebook.is_postgres(db_url) else None)
+    tell = progress or (lambda *a: None)
+    close = None
     try:
-        return _run(
-            assignment,
-            root,
-            names,
-            code,
-            state,
-            force,
-            jobs,
-            unsandboxed,
-            feedback,
-            progress,
-            deadline,
-            scheduler,
-        )
+        run, todo = _look(assignment, root, names, state, force)
+        if scheduler is not None and todo:  # an unreachable cluster is said before anything
+            from attention_course.cluster import connect
+
+            scheduler, close = connect(scheduler, jobs)
+        refused = [s for s, o in run.outcomes.items() if o.status == "not graded"]
+        tell("start", len(todo) + len(refused), None)
+        for student in refused:
+            tell("done", student, run.outcomes[student])
+        if refused:
+            gradebook.retry_races(record_ungraded, assignment, refused, root)
+        if todo:
+            gradebook.retry_races(add_students, [s for s, _ in todo], root)
+        if todo and scheduler is not None:
+            from attention_course.cluster import grade_on_cluster
+
+            grade_on_cluster(
+                run, todo, root, state, scheduler, unsandboxed, feedback, tell, deadline
+            )
+        elif todo:
+            _grade(run, todo, root, state, max(1, jobs), unsandboxed, feedback, tell, deadline)
     finally:
+        if close is not None:
+            close()
         state.close()
+    run.outcomes = {s: run.outcomes[s] for s in names if s in run.outcomes}
+    return run
 
 
-def _run(
-    assignment,
-    root,
-    names,
-    code,
-    state,
-    force,
-    jobs,
-    unsandboxed,
-    feedback,
-    progress,
-    deadline,
-    scheduler,
-) -> ClassRun:
-    outcomes: dict[str, Outcome] = {}
+def _look(assignment, root, names, state, force) -> tuple[ClassRun, list[tuple[str, str]]]:
+    """Inspect every submission: the run with what needs no grading (unchanged, cannot be
+    graded), and the (student, fingerprint) of each to grade."""
+    code = grading_code(assignment, root)
+    run = ClassRun(assignment, {}, force=force)
     todo: list[tuple[str, str]] = []
     for student in names:
         found = inspect(root, assignment, student, code)
         last = state.last(student)
         if not force and last.get("fingerprint") == _fingerprint(found):
             keep = {k: last.get(k) for k in ("reason", "total")}
-            outcomes[student] = Outcome(student, "unchanged", keep["reason"] or "", keep["total"])
+            run.outcomes[student] = Outcome(
+                student, "unchanged", keep["reason"] or "", keep["total"]
+            )
         elif found.reason:
             outcome = Outcome(student, "not graded", found.reason)
             if state.lock(student):
                 state.record(student, _fingerprint(found), outcome)
                 state.unlock(student)
-            outcomes[student] = outcome
+            run.outcomes[student] = outcome
         else:
             todo.append((student, _fingerprint(found)))
-    tell = progress or (lambda *a: None)
-    refused = [s for s, o in outcomes.items() if o.status == "not graded"]
-    tell("start", len(todo) + len(refused), None)
-    for student in refused:
-        tell("done", student, outcomes[student])
-    run = ClassRun(assignment, outcomes, force=force)
-    if refused:
-        gradebook.retry_races(record_ungraded, assignment, refused, root)
-    if todo:
-        gradebook.retry_races(add_students, [s for s, _ in todo], root)
-        if scheduler is not None:
-            from attention_course.cluster import grade_on_cluster
-
-            grade_on_cluster(
-                run, todo, root, state, scheduler, jobs, unsandboxed, feedback, tell, deadline
-            )
-        else:
-            _grade(run, todo, root, state, max(1, jobs), unsandboxed, feedback, tell, deadline)
-    run.outcomes = {s: run.outcomes[s] for s in names if s in run.outcomes}
-    return run
+    return run, todo
 
 
 def claim(run: ClassRun, state: State, student: str, fingerprint: str, tell) -> bool:

@@ -36,7 +36,7 @@ from attention_course.course import CourseError, gradebook_settings
 from attention_course.gradebook import DB_ENV
 from attention_course.limits import DEFAULT
 
-CONNECT_TIMEOUT = "30s"
+CONNECT_TIMEOUT = "10s"
 MIN_IN_FLIGHT = 64  # tasks sent ahead of the workers (each holds its submission's lock)
 
 
@@ -189,21 +189,20 @@ def grade_on_cluster(
     todo: list[tuple[str, str]],
     root: Path,
     state: State,
-    scheduler,
-    jobs: int,
+    client,
     unsandboxed: bool,
     feedback: bool,
     tell,
     seconds: float = DEFAULT.grading_timeout,
 ) -> None:
-    """Grade `todo` (student, fingerprint) as one Dask task each; outcomes into `run`."""
+    """Grade `todo` (student, fingerprint) as one Dask task each, through `client` (see
+    `connect`); outcomes into `run`."""
     from distributed import as_completed
 
     db_url, _ = gradebook_settings(root)
     code = grading_code(run.assignment, root)
     prints = dict(todo)
     queue = [student for student, _ in todo]
-    client, close = connect(scheduler, jobs)
     flying: dict = {}
     done = as_completed()
     tag = uuid.uuid4().hex[:8]
@@ -248,4 +247,3 @@ def grade_on_cluster(
             client.cancel(list(flying))
         for student in flying.values():
             state.unlock(student)  # graded again by the next run
-        close()
