@@ -225,9 +225,6 @@ def autograde_class(
     if not remote:  # a remote cluster's workers check their own sandbox
         jail.require(unsandboxed)
     db_url, course_id = gradebook_settings(root)
-    with gradebook.exclusive(db_url, course_id, root):  # one run sets the gradebook up
-        if not registered(assignment, root):
-            register(assignment, root)
     names = students if students is not None else submitted_students(assignment, root)
     shared = gradebook.SubmissionLocks(db_url, course_id, assignment)
     state = State(root, assignment, shared if gradebook.is_postgres(db_url) else None)
@@ -239,6 +236,9 @@ def autograde_class(
             from attention_course.cluster import connect
 
             scheduler, close = connect(scheduler, jobs)
+        with gradebook.exclusive(db_url, course_id, root):  # one run sets the gradebook up
+            if not registered(assignment, root):
+                register(assignment, root)
         refused = [s for s, o in run.outcomes.items() if o.status == "not graded"]
         tell("start", len(todo) + len(refused), None)
         for student in refused:

@@ -36,7 +36,6 @@ from attention_course.course import CourseError, gradebook_settings
 from attention_course.gradebook import DB_ENV
 from attention_course.limits import DEFAULT
 
-CONNECT_TIMEOUT = "10s"
 MIN_IN_FLIGHT = 64  # tasks sent ahead of the workers (each holds its submission's lock)
 
 
@@ -168,7 +167,7 @@ def connect(scheduler, jobs: int):
 
         return client, close
     try:
-        client = Client(scheduler, timeout=CONNECT_TIMEOUT)
+        client = Client(scheduler)  # waits distributed.comm.timeouts.connect (Dask: 30 s)
     except (OSError, TimeoutError, ValueError) as exc:
         reason = " ".join(str(exc).split()) or type(exc).__name__
         raise CourseError(f"cannot reach the Dask scheduler at {scheduler}: {reason}") from None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -24,6 +25,7 @@ from attention_course.gradebook import DB_ENV
 from attention_course.samples import sample_notebooks
 from tests.test_class_grading import (
     ASSIGNMENT,
+    CLI,
     REASONS,
     _stripped,
     _write,
@@ -122,6 +124,25 @@ def test_dask_into_postgresql_gives_exactly_the_scores_of_local_grading_into_sql
         )
         assert again.returncode == 0, again.stderr
         assert f"0 of {count} submissions to grade" in again.stderr  # the same state: resumable
+        local_cluster = run_cli(
+            "autograde",
+            ASSIGNMENT,
+            "--course",
+            str(course),
+            "--db",
+            db_url,
+            "--scheduler",
+            "local",
+            "--jobs",
+            "1",
+            "--student",
+            "s01",
+            "--force",
+            timeout=300,
+        )
+        assert local_cluster.returncode == 0, local_cluster.stderr
+        assert " s01: graded (25 points)" in local_cluster.stderr
+        assert scores_in(db_url, course) == local_scores
     finally:
         shutil.rmtree(course.parent, ignore_errors=True)
 
@@ -207,3 +228,19 @@ def test_a_worker_killed_while_grading_leaves_every_submission_graded_exactly_on
         assert all(_parent(pid) in alive for pid in _grading_jobs(course))
     finally:
         shutil.rmtree(course.parent, ignore_errors=True)
+
+
+def test_an_unreachable_scheduler_is_a_one_line_error_before_any_grading(tmp_path):
+    from attention_course.course import copy_course
+
+    course = copy_course(tmp_path / "course")
+    write_class(course, 1)
+    env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+    env.update(PATH="/usr/bin:/bin", DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT="2s")
+    cmd = ["autograde", ASSIGNMENT, "--course", str(course), "--scheduler", "tcp://127.0.0.1:1"]
+    proc = subprocess.run([*CLI, *cmd], capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.splitlines()[-1].startswith(
+        "attention-course: error: cannot reach the Dask scheduler at tcp://127.0.0.1:1"
+    )
+    assert "submissions to grade" not in proc.stderr and "Traceback" not in proc.stderr
