@@ -138,18 +138,29 @@ class SubmissionLocks:
         self.conn = None
 
     def acquire(self, student: str) -> bool:
+        import psycopg
+
         if self.conn is None:
             self.conn = connect(self.db_url)
         key = lock_key(*self.names, student)
-        got = self.conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]
+        try:
+            got = self.conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]
+        except psycopg.Error as exc:  # the server went away mid-run
+            reason = " ".join(str(exc).split()) or type(exc).__name__
+            raise GradebookUnavailable(f"gradebook {shown(self.db_url)}: {reason}") from None
         if got:
             self.held[student] = key
         return bool(got)
 
     def release(self, student: str) -> None:
+        import psycopg
+
         key = self.held.pop(student, None)
         if key is not None and self.conn is not None and not self.conn.closed:
-            self.conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+            try:
+                self.conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+            except psycopg.Error:
+                pass  # a lost connection has released every lock it held
 
     def close(self) -> None:
         if self.conn is not None:
