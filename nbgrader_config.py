@@ -18,7 +18,7 @@ from nbgrader.preprocessors import (
     SaveAutoGrades,
 )
 
-from attention_course import notebook_html
+from attention_course import gradebook, notebook_html
 from attention_course.preprocessors import (
     CheckSubmission,
     GradeOutOfKernel,
@@ -33,8 +33,10 @@ c = get_config()  # noqa: F821 (provided by nbgrader)
 
 c.CourseDirectory.root = str(ROOT)
 c.CourseDirectory.course_id = "attention-course"
-# timeout: parallel autograde processes wait for each other's writes instead of failing.
-c.CourseDirectory.db_url = f"sqlite:///{ROOT / 'gradebook.db'}?timeout=60"
+# The gradebook: $ATTENTION_COURSE_DB if set (a PostgreSQL database for a course graded on
+# several machines: postgresql://USER@HOST:PORT/DB), else the SQLite file gradebook.db here.
+# Or write the URL itself here (postgresql+psycopg://USER@HOST:PORT/DB).
+c.CourseDirectory.db_url = gradebook.url(ROOT)
 # A course-local exchange; point it at a shared folder for a multi-user JupyterHub.
 c.Exchange.root = str(ROOT / "exchange")
 

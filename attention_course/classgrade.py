@@ -7,7 +7,13 @@ in long-lived grading jobs, each submission under a deadline, and regenerates th
 what it graded. What each submission's last grading gave is kept in `.grading/<assignment>/`
 of the course (its fingerprint: the submitted files and the grading code), written only once
 the grade is stored, so a run stopped at any point (Ctrl-C, `kill -9`) is finished by the next
-with nothing lost or counted twice. A submission being graded by another run is left to it.
+with nothing lost or counted twice. A submission being graded by another run is left to it:
+each is claimed with a lock in `.grading/`, and, when the gradebook is PostgreSQL, with an
+advisory lock in the database, which runs on other machines see too (`gradebook.py`).
+
+The submissions are graded by grading jobs on this machine, or, with `scheduler`, as one task
+per submission on a Dask cluster (`cluster.py`) whose workers run the same grading jobs; both
+report through the same outcomes, state and progress.
 """
 
 from __future__ import annotations
@@ -25,12 +31,13 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from attention_course import jail
+from attention_course import gradebook, jail
 from attention_course.assignments import COURSE_ROOT, GRADER_DIR
 from attention_course.course import (
     DEFAULT_JOBS,
     CourseError,
     add_students,
+    gradebook_settings,
     record_ungraded,
     register,
     registered,
@@ -58,6 +65,7 @@ class ClassRun:
     assignment: str
     outcomes: dict[str, Outcome]
     interrupted: bool = False
+    force: bool = False  # grade again even what was graded in this very version
 
     def count(self, status: str) -> int:
         return sum(o.status == status for o in self.outcomes.values())
@@ -68,28 +76,39 @@ class ClassRun:
         return not self.interrupted and self.count("error") == 0
 
 
+_codes: dict[tuple, str] = {}  # what the files were (path, size, mtime) -> their digest
+
+
 def grading_code(assignment: str, root: Path) -> str:
     """Changes when anything that decides a grade changes: graders, reference, this package,
-    the released and the source notebooks."""
-    digest = hashlib.sha256()
+    the released and the source notebooks. (Hashed again only when one of the files changed:
+    a Dask worker asks for every submission it grades.)"""
     here = Path(__file__).resolve().parent
     parts = sorted(GRADER_DIR.glob("*.py")) + sorted(here.rglob("*.py"))
     parts += sorted((root / "source" / assignment).glob("*.ipynb"))
     parts += sorted((root / "release" / assignment).glob("*.ipynb"))
     parts += [root / "nbgrader_config.py"]
-    for path in parts:
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()
+    seen = tuple((str(p), st.st_size, st.st_mtime_ns) for p in parts for st in [p.stat()])
+    if seen not in _codes:
+        digest = hashlib.sha256()
+        for path in parts:
+            digest.update(path.name.encode() + b"\0" + path.read_bytes())
+        _codes.clear()
+        _codes[seen] = digest.hexdigest()
+    return _codes[seen]
 
 
 class State:
     """Per submission: the fingerprint and outcome of its last grading, and a lock while a run
-    grades it."""
+    grades it (a file lock, and `shared`, the gradebook's advisory lock, if there is one)."""
 
-    def __init__(self, root: Path, assignment: str):
+    def __init__(
+        self, root: Path, assignment: str, shared: gradebook.SubmissionLocks | None = None
+    ):
         self.folder = root / STATE_DIR / assignment
         self.folder.mkdir(parents=True, exist_ok=True)
         self.locks: dict[str, int] = {}
+        self.shared = shared
 
     def last(self, student: str) -> dict:
         try:
@@ -110,19 +129,31 @@ class State:
         except BlockingIOError:
             os.close(fd)
             return False
+        if self.shared is not None and not self.shared.acquire(student):
+            os.close(fd)
+            return False
         self.locks[student] = fd
         return True
 
     def unlock(self, student: str) -> None:
         fd = self.locks.pop(student, None)
         if fd is not None:
+            if self.shared is not None:
+                self.shared.release(student)
             os.close(fd)  # closing releases the lock (so does dying)
 
+    def close(self) -> None:
+        for student in list(self.locks):
+            self.unlock(student)
+        if self.shared is not None:
+            self.shared.close()
 
-class _Job:
-    """One grading process (gradejob.py), one submission at a time."""
 
-    def __init__(self, root: Path, unsandboxed: bool, log):
+class GradingJob:
+    """One grading process (gradejob.py), one submission at a time. `env`: its environment
+    (default: this process's)."""
+
+    def __init__(self, root: Path, unsandboxed: bool, log, env: dict | None = None):
         cmd = [sys.executable, "-m", "attention_course.gradejob", str(root)]
         cmd += ["--unsandboxed"] if unsandboxed else []
         self.proc = subprocess.Popen(
@@ -132,6 +163,7 @@ class _Job:
             stderr=log,
             text=True,
             start_new_session=True,
+            env=env,
         )
         self.buffer = ""
         self.task: str | None = None
@@ -179,48 +211,98 @@ def autograde_class(
     feedback: bool = True,
     progress: Callable | None = None,
     deadline: float = DEFAULT.grading_timeout,
+    scheduler=None,
 ) -> ClassRun:
     """Grade what is new or changed in submitted/*/<assignment>/ (see the module's docstring).
 
     `progress(kind, student, outcome)` is told of each step: "start" (with the number of
     submissions to grade as `student`), then "done" for every submission. `deadline` is the
-    time one submission may take, end to end.
+    time one submission may take, end to end. `scheduler`: grade on a Dask cluster instead of
+    `jobs` local grading jobs: a scheduler's address (tcp://HOST:8786), "local" (a Dask
+    LocalCluster of `jobs` worker processes on this machine) or a `distributed.Client`.
     """
-    jail.require(unsandboxed)
-    if not registered(assignment, root):
-        register(assignment, root)
+    remote = scheduler is not None and scheduler != "local"
+    if not remote:  # a remote cluster's workers check their own sandbox
+        jail.require(unsandboxed)
+    db_url, course_id = gradebook_settings(root)
     names = students if students is not None else submitted_students(assignment, root)
+    shared = gradebook.SubmissionLocks(db_url, course_id, assignment)
+    state = State(root, assignment, shared if gradebook.is_postgres(db_url) else None)
+    tell = progress or (lambda *a: None)
+    close = None
+    try:
+        run, todo = _look(assignment, root, names, state, force)
+        if scheduler is not None and todo:  # an unreachable cluster is said before anything
+            from attention_course.cluster import connect
+
+            scheduler, close = connect(scheduler, jobs)
+        with gradebook.exclusive(db_url, course_id, root):  # one run sets the gradebook up
+            if not registered(assignment, root):
+                register(assignment, root)
+        refused = [s for s, o in run.outcomes.items() if o.status == "not graded"]
+        tell("start", len(todo) + len(refused), None)
+        for student in refused:
+            tell("done", student, run.outcomes[student])
+        if refused:
+            gradebook.retry_races(record_ungraded, assignment, refused, root)
+        if todo:
+            gradebook.retry_races(add_students, [s for s, _ in todo], root)
+        if todo and scheduler is not None:
+            from attention_course.cluster import grade_on_cluster
+
+            grade_on_cluster(
+                run, todo, root, state, scheduler, unsandboxed, feedback, tell, deadline
+            )
+        elif todo:
+            _grade(run, todo, root, state, max(1, jobs), unsandboxed, feedback, tell, deadline)
+    finally:
+        if close is not None:
+            close()
+        state.close()
+    run.outcomes = {s: run.outcomes[s] for s in names if s in run.outcomes}
+    return run
+
+
+def _look(assignment, root, names, state, force) -> tuple[ClassRun, list[tuple[str, str]]]:
+    """Inspect every submission: the run with what needs no grading (unchanged, cannot be
+    graded), and the (student, fingerprint) of each to grade."""
     code = grading_code(assignment, root)
-    state = State(root, assignment)
-    outcomes: dict[str, Outcome] = {}
+    run = ClassRun(assignment, {}, force=force)
     todo: list[tuple[str, str]] = []
     for student in names:
         found = inspect(root, assignment, student, code)
         last = state.last(student)
         if not force and last.get("fingerprint") == _fingerprint(found):
             keep = {k: last.get(k) for k in ("reason", "total")}
-            outcomes[student] = Outcome(student, "unchanged", keep["reason"] or "", keep["total"])
+            run.outcomes[student] = Outcome(
+                student, "unchanged", keep["reason"] or "", keep["total"]
+            )
         elif found.reason:
             outcome = Outcome(student, "not graded", found.reason)
             if state.lock(student):
                 state.record(student, _fingerprint(found), outcome)
                 state.unlock(student)
-            outcomes[student] = outcome
+            run.outcomes[student] = outcome
         else:
             todo.append((student, _fingerprint(found)))
-    tell = progress or (lambda *a: None)
-    refused = [s for s, o in outcomes.items() if o.status == "not graded"]
-    tell("start", len(todo) + len(refused), None)
-    for student in refused:
-        tell("done", student, outcomes[student])
-    run = ClassRun(assignment, outcomes)
-    if refused:
-        record_ungraded(assignment, refused, root)
-    if todo:
-        add_students([s for s, _ in todo], root)
-        _grade(run, todo, root, state, max(1, jobs), unsandboxed, feedback, tell, deadline)
-    run.outcomes = {s: run.outcomes[s] for s in names if s in run.outcomes}
-    return run
+    return run, todo
+
+
+def claim(run: ClassRun, state: State, student: str, fingerprint: str, tell) -> bool:
+    """Lock a submission for this run. False (and its outcome told) when another run grades it
+    now, or graded this very version since this run looked."""
+    if not state.lock(student):
+        outcome = Outcome(student, "busy", "being graded by another run")
+    else:
+        last = state.last(student)
+        if run.force or last.get("fingerprint") != fingerprint:
+            return True
+        state.unlock(student)
+        reason, total = last.get("reason") or "", last.get("total")
+        outcome = Outcome(student, "unchanged", reason, total)
+    run.outcomes[student] = outcome
+    tell("done", student, outcome)
+    return False
 
 
 def _grade(run, todo, root, state, jobs, unsandboxed, feedback, tell, seconds) -> None:
@@ -228,18 +310,16 @@ def _grade(run, todo, root, state, jobs, unsandboxed, feedback, tell, seconds) -
     prints = dict(todo)
     queue = [s for s, _ in todo]
     with open(log_path, "a") as log:
-        pool: list[_Job] = [_Job(root, unsandboxed, log) for _ in range(min(jobs, len(queue)))]
+        pool: list[GradingJob] = [
+            GradingJob(root, unsandboxed, log) for _ in range(min(jobs, len(queue)))
+        ]
         try:
             while queue or any(job.task for job in pool):
                 for job in pool:
                     while job.ready and job.task is None and queue:
                         student = queue.pop(0)
-                        if state.lock(student):
+                        if claim(run, state, student, prints[student], tell):
                             job.send(run.assignment, student, feedback, seconds)
-                        else:
-                            outcome = Outcome(student, "busy", "being graded by another run")
-                            run.outcomes[student] = outcome
-                            tell("done", student, outcome)
                 now = time.monotonic()
                 wait = max(0.0, min(job.deadline for job in pool) - now)
                 ready, _, _ = select.select(pool, [], [], min(wait, 1.0))
@@ -250,13 +330,13 @@ def _grade(run, todo, root, state, jobs, unsandboxed, feedback, tell, seconds) -
                         raise CourseError(f"a grading job did not start (see {log_path})")
                     if replies is None or (job.task and late):
                         _job_lost(run, job, state, prints, replies is None, seconds, tell)
-                        pool[pool.index(job)] = _Job(root, unsandboxed, log)
+                        pool[pool.index(job)] = GradingJob(root, unsandboxed, log)
                         continue
                     for reply in replies:
                         if reply.get("ready"):
                             job.ready = True
                             continue
-                        _finished(run, reply, state, prints, tell)
+                        finished(run, reply, state, prints, tell)
                         job.task = None
         except BaseException:
             run.interrupted = True
@@ -268,7 +348,8 @@ def _grade(run, todo, root, state, jobs, unsandboxed, feedback, tell, seconds) -
                     state.unlock(job.task)
 
 
-def _finished(run, reply, state, prints, tell) -> None:
+def finished(run, reply, state, prints, tell) -> None:
+    """Record what grading one submission gave (a job's reply), release it and tell."""
     student = reply["student"]
     if reply["graded"]:
         outcome = Outcome(student, "graded", total=reply.get("total"), seconds=reply["seconds"])
@@ -285,19 +366,29 @@ def _finished(run, reply, state, prints, tell) -> None:
     tell("done", student, outcome)
 
 
+def lost_reply(student: str, died: bool, seconds: float) -> dict:
+    """The reply for a submission whose job died (a fault of grading: tried again next run)
+    or ran past its deadline (recorded: the submission is not graded)."""
+    if died:
+        return {
+            "student": student,
+            "graded": False,
+            "fault": True,
+            "seconds": 0.0,
+            "reason": "its grading process ended unexpectedly",
+        }
+    return {
+        "student": student,
+        "graded": False,
+        "fault": False,
+        "seconds": seconds,
+        "reason": f"grading took longer than {seconds:g} s",
+    }
+
+
 def _job_lost(run, job, state, prints, died, seconds, tell) -> None:
-    """A job that died (a fault of grading: tried again next run) or ran past the deadline of
-    its submission (recorded: the submission is not graded)."""
     student = job.task
     job.kill()
     job.task = None
-    if student is None:
-        return
-    if died:
-        outcome = Outcome(student, "error", "its grading process ended unexpectedly")
-    else:
-        outcome = Outcome(student, "not graded", f"grading took longer than {seconds:g} s")
-        state.record(student, prints[student], outcome)
-    state.unlock(student)
-    run.outcomes[student] = outcome
-    tell("done", student, outcome)
+    if student is not None:
+        finished(run, lost_reply(student, died, seconds), state, prints, tell)

@@ -8,6 +8,7 @@ from pathlib import Path
 from attention_course import handlers
 from attention_course.assignments import ALL_ASSIGNMENTS, ASSIGNMENTS, COURSE_ROOT
 from attention_course.course import DEFAULT_JOBS
+from attention_course.gradebook import DB_ENV
 
 COURSE_HELP = "the course folder (default: this repository, {root})"
 
@@ -25,6 +26,15 @@ def _course(p: argparse.ArgumentParser, what: str = COURSE_HELP) -> None:
 def _assignment(p: argparse.ArgumentParser, names=ALL_ASSIGNMENTS) -> None:
     p.add_argument(
         "assignment", choices=list(names), metavar="ASSIGNMENT", help=f"one of: {', '.join(names)}"
+    )
+
+
+def _db(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--db",
+        metavar="URL",
+        help=f"the gradebook, e.g. postgresql://USER@HOST:PORT/DB (default: ${DB_ENV} if set, "
+        "else nbgrader_config.py's, the course's gradebook.db)",
     )
 
 
@@ -51,6 +61,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         help="assignments to release (default: every one in source/)",
     )
     _course(p)
+    _db(p)
     p.set_defaults(run=handlers.release)
 
     p = sub.add_parser(
@@ -104,7 +115,15 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "--jobs",
         type=int,
         default=DEFAULT_JOBS,
-        help=f"submissions graded side by side (default: {DEFAULT_JOBS}, the cores)",
+        help=f"submissions graded side by side (default: {DEFAULT_JOBS}, the cores); with "
+        "--scheduler local, the Dask worker processes",
+    )
+    p.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="grade on a Dask cluster, one task per submission: its scheduler's address "
+        "(tcp://HOST:8786; the workers need this package and the course folder at the same "
+        "path), or 'local' for a Dask LocalCluster of JOBS worker processes here",
     )
     p.add_argument(
         "--force", action="store_true", help="grade every submission again, changed or not"
@@ -117,11 +136,13 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     )
     _unsandboxed(p, "student's feedback")
     _course(p)
+    _db(p)
     p.set_defaults(run=handlers.autograde)
 
     p = sub.add_parser("scores", help="print the gradebook's scores for an assignment")
     _assignment(p)
     _course(p)
+    _db(p)
     p.set_defaults(run=handlers.scores)
 
     p = sub.add_parser(
@@ -142,6 +163,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         help="folder for the files (default: DIR/reports/ASSIGNMENT/)",
     )
     _course(p)
+    _db(p)
     p.set_defaults(run=handlers.report)
 
     p = sub.add_parser(

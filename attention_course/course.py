@@ -17,6 +17,7 @@ import tempfile
 import warnings
 from pathlib import Path
 
+from attention_course import gradebook
 from attention_course.assignments import COURSE_ROOT
 
 DEFAULT_JOBS = os.cpu_count() or 1  # submissions autograded side by side
@@ -34,6 +35,8 @@ def _config(root: Path):
         raise CourseError(f"{root}: no nbgrader_config.py here (not a course folder)")
     config = PyFileConfigLoader(path.name, path=str(root)).load_config()
     config.CourseDirectory.root = str(root)
+    # --db / $ATTENTION_COURSE_DB win over the file's URL; postgresql:// means psycopg 3
+    config.CourseDirectory.db_url = gradebook.url(root, config.CourseDirectory.get("db_url"))
     return config
 
 
@@ -86,11 +89,18 @@ def _error_lines(result: dict) -> list[str]:
     return [ln for ln in lines if "see the the above traceback" not in ln]
 
 
+def gradebook_settings(root: Path = COURSE_ROOT) -> tuple[str, str]:
+    """The gradebook's URL and the course id, as nbgrader_config.py (or --db) gives them."""
+    config = _config(root)
+    return config.CourseDirectory.db_url, config.CourseDirectory.get("course_id") or ""
+
+
 def _gradebook(root: Path):
     """The course's gradebook, as nbgrader_config.py names it (use it in a `with`)."""
     from nbgrader.api import Gradebook
 
     config = _config(root)
+    gradebook.find_alembic()  # a new PostgreSQL gradebook gets its tables here
     return Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id)
 
 

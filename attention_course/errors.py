@@ -12,3 +12,8 @@ class SandboxUnavailable(RuntimeError):
 class SubmissionRefused(ValueError):
     """A submission that is not graded at all (a link, a special file, too large); the message
     says why in words for the student and the instructor."""
+
+
+class GradebookUnavailable(RuntimeError):
+    """The gradebook cannot be reached (a PostgreSQL server that does not answer, a database
+    that does not exist, a URL that names neither); the message says which, in one line."""

@@ -4,17 +4,36 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
-from attention_course.errors import SandboxUnavailable, UserError
+from attention_course.errors import GradebookUnavailable, SandboxUnavailable, UserError
 
 
 def _course(args: argparse.Namespace) -> Path:
     root = args.course.resolve()
     if not (root / "nbgrader_config.py").is_file():
         raise UserError(f"{root}: not a course folder (no nbgrader_config.py)")
+    if "db" in args:
+        _gradebook(root, args.db)
     return root
+
+
+def _gradebook(root: Path, db: str | None) -> str:
+    """The gradebook this command uses (--db wins, for this command and every process it
+    starts), checked to answer; a one-line error if it does not."""
+    from attention_course import gradebook
+    from attention_course.course import CourseError, gradebook_settings
+
+    if db:
+        os.environ[gradebook.DB_ENV] = gradebook.normalize(db)
+    try:
+        url, _ = gradebook_settings(root)
+        gradebook.check(url)
+    except (GradebookUnavailable, CourseError) as exc:
+        raise UserError(str(exc)) from None
+    return url
 
 
 def release(args: argparse.Namespace) -> int:
@@ -95,6 +114,12 @@ def autograde(args: argparse.Namespace) -> int:
         detail = f"{outcome.total:g} points" if outcome.total is not None else outcome.reason
         bar[0].update(value, outcome.status, detail)
 
+    if args.scheduler not in (None, "local") and _gradebook(root, None).startswith("sqlite"):
+        print(
+            "note: the gradebook is a SQLite file; Dask workers on other machines need a "
+            "PostgreSQL gradebook (--db)",
+            file=sys.stderr,
+        )
     try:
         run = autograde_class(
             args.assignment,
@@ -105,8 +130,9 @@ def autograde(args: argparse.Namespace) -> int:
             unsandboxed=args.unsandboxed,
             feedback=args.feedback,
             progress=progress,
+            scheduler=args.scheduler,
         )
-    except SandboxUnavailable as exc:
+    except (SandboxUnavailable, GradebookUnavailable) as exc:
         raise UserError(str(exc)) from None
     except CourseError as exc:
         raise UserError(str(exc).replace("\n", " ")) from None

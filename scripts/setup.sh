@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Set up this course on a fresh machine: bubblewrap (sandbox for student code) and chromium (browser
-# tests), where apt-get can install them; a virtual environment in .venv, and this package with its
-# dependencies.
+# Set up this course on a fresh machine: bubblewrap (sandbox for student code), chromium (browser
+# tests) and PostgreSQL (gradebook tests), where apt-get can install them; a virtual environment
+# in .venv, and this package with its dependencies.
 # Safe to run again: it only installs what changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +25,17 @@ if [ ! -x /usr/bin/chromium ]; then
       >/dev/null 2>&1 || echo "setup: warning: chromium could not be installed; the browser tests cannot run"
   else
     echo "setup: warning: /usr/bin/chromium is not installed; the browser tests cannot run"
+  fi
+fi
+
+# Debian's PostgreSQL: the tests start throwaway servers of their own (tests/pgserver.py).
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "setup: installing postgresql (the PostgreSQL gradebook's tests) ..."
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql) \
+      >/dev/null 2>&1 || echo "setup: warning: postgresql could not be installed; the PostgreSQL tests cannot run"
+  else
+    echo "setup: warning: PostgreSQL (initdb) is not installed; the PostgreSQL tests cannot run (apt-get install postgresql)"
   fi
 fi
 

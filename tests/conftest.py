@@ -97,3 +97,42 @@ def graded_class(demo_run):
             outcomes[path.stem] = Outcome(**record)
         runs[assignment] = ClassRun(assignment, outcomes)
     return demo_run.root, runs
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """A throwaway PostgreSQL server for the session (tests/pgserver.py); `new_database()`
+    gives the URL of an empty database."""
+    from tests.pgserver import PostgresServer
+
+    server = PostgresServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def dask_cluster():
+    """A Dask LocalCluster of two worker processes (one thread each) and a client of it, for
+    the session. Yields the client; each test gets both workers back (one may have been
+    killed by an earlier test and restarted by its nanny)."""
+    import logging
+
+    from distributed import Client, LocalCluster
+
+    cluster = LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+        silence_logs=logging.CRITICAL,
+    )
+    client = Client(cluster)
+    yield client
+    client.close()
+    cluster.close()
+
+
+@pytest.fixture
+def dask_client(dask_cluster):
+    dask_cluster.wait_for_workers(2, timeout=120)
+    return dask_cluster

@@ -1,0 +1,209 @@
+"""Where a course's gradebook is (a SQLite file or a PostgreSQL database), and writing to it
+from several graders at once.
+
+The URL is chosen in one place, `url`: the environment variable ATTENTION_COURSE_DB (which
+`--db URL` sets for a command and everything it starts) wins over the course's
+nbgrader_config.py, whose own default is the SQLite file `gradebook.db` of the course folder.
+With PostgreSQL, runs on several machines grade one course side by side: a submission is
+claimed with a PostgreSQL advisory lock (a file lock in the course folder cannot be seen from
+another machine), the gradebook's tables and the assignment are set up by one run at a time,
+and a student or submission created by two runs at once is looked up again, not duplicated.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TypeVar
+
+from attention_course.errors import GradebookUnavailable
+
+DB_ENV = "ATTENTION_COURSE_DB"
+SQLITE_FILE = "gradebook.db"
+# timeout: parallel grading processes wait for each other's writes instead of failing.
+SQLITE_OPTIONS = "?timeout=60"
+DRIVER = "postgresql+psycopg"  # psycopg 3 through SQLAlchemy
+CONNECT_SECONDS = 10
+
+T = TypeVar("T")
+
+
+def default_url(root: Path) -> str:
+    """The course's own SQLite gradebook."""
+    return f"sqlite:///{Path(root) / SQLITE_FILE}{SQLITE_OPTIONS}"
+
+
+def normalize(db_url: str) -> str:
+    """A PostgreSQL URL with psycopg 3 as its driver (`postgresql://` alone would make
+    SQLAlchemy look for psycopg2)."""
+    for prefix in ("postgresql://", "postgres://"):
+        if db_url.startswith(prefix):
+            return DRIVER + "://" + db_url.removeprefix(prefix)
+    return db_url
+
+
+def url(root: Path, configured: str | None = None) -> str:
+    """The gradebook of the course at `root`: ATTENTION_COURSE_DB if set, else `configured`
+    (nbgrader_config.py's `c.CourseDirectory.db_url`), else the course's SQLite file."""
+    return normalize(os.environ.get(DB_ENV) or configured or default_url(root))
+
+
+def find_alembic() -> None:
+    """nbgrader runs `alembic` from PATH when it makes a gradebook's tables (a PostgreSQL
+    database is empty until then): this environment's."""
+    scripts = str(Path(sys.executable).parent)
+    if scripts not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
+
+
+def is_postgres(db_url: str) -> bool:
+    return db_url.startswith("postgresql")
+
+
+def shown(db_url: str) -> str:
+    """The URL as it may be printed: no password."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        return make_url(db_url).render_as_string(hide_password=True)
+    except Exception:  # noqa: BLE001 (a URL SQLAlchemy cannot read is shown as it is)
+        return db_url.split("@")[-1]
+
+
+def _conninfo(db_url: str) -> str:
+    """The URL in the form libpq reads (no SQLAlchemy driver name)."""
+    from sqlalchemy.engine import make_url
+
+    return make_url(db_url).set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+def connect(db_url: str):
+    """A psycopg connection to a PostgreSQL gradebook (autocommit), or GradebookUnavailable
+    saying why in one line. Keepalives let the server notice a grader that vanished, so its
+    locks do not outlive it by more than a minute or two."""
+    import psycopg
+
+    try:
+        return psycopg.connect(
+            _conninfo(db_url),
+            autocommit=True,
+            connect_timeout=CONNECT_SECONDS,
+            keepalives=1,
+            keepalives_idle=30,
+            keepalives_interval=10,
+            keepalives_count=3,
+            application_name="attention-course",
+        )
+    except (psycopg.Error, ValueError) as exc:
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        if "database" in reason and "does not exist" in reason:
+            reason += " (nbgrader makes the tables, not the database: createdb it first)"
+        raise GradebookUnavailable(f"gradebook {shown(db_url)}: {reason}") from None
+
+
+def check(db_url: str) -> None:
+    """GradebookUnavailable (one line) unless the gradebook can be reached: a PostgreSQL
+    server that answers and a database that exists (nbgrader makes the tables, not the
+    database); for SQLite, a URL naming a file."""
+    if is_postgres(db_url):
+        connect(db_url).close()
+    elif not db_url.startswith("sqlite:///"):
+        raise GradebookUnavailable(
+            f"gradebook {shown(db_url)}: not a PostgreSQL (postgresql://USER@HOST:PORT/DB) "
+            "or SQLite (sqlite:////PATH/gradebook.db) URL"
+        )
+
+
+def lock_key(*parts: str) -> int:
+    """A signed 64-bit advisory lock key for a name (course, assignment, student...)."""
+    digest = hashlib.sha256("\0".join(("attention-course", *parts)).encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+class SubmissionLocks:
+    """Per-submission locks every grader of the course sees, wherever it runs: PostgreSQL
+    session advisory locks, held on one connection of this run; they go when it ends, however
+    it ends."""
+
+    def __init__(self, db_url: str, course_id: str, assignment: str):
+        self.db_url = db_url
+        self.names = (course_id, assignment)
+        self.held: dict[str, int] = {}
+        self.conn = None
+
+    def acquire(self, student: str) -> bool:
+        import psycopg
+
+        if self.conn is None:
+            self.conn = connect(self.db_url)
+        key = lock_key(*self.names, student)
+        try:
+            got = self.conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]
+        except psycopg.Error as exc:  # the server went away mid-run
+            reason = " ".join(str(exc).split()) or type(exc).__name__
+            raise GradebookUnavailable(f"gradebook {shown(self.db_url)}: {reason}") from None
+        if got:
+            self.held[student] = key
+        return bool(got)
+
+    def release(self, student: str) -> None:
+        import psycopg
+
+        key = self.held.pop(student, None)
+        if key is not None and self.conn is not None and not self.conn.closed:
+            try:
+                self.conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+            except psycopg.Error:
+                pass  # a lost connection has released every lock it held
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()  # releases every lock still held
+        self.conn = None
+        self.held.clear()
+
+
+@contextlib.contextmanager
+def exclusive(db_url: str, course_id: str, root: Path) -> Iterator[None]:
+    """One run at a time in the block (setting up the gradebook's tables and recording the
+    assignment): a PostgreSQL advisory lock, or a file lock beside a SQLite gradebook's
+    course."""
+    if is_postgres(db_url):
+        conn = connect(db_url)
+        try:
+            conn.execute("SELECT pg_advisory_lock(%s)", (lock_key(course_id, "gradebook"),))
+            yield
+        finally:
+            conn.close()
+        return
+    folder = Path(root) / ".grading"
+    folder.mkdir(parents=True, exist_ok=True)
+    fd = os.open(folder / "gradebook.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def retry_races(step: Callable[..., T], *args, attempts: int = 5, **kwargs) -> T:
+    """Run a gradebook step that finds or creates rows (students, submissions) again when
+    another grader created the same row at the same moment: nbgrader then reports the unique
+    key violation as InvalidEntry; the next try finds the row."""
+    from nbgrader.api import InvalidEntry
+    from sqlalchemy.exc import IntegrityError
+
+    for attempt in range(attempts):
+        try:
+            return step(*args, **kwargs)
+        except (InvalidEntry, IntegrityError):
+            if attempt == attempts - 1:
+                raise
+            time.sleep(0.05 * (attempt + 1))
+    raise AssertionError("unreachable")

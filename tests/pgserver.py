@@ -1,0 +1,162 @@
+"""A throwaway PostgreSQL server for the tests and benchmarks: Debian's PostgreSQL, a cluster
+made with initdb in a temporary folder, listening on a free port of 127.0.0.1, gone when stopped.
+
+PostgreSQL refuses to run as root: as root, the server runs as the `postgres` account that
+Debian's package creates (or a system account made for it), switched to with `setpriv`.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+SUPERUSER = "attention"
+ACCOUNTS = ("postgres", "attention-pg")
+
+
+class ServerUnavailable(RuntimeError):
+    """PostgreSQL's programs are missing or the server did not start; says why."""
+
+
+def binaries() -> Path:
+    """The folder of initdb and pg_ctl: Debian keeps them off PATH, one folder per version."""
+    found = shutil.which("initdb")
+    if found:
+        return Path(found).resolve().parent
+
+    def version(path: str) -> int:
+        name = Path(path).parent.parent.name
+        return int(name) if name.isdigit() else 0
+
+    versions = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=version)
+    if not versions:
+        raise ServerUnavailable(
+            "PostgreSQL is not installed (apt-get install postgresql; scripts/setup.sh does it "
+            "as root)"
+        )
+    return Path(versions[-1]).parent
+
+
+def _account() -> pwd.struct_passwd | None:
+    """The unprivileged account the server runs as when we are root (None: run as we are)."""
+    if os.geteuid() != 0:
+        return None
+    for name in ACCOUNTS:
+        try:
+            return pwd.getpwnam(name)
+        except KeyError:
+            continue
+    subprocess.run(
+        ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", ACCOUNTS[-1]],
+        check=True,
+        capture_output=True,
+    )
+    return pwd.getpwnam(ACCOUNTS[-1])
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class PostgresServer:
+    """`start()`, then `new_database()` for a URL of an empty database; `stop()` at the end."""
+
+    def __init__(self):
+        self.bin = binaries()
+        self.account = _account()
+        self.folder = Path(tempfile.mkdtemp(prefix="attention-pg-", dir="/tmp"))
+        self.data = self.folder / "data"
+        self.port = 0
+        self.started = False
+
+    def _run(self, *cmd: str, timeout: float = 120) -> subprocess.CompletedProcess:
+        prefix = []
+        if self.account is not None:
+            prefix = ["setpriv", f"--reuid={self.account.pw_uid}"]
+            prefix += [f"--regid={self.account.pw_gid}", "--clear-groups", "--"]
+        env = dict(os.environ, LC_ALL="C.UTF-8", LANG="C.UTF-8")
+        if self.account is not None:
+            env["HOME"] = str(self.folder)
+        return subprocess.run(
+            [*prefix, *cmd], capture_output=True, text=True, env=env, timeout=timeout, cwd="/"
+        )
+
+    def start(self) -> PostgresServer:
+        if self.account is not None:
+            os.chown(self.folder, self.account.pw_uid, self.account.pw_gid)
+        done = self._run(
+            str(self.bin / "initdb"),
+            "-D",
+            str(self.data),
+            "-U",
+            SUPERUSER,
+            "--auth=trust",
+            "-E",
+            "UTF8",
+            "--no-sync",
+        )
+        if done.returncode:
+            raise ServerUnavailable(f"initdb failed: {done.stderr.strip()[-500:]}")
+        for _ in range(5):  # a free port can be taken between looking and listening
+            self.port = free_port()
+            options = (
+                f"-p {self.port} -h 127.0.0.1 -k {self.folder} -c fsync=off "
+                "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
+            )
+            done = self._run(
+                str(self.bin / "pg_ctl"),
+                "-D",
+                str(self.data),
+                "-l",
+                str(self.folder / "server.log"),
+                "-o",
+                options,
+                "-w",
+                "-t",
+                "60",
+                "start",
+            )
+            if done.returncode == 0:
+                self.started = True
+                return self
+        log = (self.folder / "server.log").read_text(errors="replace")[-800:]
+        raise ServerUnavailable(f"the PostgreSQL server did not start: {log}")
+
+    def url(self, database: str = "postgres") -> str:
+        return f"postgresql+psycopg://{SUPERUSER}@127.0.0.1:{self.port}/{database}"
+
+    def new_database(self, prefix: str = "gradebook") -> str:
+        """The URL of a new, empty database (nbgrader makes the tables)."""
+        import psycopg
+
+        name = f"{prefix}_{uuid.uuid4().hex[:10]}"
+        with psycopg.connect(
+            f"postgresql://{SUPERUSER}@127.0.0.1:{self.port}/postgres", autocommit=True
+        ) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        return self.url(name)
+
+    def stop(self) -> None:
+        if self.started:
+            self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop")
+            self.started = False
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def wait_for(predicate, seconds: float, step: float = 0.1) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(step)
+    return predicate()

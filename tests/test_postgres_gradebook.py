@@ -1,0 +1,231 @@
+"""A course graded into a PostgreSQL gradebook (a real server, shared by the session): two
+graders at once, each on a machine of its own (its own course folder, one gradebook), on
+disjoint and on overlapping students; every command, nbgrader's own and formgrader against it.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import subprocess
+import urllib.request
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from attention_course.classgrade import autograde_class
+from attention_course.course import gradebook_settings
+from attention_course.gradebook import DB_ENV, SubmissionLocks
+from tests.test_class_grading import ASSIGNMENT, CLI, expected_total, fresh_course, write_class
+from tests.test_cluster_grading import scores_in, submission_rows
+
+STUDENTS = [f"s{i:02d}" for i in range(6)]
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", DB_ENV)}
+    env["PATH"] = "/usr/bin:/bin"  # as a user starts it: the environment's scripts not on PATH
+    return env
+
+
+def cli(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [*CLI, *args], capture_output=True, text=True, env=_env(), timeout=600, **kwargs
+    )
+
+
+def two_graders(db_url: str, first: list[str], second: list[str]):
+    """Two autograde runs started at once, each in a course folder of its own (two machines)
+    holding the same class, into one gradebook. Returns ([course], [CompletedProcess])."""
+    courses = [fresh_course("attention-grader-a-"), fresh_course("attention-grader-b-")]
+    for course in courses:
+        write_class(course, len(STUDENTS))
+    procs = []
+    for course, students in zip(courses, (first, second), strict=True):
+        picks = [arg for student in students for arg in ("--student", student)]
+        cmd = ["autograde", ASSIGNMENT, "--course", str(course), "--db", db_url, "--jobs", "1"]
+        procs.append(
+            subprocess.Popen(
+                [*CLI, *cmd, *picks],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=_env(),
+            )
+        )
+    done = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=900)
+        done.append(subprocess.CompletedProcess(proc.args, proc.returncode, out, err))
+    return courses, done
+
+
+@pytest.fixture(scope="module")
+def expected():
+    """Each student's total, from the graders themselves (s00..s05 cycle through three
+    notebooks: computed once per notebook)."""
+    course = fresh_course("attention-expected-")
+    paths = write_class(course, len(STUDENTS))
+    totals = [expected_total(paths[student]) for student in STUDENTS[:3]]
+    shutil.rmtree(course.parent, ignore_errors=True)
+    return {student: totals[i % 3] for i, student in enumerate(STUDENTS)}
+
+
+def outcomes(proc: subprocess.CompletedProcess) -> dict[str, str]:
+    """student -> what its progress line says (graded, busy ...)."""
+    found = {}
+    for line in proc.stderr.splitlines():
+        parts = line.split()
+        if len(parts) >= 3 and "/" in parts[0] and parts[1].endswith(":"):
+            found[parts[1].rstrip(":")] = parts[2]
+    return found
+
+
+@pytest.fixture(scope="module")
+def disjoint(postgres):
+    db_url = postgres.new_database()
+    courses, procs = two_graders(db_url, STUDENTS[:3], STUDENTS[3:])
+    yield db_url, courses, procs
+    for course in courses:
+        shutil.rmtree(course.parent, ignore_errors=True)
+
+
+def test_two_graders_at_once_on_disjoint_students(disjoint, expected):
+    db_url, courses, procs = disjoint
+    for proc in procs:
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "Traceback" not in proc.stderr and "error" not in proc.stdout
+    assert outcomes(procs[0]) == dict.fromkeys(STUDENTS[:3], "graded")
+    assert outcomes(procs[1]) == dict.fromkeys(STUDENTS[3:], "graded")
+    assert submission_rows(db_url) == dict.fromkeys(STUDENTS, 1)
+    totals = {s: cells["total"] for s, cells in scores_in(db_url, courses[0]).items()}
+    assert totals == expected
+
+
+def test_two_graders_at_once_on_overlapping_students(postgres, expected):
+    db_url = postgres.new_database()
+    both = STUDENTS[2:4]  # each run starts with the students both grade
+    courses, procs = two_graders(db_url, both + STUDENTS[:2], both + STUDENTS[4:])
+    try:
+        for proc in procs:
+            assert proc.returncode == 0, proc.stdout + proc.stderr
+            assert "Traceback" not in proc.stderr and "error" not in proc.stdout
+        said = [outcomes(proc) for proc in procs]
+        assert sorted(said[0]) == STUDENTS[:4] and sorted(said[1]) == STUDENTS[2:]
+        for student in STUDENTS[2:4]:  # graded by one, or by both one after the other
+            assert "graded" in (said[0][student], said[1][student]), said
+            assert {said[0][student], said[1][student]} <= {"graded", "busy"}
+        assert submission_rows(db_url) == dict.fromkeys(STUDENTS, 1)
+        totals = {s: cells["total"] for s, cells in scores_in(db_url, courses[1]).items()}
+        assert totals == expected
+    finally:
+        for course in courses:
+            shutil.rmtree(course.parent, ignore_errors=True)
+
+
+def test_a_submission_another_machine_grades_is_left_to_it(disjoint, expected, monkeypatch):
+    """Another grader's claim is seen without any shared folder: the gradebook's lock."""
+    db_url, _, _ = disjoint
+    course = fresh_course("attention-grader-c-")  # a third machine, the same gradebook
+    try:
+        write_class(course, 3)
+        monkeypatch.setenv(DB_ENV, db_url)
+        _, course_id = gradebook_settings(course)
+        other = SubmissionLocks(db_url, course_id, ASSIGNMENT)
+        assert other.acquire("s01")
+        run = autograde_class(ASSIGNMENT, course, students=["s01", "s02"], jobs=1)
+        assert run.outcomes["s01"].status == "busy"
+        assert run.outcomes["s01"].reason == "being graded by another run"
+        assert run.outcomes["s02"].status == "graded" and run.ok
+        other.close()
+        run = autograde_class(ASSIGNMENT, course, students=["s01", "s02"], jobs=1)
+        assert run.outcomes["s01"].status == "graded"
+        assert run.outcomes["s02"].status == "unchanged"
+        assert submission_rows(db_url) == dict.fromkeys(STUDENTS, 1)
+        assert run.outcomes["s01"].total == expected["s01"]
+    finally:
+        shutil.rmtree(course.parent, ignore_errors=True)
+
+
+def test_scores_report_and_nbgrader_export_read_the_shared_gradebook(disjoint, expected, tmp_path):
+    db_url, courses, _ = disjoint
+    course = courses[0]  # graded s00..s02 itself; the other grader s03..s05
+    proc = cli("scores", ASSIGNMENT, "--course", str(course), "--db", db_url)
+    assert proc.returncode == 0, proc.stderr
+    for student in STUDENTS:
+        assert student in proc.stdout
+    proc = cli("report", ASSIGNMENT, "--course", str(course), "--db", db_url, "--out", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    with open(tmp_path / "scores.csv") as f:
+        total = [row for row in csv.DictReader(f) if row["function"] == "total"][0]
+    assert int(total["students"]) == len(STUDENTS)
+    assert float(total["mean"]) == pytest.approx(sum(expected.values()) / len(STUDENTS))
+    # nbgrader's own commands find the gradebook through the environment variable
+    env = dict(_env(), **{DB_ENV: db_url})
+    env["PATH"] = f"{Path(CLI[0]).parent}:{env['PATH']}"
+    out = tmp_path / "grades.csv"
+    done = subprocess.run(
+        [str(Path(CLI[0]).parent / "nbgrader"), "export", "--to", str(out)],
+        cwd=course,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    with open(out) as f:
+        exported = {r["student_id"]: float(r["score"]) for r in csv.DictReader(f)}
+    assert exported == expected
+
+
+def test_formgrader_shows_the_shared_gradebook(disjoint, expected, tmp_path, monkeypatch):
+    from tests.browser.lab import start_lab
+
+    db_url, courses, _ = disjoint
+    # formgrader lists a submission it finds in submitted/ but not in autograded/ as not
+    # graded: it is shown the course folder both graders share (their autograded copies)
+    shared = courses[1]
+    shutil.copytree(courses[0] / "autograded", shared / "autograded", dirs_exist_ok=True)
+    monkeypatch.setenv(DB_ENV, db_url)  # the instructor's JupyterLab environment
+    lab = start_lab(shared, tmp_path)
+    try:
+        url = lab.url(f"/formgrader/api/submissions/{ASSIGNMENT}")
+        request = urllib.request.Request(url, headers=lab.headers())
+        with urllib.request.urlopen(request, timeout=60) as response:
+            submissions = json.loads(response.read())
+    finally:
+        lab.stop()
+    shown = {s["student"]: s["score"] for s in submissions if s["autograded"]}
+    assert shown == expected
+
+
+def test_release_records_the_assignments_in_a_new_postgresql_database(disjoint, postgres):
+    _, courses, _ = disjoint
+    db_url = postgres.new_database()
+    proc = cli("release", ASSIGNMENT, "--course", str(courses[0]), "--db", db_url)
+    assert proc.returncode == 0, proc.stderr
+    with psycopg.connect(db_url.replace("postgresql+psycopg://", "postgresql://")) as conn:
+        names = [row[0] for row in conn.execute("SELECT name FROM assignment")]
+        cells = conn.execute("SELECT count(*) FROM grade_cells").fetchone()[0]
+    assert names == [ASSIGNMENT] and cells > 0
+
+
+@pytest.mark.parametrize(
+    "db, words",
+    [
+        ("postgresql://attention@127.0.0.1:1/gradebook", "Connection refused"),
+        ("{server}/missing", 'database "missing" does not exist'),
+        ("mysql://someone@127.0.0.1/gradebook", "not a PostgreSQL"),
+    ],
+)
+def test_a_gradebook_that_cannot_be_reached_is_a_one_line_error(postgres, tmp_path, db, words):
+    from attention_course.course import copy_course
+
+    course = copy_course(tmp_path / "course")
+    db = db.format(server=postgres.url("postgres").rsplit("/", 1)[0])
+    proc = cli("scores", ASSIGNMENT, "--course", str(course), "--db", db)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert words in proc.stderr
