@@ -24,7 +24,15 @@ from attention_course.gradescope_run import (
 
 VENV = "/opt/attention-course/venv"  # where setup.sh installs Python and the dependencies
 COURSE_DIR = "course"  # the grading code's folder in the zip (/autograder/source/course)
-SUPPORT = ("__init__.py", "conftest.py", "harness.py", "reference.py")  # of grader_tests/
+SUPPORT = (  # of grader_tests/: what every grader file and both ways of running them use
+    "__init__.py",
+    "conftest.py",
+    "harness.py",
+    "pasted_helpers.py",
+    "reference.py",
+    "run_graders.py",
+    "session.py",
+)
 
 
 class AutograderError(ValueError):
