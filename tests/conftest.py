@@ -1,13 +1,15 @@
-"""Shared fixtures: a throw-away copy of the course, graded once per test session."""
+"""Shared fixtures: a throw-away copy of the course, graded once per test session; and a check
+that no test wrote into the repository."""
 
 from __future__ import annotations
 
+import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from attention_course.assignments import REFERENCE_FILE
+from attention_course.assignments import COURSE_ROOT, REFERENCE_FILE
 from attention_course.course import copy_course
 from attention_course.grading import GradeReport, grade_file
 
@@ -42,3 +44,31 @@ def graded_class(tmp_path_factory):
     root = copy_course(tmp_path_factory.mktemp("course"))
     release(root=root)  # records the assignments in the copy's gradebook
     return root, grade_sample_class(root)
+
+
+CACHES = {".git", ".venv", "__pycache__", ".pytest_cache", ".ruff_cache"}
+
+
+def repository_files(root: Path = COURSE_ROOT) -> dict[str, tuple[int, int]]:
+    """Every file of the repository but caches and the virtual environment: (size, mtime)."""
+    found = {}
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in CACHES and not d.endswith(".egg-info")]
+        for name in files:
+            stat = os.lstat(os.path.join(folder, name))
+            found[os.path.relpath(os.path.join(folder, name), root)] = (
+                stat.st_size,
+                stat.st_mtime_ns,
+            )
+    return found
+
+
+@pytest.fixture(scope="session", autouse=True)
+def repository_untouched():
+    """Tests work in course copies and temporary folders: whatever the machine lacks, the run
+    ends with the repository's files as they were (an error at the end of the run says which)."""
+    before = repository_files()
+    yield
+    after = repository_files()
+    changed = sorted(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))
+    assert not changed, f"the tests wrote into the repository: {changed[:10]}"

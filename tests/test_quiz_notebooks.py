@@ -271,7 +271,8 @@ def test_grade_cell_outputs_are_feedback_and_a_plain_float(autograded: dict) -> 
         assert kinds == ["stream", "execute_result"], name
         assert cell_outputs[0]["name"] == "stdout"
         score = cell_outputs[1]["data"]["text/plain"]
-        assert float(score) >= 0 and "np." not in score
+        assert float(score) == autograded["grades"]["bob"][name][0], name  # what was stored
+        assert "np." not in score
     invalid = outputs["knowledge_check__qkv_roles"][0]["text"]
     assert "invalid" in invalid and "must be a literal" in invalid
     review = autograded["outputs"]["alice"]["concept_check__long_range__review"][0]["text"]
