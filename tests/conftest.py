@@ -15,18 +15,18 @@ from attention_course.grading import GradeReport, grade_file
 
 
 def grade_reference_variants(
-    folder: Path, variants: dict[str, tuple[str, list[str] | None, str]]
+    folder: Path, variants: dict[str, tuple[str, list[str] | None, str]], in_process: bool = False
 ) -> dict[str, GradeReport]:
     """Grade each variant, key -> (assignment, functions or None for all, code): the program is
     the reference followed by `code`, whose definitions override the reference's. Two at a
-    time (one pytest process and one worker each)."""
+    time (one worker each, and a pytest process each unless `in_process`)."""
     reference = REFERENCE_FILE.read_text()
 
     def grade(key: str) -> tuple[str, GradeReport]:
         assignment, functions, code = variants[key]
         path = folder / (key.replace("/", "__") + ".py")
         path.write_text(reference + "\n\n# ---- variant ----\n\n" + code)
-        return key, grade_file(path, assignment, functions=functions)
+        return key, grade_file(path, assignment, functions=functions, in_process=in_process)
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         return dict(pool.map(grade, variants))

@@ -2,7 +2,8 @@
 
 Each catalogue file defines one graded function. It is appended to the reference (so its
 definitions override the reference's) and graded for that one function through the real
-grading path (`grade_file`: a pytest process of its own, and a sandboxed worker):
+grading path (`grade_file` in process, as grading jobs and `check` grade, with a sandboxed
+worker; tests/test_run_graders.py shows the graders' pytest process gives the same reports):
 
 - `catalogue/wrong/<function>__<mistake>.py` must lose points, and fail every test its
   `# caught-by:` header names (the tests meant to catch that mistake) and, unless it is listed
@@ -92,7 +93,7 @@ def graded(tmp_path_factory) -> dict[str, GradeReport]:
     }
     for name in ASSIGNMENTS:
         variants[f"reference/{name}"] = (name, None, "")
-    return grade_reference_variants(tmp_path_factory.mktemp("catalogue"), variants)
+    return grade_reference_variants(tmp_path_factory.mktemp("catalogue"), variants, in_process=True)
 
 
 def _failed(report: GradeReport, function: str) -> set[str]:

@@ -1,0 +1,92 @@
+"""A grading report adds up: a function's score is the points of the tests it passed (or the
+partial points a quiz question earned), the feedback says PASS or FAIL with each test's points
+and the hint of each failure, and the grader processes run under their own memory limit."""
+
+from __future__ import annotations
+
+import resource
+import subprocess
+import sys
+
+import pytest
+
+from attention_course import grading
+from attention_course.assignments import COURSE_ROOT, REFERENCE_FILE
+from attention_course.grading import (
+    GRADER_MEMORY_BYTES,
+    FunctionScore,
+    GradeReport,
+    _grader_limits,
+    grade_many,
+)
+
+
+def _function() -> FunctionScore:
+    return FunctionScore(
+        "f",
+        [
+            grading.TestResult("test_a", "first property", 2.0, True, ""),
+            grading.TestResult("test_b", "second property", 3.0, False, "the hint"),
+            grading.TestResult("test_c", "a question", 4.0, False, "half right", partial=1.5),
+            grading.TestResult("test_d", "third property", 0.5, True, "ignored when passed"),
+        ],
+    )
+
+
+def test_scores_add_up():
+    f = _function()
+    assert [t.earned for t in f.tests] == [2.0, 0.0, 1.5, 0.5]
+    assert f.score == 4.0 and f.max_score == 9.5
+    report = GradeReport("a", {"f": f, "g": FunctionScore("g", [f.tests[1]])}, [], [])
+    assert report.score == 4.0 and report.max_score == 12.5
+    assert grading.TestResult("t", "d", 2.0, True, "", partial=0.0).earned == 0.0
+
+
+def test_feedback_lines():
+    assert _function().feedback().splitlines() == [
+        "PASS [2 pt] first property",
+        "FAIL [3 pt] second property",
+        "     the hint",
+        "FAIL [4 pt] a question",
+        "     half right",
+        "PASS [0.5 pt] third property",
+    ]
+    assert (
+        FunctionScore("f", [grading.TestResult("t", "d", 1, False, "")]).feedback()
+        == "FAIL [1 pt] d"
+    )
+
+
+def _limits_in_a_child(preexec=None, code: str = "") -> str:
+    program = code + "import resource; print(resource.getrlimit(resource.RLIMIT_AS))"
+    return subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, preexec_fn=preexec
+    ).stdout.strip()
+
+
+def test_grader_processes_have_their_own_memory_limit():
+    assert _limits_in_a_child(_grader_limits) == str((GRADER_MEMORY_BYTES, GRADER_MEMORY_BYTES))
+    code = (
+        "import ctypes, signal; sig = ctypes.c_int(); "
+        "ctypes.CDLL(None).prctl(2, ctypes.byref(sig), 0, 0, 0); print(sig.value); "
+    )
+    assert _limits_in_a_child(_grader_limits, code).splitlines()[0] == str(9)  # SIGKILL
+
+
+@pytest.mark.parametrize("soft", [None, GRADER_MEMORY_BYTES // 2, 2 * GRADER_MEMORY_BYTES])
+def test_grading_in_process_lowers_the_memory_limit_never_raises_it(soft):
+    def start():
+        if soft is not None:
+            resource.setrlimit(resource.RLIMIT_AS, (soft, resource.RLIM_INFINITY))
+
+    code = "from attention_course.grading import limit_grader_memory; limit_grader_memory(); "
+    expected = GRADER_MEMORY_BYTES if soft is None else min(soft, GRADER_MEMORY_BYTES)
+    got = _limits_in_a_child(start, code)
+    assert got == str((expected, resource.RLIM_INFINITY)), got
+
+
+def test_grade_many_keeps_the_order(tmp_path):
+    stub = COURSE_ROOT / "release" / "attention_basics" / "attention_basics.ipynb"
+    reports = grade_many([REFERENCE_FILE, stub], "attention_basics", jobs=2)
+    assert [r.score for r in reports] == [reports[0].max_score, 0.0]
+    assert reports[0].max_score > 0
