@@ -33,38 +33,28 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# Module -> the tests that concern it (the narrowest that exercise it; pytest arguments).
+# Module -> the tests that concern it (pytest arguments): the narrowest that exercise it, the
+# fastest first (a mutant is killed by the first test that fails).
+FAULTS = "tests/test_grading_faults.py"
+SLOW_FAULT = f"--deselect {FAULTS}::test_autograde_records_no_score_and_grades_it_next_time"
 MODULES: dict[str, list[str]] = {
-    "attention_course/grading.py": [
-        "tests/test_grading_faults.py",
-        "tests/test_grading_report.py",
-    ],
-    "attention_course/preprocessors.py": [
-        "tests/test_preprocessors.py",
-        "tests/test_hiding.py",
-    ],
-    "attention_course/sandbox.py": [
-        "tests/test_sandbox_values.py",
-        "tests/test_sandbox.py",
-    ],
+    "attention_course/grading.py": ["tests/test_grading_report.py", FAULTS, SLOW_FAULT],
+    "attention_course/preprocessors.py": ["tests/test_preprocessors.py", "tests/test_hiding.py"],
+    "attention_course/sandbox.py": ["tests/test_sandbox_values.py", "tests/test_sandbox.py"],
     "grader_tests/conftest.py": [
         "grader_tests",
-        "tests/test_grading_faults.py",
+        FAULTS,
+        SLOW_FAULT,
         "tests/test_run_graders.py::test_sample_class",
     ],
     "grader_tests/session.py": [
-        "tests/test_grading_faults.py",
+        FAULTS,
+        SLOW_FAULT,
         "tests/test_pasted_helpers.py",
         "tests/test_run_graders.py::test_sample_class",
     ],
-    "grader_tests/run_graders.py": [
-        "tests/test_grading_faults.py",
-        "tests/test_run_graders.py",
-    ],
-    "grader_tests/harness.py": [
-        "tests/test_catalogue.py",
-        "tests/test_harness.py",
-    ],
+    "grader_tests/run_graders.py": [FAULTS, SLOW_FAULT, "tests/test_run_graders.py"],
+    "grader_tests/harness.py": ["tests/test_harness.py", "tests/test_catalogue.py"],
     "quiz/checking.py": [
         "tests/test_quiz_questions.py",
         "tests/test_quiz_cli.py",

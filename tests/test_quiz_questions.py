@@ -107,9 +107,11 @@ def test_multiple_select_partial_credit() -> None:
     assert sorted(inst.key) == ["a", "b", "d"]
     assert grade(inst, ["a", "b", "d"]).score == points
     partial = grade(inst, ["a", "b"])  # 2 of the 3 right ones
-    assert partial.status == "partial" and partial.score == pytest.approx(points * 2 / 3)
+    assert partial.status == "partial" and partial.score == round(points * 2 / 3, 6)
+    assert partial.feedback == ["Not quite: something is missing."]
     penalised = grade(inst, ["a", "b", "d", "e"])  # 3 right, less 1 wrong
     assert penalised.status == "partial" and penalised.score == pytest.approx(points * 2 / 3)
+    assert penalised.feedback == [inst.question.choice("e").feedback]
     assert penalised.misconceptions == ["scale-by-dk"]
     assert grade(inst, "a, c").score == 0.0
     assert grade(inst, []).status == "wrong"
@@ -199,3 +201,35 @@ def test_numeric_answer_just_inside_and_just_outside_its_tolerance(quiz, qid, to
             assert grade(inst, key + side * 0.99 * half).status == "correct", (side, half)
         outside = key + side * max(1.01 * half, 1e-6 * max(1.0, abs(key)))
         assert grade(inst, outside).status != "correct", (side, half)
+
+
+@pytest.mark.parametrize(("quiz", "qid"), [c for c in CASES if c[0] != "concept_check"])
+def test_a_right_answer_is_told_why(quiz: str, qid: str) -> None:
+    inst = _inst(quiz, qid)
+    result = grade(inst, correct_answer(inst))
+    assert inst.question.explanation and inst.question.explanation in result.feedback
+
+
+def test_near_a_typical_wrong_number_is_that_mistake() -> None:
+    """A number within the tolerance of a typical wrong answer gets that answer's feedback."""
+    inst = _inst("practice", "sdpa_scale")
+    for reaction in inst.wrong_answers:
+        near = reaction.value * (1 + inst.question.tolerance.rel / 2)
+        result = grade(inst, near)
+        assert result.status == "wrong" and result.feedback == [reaction.feedback]
+        assert result.misconceptions == [reaction.misconception]
+    other = grade(inst, inst.key * 7 + 1)
+    assert other.feedback == ["Not quite."] and other.misconceptions == []
+
+
+def test_a_wrong_shape_is_told_what_is_wrong_with_it() -> None:
+    inst = _inst("misconceptions", "per_head_weights")
+    n = len(inst.key)
+    for reaction in inst.wrong_answers:
+        assert grade(inst, reaction.value).feedback == [reaction.feedback]
+    unlike = grade(inst, tuple([999] * n))  # as many dimensions, like no typical mistake
+    assert unlike.status == "wrong" and unlike.feedback == ["Not quite."]
+    assert unlike.misconceptions == []
+    for dims in (n - 1, n + 1):
+        result = grade(inst, tuple([2] * dims))
+        assert result.feedback == [f"Your shape has {dims} dimensions; the answer has {n}."]
