@@ -239,7 +239,10 @@ def main(argv: list[str] | None = None) -> int:
     for r in results:
         for s in r["survivors"]:
             print(f"survived: {s['where']}")
-            print("  " + "\n  ".join(s["diff"].strip().splitlines()[2:]))
+            changed = [
+                ln for ln in s["diff"].splitlines() if ln[:1] in "+-" and ln[:3] not in "+++---"
+            ]
+            print("  " + "\n  ".join(changed))
     print()
     width = max(len(r["module"]) for r in results)
     for r in results:

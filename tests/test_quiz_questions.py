@@ -112,6 +112,9 @@ def test_multiple_select_partial_credit() -> None:
     penalised = grade(inst, ["a", "b", "d", "e"])  # 3 right, less 1 wrong
     assert penalised.status == "partial" and penalised.score == pytest.approx(points * 2 / 3)
     assert penalised.feedback == [inst.question.choice("e").feedback]
+    assert penalised.misconceptions == [inst.question.choice("e").misconception]
+    nothing = grade(inst, ["c", "e"])  # more wrong than right: nothing, never less
+    assert (nothing.status, nothing.fraction, nothing.score) == ("wrong", 0.0, 0.0)
     assert penalised.misconceptions == ["scale-by-dk"]
     assert grade(inst, "a, c").score == 0.0
     assert grade(inst, []).status == "wrong"
@@ -220,6 +223,7 @@ def test_near_a_typical_wrong_number_is_that_mistake() -> None:
         assert result.misconceptions == [reaction.misconception]
     other = grade(inst, inst.key * 7 + 1)
     assert other.feedback == ["Not quite."] and other.misconceptions == []
+    assert (other.status, other.fraction, other.score) == ("wrong", 0.0, 0.0)
 
 
 def test_a_wrong_shape_is_told_what_is_wrong_with_it() -> None:
@@ -233,3 +237,13 @@ def test_a_wrong_shape_is_told_what_is_wrong_with_it() -> None:
     for dims in (n - 1, n + 1):
         result = grade(inst, tuple([2] * dims))
         assert result.feedback == [f"Your shape has {dims} dimensions; the answer has {n}."]
+
+
+@pytest.mark.parametrize("raw", [None, "", "   \n"])
+def test_no_answer_is_unanswered(raw) -> None:
+    result = grade(_inst("practice", "sdpa_scale"), raw)
+    assert (result.status, result.score, result.feedback) == (
+        "unanswered",
+        0.0,
+        ["No answer given."],
+    )
