@@ -90,3 +90,11 @@ def test_grade_many_keeps_the_order(tmp_path):
     reports = grade_many([REFERENCE_FILE, stub], "attention_basics", jobs=2)
     assert [r.score for r in reports] == [reports[0].max_score, 0.0]
     assert reports[0].max_score > 0
+
+
+def test_a_cell_gets_its_share_of_points_and_nothing_without_tests():
+    from attention_course.feedback import cell_score
+
+    report = GradeReport("a", {"f": _function(), "none": FunctionScore("none")}, [], [])
+    assert cell_score(19.0, report, "f") == round(19.0 * 4.0 / 9.5, 6)  # 8.0
+    assert cell_score(10.0, report, "none") == 0.0  # no test: no points (and grading refuses)
