@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import nbformat
 import pytest
 
 from attention_course.assignments import ASSIGNMENTS, grade_cell_id
@@ -134,7 +135,7 @@ def test_check_scores_equal_autograde_scores(graded_class, assignment, student):
         assert partial, "no partial credit to compare"
 
 
-def _quiz_expected(student: str, answered) -> dict[str, float]:
+def _quiz_expected(answered) -> dict[str, float]:
     """Grade cell -> points, worked out from the banks: full points where the sample student
     answered right (`answered(index)`), none elsewhere; free text waits for the instructor."""
     from quiz.defaults import GRADED_QUIZZES
@@ -166,8 +167,42 @@ def test_quiz_scores_through_the_course_configuration(graded_class, student, ans
     root, results = graded_class
     assert results[QUIZ_ASSIGNMENT].outcomes[student].status == "graded"
     stored = gradebook_scores(QUIZ_ASSIGNMENT, root)[student]
-    expected = _quiz_expected(student, answered)
+    expected = _quiz_expected(answered)
     assert {c: stored[c] for c in expected} == pytest.approx(expected)
     assert stored["total"] == pytest.approx(sum(expected.values()))
     full = sum(q.points for quiz in GRADED_QUIZZES for q in load_bank(quiz).questions)
     assert 0 <= stored["total"] < full
+
+
+def test_an_unanswered_and_a_half_answered_quiz(tmp_path):
+    """Autograded as every day (`autograde_class`, the course's nbgrader_config.py): a quiz left
+    as released scores 0, one with every other question answered (right) and the rest left
+    blank scores the points of those answers."""
+    from attention_course.classgrade import autograde_class
+    from attention_course.course import copy_course
+    from attention_course.samples import fill_quiz
+    from quiz.defaults import GRADED_QUIZZES
+    from quiz.loading import load_bank
+    from quiz.samples import correct_answer
+    from quiz.variants import for_student
+
+    root = copy_course(tmp_path / "course")
+    released = root / "release" / QUIZ_ASSIGNMENT / f"{QUIZ_ASSIGNMENT}.ipynb"
+    half = {}
+    for quiz in GRADED_QUIZZES:
+        bank = load_bank(quiz)
+        for i, q in enumerate(bank.questions):
+            if i % 2 == 0:
+                half[(quiz, q.id)] = correct_answer(for_student(bank, q, "half"))
+    for student, nb in (("blank", fill_quiz(released, {})), ("half", fill_quiz(released, half))):
+        folder = root / "submitted" / student / QUIZ_ASSIGNMENT
+        folder.mkdir(parents=True)
+        nbformat.write(nb, folder / f"{QUIZ_ASSIGNMENT}.ipynb")
+    run = autograde_class(QUIZ_ASSIGNMENT, root, jobs=1, feedback=False)
+    assert run.ok and {o.status for o in run.outcomes.values()} == {"graded"}
+    stored = gradebook_scores(QUIZ_ASSIGNMENT, root)
+    for student, answered in (("blank", lambda i: False), ("half", lambda i: i % 2 == 0)):
+        expected = _quiz_expected(answered)
+        assert {c: stored[student][c] for c in expected} == pytest.approx(expected), student
+        assert stored[student]["total"] == pytest.approx(sum(expected.values())), student
+    assert stored["half"]["total"] > 0
