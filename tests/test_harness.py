@@ -40,6 +40,7 @@ def test_student_values_and_pairs():
     assert _student(pair).pair(C) == pair
     assert _student(list(pair)).pair(C) == pair
     for wrong, kind in (
+        ((np.ones(2),), "a tuple of 1 items"),
         (np.ones(2), "an array of shape (2,)"),
         ((1, 2, 3), "a tuple of 3 items"),
         (5, "a int"),
@@ -147,6 +148,8 @@ def test_batches_slices_twins_and_masks():
         harness.expect_batch_slice(batch, (2,), (0,), single, "w", "h")
     with pytest.raises(Fail, match=r"^B: shape \(2, 2, 2\), expected the batch dimensions \(3,\)"):
         harness.expect_batch_slice(batch, (3,), (0,), single, "w", "h", batch_what="B")
+    with pytest.raises(Fail, match="expected the batch dimensions"):  # more slices than said
+        harness.expect_batch_slice(batch, (1,), (0,), single + 1, "w", "h")
     harness.expect_pair_slice((batch, batch), (2,), (1,), (single, single), "s", "h")
     with pytest.raises(Fail, match="^weights of s, against it alone: values"):
         harness.expect_pair_slice((batch, batch + 9), (2,), (1,), (single, single), "s", "h")
