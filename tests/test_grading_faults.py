@@ -70,6 +70,18 @@ def test_a_grader_that_raises_is_a_fault(monkeypatch, exc):
     assert "causal_mask::test_" in str(found.value) and type(exc).__name__ in str(found.value)
 
 
+def test_the_error_names_the_first_five_faults(monkeypatch):
+    import grader_tests.test_softmax as softmax_grader
+
+    tests, _ = run_graders.load("softmax")
+    assert len(tests) > 5
+    monkeypatch.setattr(softmax_grader, "expect_close", _raise(KeyError("a grader bug")))
+    with pytest.raises(GradingError) as found:
+        _grade_here(REFERENCE_FILE, ("softmax",))
+    named = str(found.value).split("(not the student's fault): ")[1].split("; ")
+    assert [n.split(":")[2] for n in named] == [t.name for t in tests[:5]]
+
+
 def test_a_worker_that_cannot_start_is_a_fault(stub, monkeypatch):
     """The sandbox cannot start a worker (a fault of the machine): before, an untouched stub
     scored full marks on softmax that way."""

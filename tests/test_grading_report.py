@@ -98,3 +98,21 @@ def test_a_cell_gets_its_share_of_points_and_nothing_without_tests():
     report = GradeReport("a", {"f": _function(), "none": FunctionScore("none")}, [], [])
     assert cell_score(19.0, report, "f") == round(19.0 * 4.0 / 9.5, 6)  # 8.0
     assert cell_score(10.0, report, "none") == 0.0  # no test: no points (and grading refuses)
+
+
+def test_graders_are_found_from_any_working_folder(monkeypatch, tmp_path):
+    """Grading in process imports the graders from the course, whatever the working folder and
+    the import path of the process that grades (`check` run from anywhere)."""
+    from pathlib import Path
+
+    from attention_course.grading import grade_file
+
+    monkeypatch.chdir(tmp_path)
+    kept = [p for p in sys.path if Path(p or ".").resolve() != COURSE_ROOT]
+    monkeypatch.setattr(sys, "path", kept)
+    for name in ("grader_tests", "grader_tests.run_graders"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    report = grade_file(
+        REFERENCE_FILE, "attention_basics", functions=["causal_mask"], in_process=True
+    )
+    assert report.score == report.max_score > 0

@@ -29,7 +29,8 @@ def test_declared_calls_are_registered_under_the_declaring_module():
         True,
         True,
     )
-    assert harness.call("f").key != c.key
+    plain = harness.call("f")
+    assert plain.key != c.key and (plain.readonly, plain.errstate) == (False, False)
 
 
 def test_student_values_and_pairs():
@@ -105,8 +106,10 @@ def test_exact_equality_and_constants():
         harness.expect_equal(~mask, mask, "m")
     with pytest.raises(Fail, match="every entry is the same value"):
         harness.expect_not_constant(np.ones((2, 2)), "w")
-    single = np.ones(1)
-    assert harness.expect_not_constant(single, "w") is single
+    with pytest.raises(Fail, match="every entry is the same value"):
+        harness.expect_not_constant(np.ones(2), "w")
+    for few in (np.ones(1), np.ones(0)):  # nothing to compare
+        assert harness.expect_not_constant(few, "w") is few
     varied = np.arange(3.0)
     assert harness.expect_rank(varied, np.zeros(5), "w") is varied
     with pytest.raises(Fail, match=r"shape \(3,\), expected 2 dimensions like \(1, 1\)"):
@@ -151,6 +154,10 @@ def test_batches_slices_twins_and_masks():
     with pytest.raises(Fail, match="expected the batch dimensions"):  # more slices than said
         harness.expect_batch_slice(batch, (1,), (0,), single + 1, "w", "h")
     harness.expect_pair_slice((batch, batch), (2,), (1,), (single, single), "s", "h")
+    with pytest.raises(Fail, match=r"^weights of B: shape \(2, 2, 2\), expected"):
+        harness.expect_pair_slice((batch, batch), (3,), (1,), (single, single), "s", "h", "B")
+    with pytest.raises(Fail, match=r"^weights of s, against it alone: shape \(2, 2, 2\)"):
+        harness.expect_pair_slice((batch, batch), (3,), (1,), (single, single), "s", "h")
     with pytest.raises(Fail, match="^weights of s, against it alone: values"):
         harness.expect_pair_slice((batch, batch + 9), (2,), (1,), (single, single), "s", "h")
     harness.expect_readonly_twin(single, single.copy(), "X", "h")
@@ -188,6 +195,12 @@ def test_inputs_after_the_call_and_warnings():
     )
     quiet = Student({c.key: Outcome("ok", warnings=["UserWarning: chatty"])})
     harness.expect_no_warnings(quiet, c)
-    noisy = Student({c.key: Outcome("ok", warnings=["UserWarning: x", "RuntimeWarning: overflow"])})
+    noisy = Student(
+        {
+            c.key: Outcome(
+                "ok", warnings=["UserWarning: x", "RuntimeWarning: overflow", "RuntimeWarning: y"]
+            )
+        }
+    )
     with pytest.raises(Fail, match=r"^g emitted a warning \(RuntimeWarning: overflow\). h$"):
         harness.expect_no_warnings(noisy, c, "h")
