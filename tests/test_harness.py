@@ -37,6 +37,9 @@ def test_student_values_and_pairs():
     assert _student(3).value(C) == 3
     with pytest.raises(Fail, match="^f raised ValueError: bad$"):
         _student(status="error", error_type="ValueError", error_message="bad").value(C)
+    for status in ("timeout", "skipped", "unreadable", "crashed", "missing"):
+        with pytest.raises(Fail, match="^f "):
+            _student(1, status=status, detail="why").value(C)
     pair = (np.ones(2), np.ones(3))
     assert _student(pair).pair(C) == pair
     assert _student(list(pair)).pair(C) == pair
@@ -104,6 +107,8 @@ def test_exact_equality_and_constants():
         harness.expect_equal(mask.astype(float), mask, "m", "h")
     with pytest.raises(Fail, match="m: values are not the expected ones"):
         harness.expect_equal(~mask, mask, "m")
+    with pytest.raises(Fail, match="m: dtype bool, expected float64"):
+        harness.expect_equal(np.array([True, False]), np.array([1.0, 0.0]), "m")
     with pytest.raises(Fail, match="every entry is the same value"):
         harness.expect_not_constant(np.ones((2, 2)), "w")
     with pytest.raises(Fail, match="every entry is the same value"):
@@ -114,6 +119,8 @@ def test_exact_equality_and_constants():
     assert harness.expect_rank(varied, np.zeros(5), "w") is varied
     with pytest.raises(Fail, match=r"shape \(3,\), expected 2 dimensions like \(1, 1\)"):
         harness.expect_rank(varied, np.zeros((1, 1)), "w")
+    with pytest.raises(Fail, match=r"shape \(1, 3\), expected 1 dimensions like \(5,\)"):
+        harness.expect_rank(varied[None], np.zeros(5), "w")
 
 
 def test_readers_against_the_reference():
@@ -173,6 +180,8 @@ def test_batches_slices_twins_and_masks():
     w = np.array([[0.5, 0.25, 0.25], [0.2, 0.3, 0.5]])
     kept = harness.renormalised(w, np.array([[False, False, True], [True, True, True]]))
     assert np.allclose(kept[0], [2 / 3, 1 / 3, 0.0]) and np.isnan(kept[1]).all()
+    batch = harness.renormalised(np.stack([w, w]), np.zeros((2, 2, 3), dtype=bool))
+    assert np.allclose(batch, np.stack([w, w]))  # along the last axis of a batch too
 
 
 def test_inputs_after_the_call_and_warnings():
