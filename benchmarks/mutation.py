@@ -11,6 +11,7 @@ they are never evaluated, so no test could tell them apart.
     .venv/bin/python benchmarks/mutation.py --list
     .venv/bin/python benchmarks/mutation.py quiz/checking.py attention_course/grading.py
     .venv/bin/python benchmarks/mutation.py --jobs 2          # every module (hours)
+    .venv/bin/python benchmarks/mutation.py --workdir DIR --recheck   # survivors again
 
 It is slow (one test run per mutant: minutes for a small module, about an hour for the largest),
 so it is not part of the test suite: run it after changing the grading core or its tests. It
@@ -24,6 +25,7 @@ import ast
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -135,58 +137,86 @@ def skip_annotations(session: Path, module: Path) -> int:
     return skipped
 
 
-def run_module(module: str, workdir: Path, log) -> dict:
-    """Mutate `module` in a copy of the repository of its own; its results."""
-    from cosmic_ray.work_db import WorkDB, use_db
+def _pytest(module: str) -> str:
+    return f"{sys.executable} -m pytest -x -q -p no:cacheprovider -o addopts= " + " ".join(
+        MODULES[module]
+    )
 
-    name = module.replace("/", "__").removesuffix(".py")
-    base = workdir / name
-    shutil.rmtree(base, ignore_errors=True)
-    repo = copy_repository(base / "repo")
+
+def _environment(repo: Path) -> dict[str, str]:
     env = dict(os.environ, PYTHONPATH=str(repo), PYTHONDONTWRITEBYTECODE="1")
     env.pop("CI", None)
-    tests = " ".join(MODULES[module])
-    pytest = f"{sys.executable} -m pytest -x -q -p no:cacheprovider -o addopts= {tests}"
+    return env
 
-    start = time.monotonic()
-    baseline = subprocess.run(pytest.split(), cwd=repo, env=env, capture_output=True, text=True)
-    seconds = time.monotonic() - start
-    if baseline.returncode != 0:
-        tail = (baseline.stdout + baseline.stderr).strip().splitlines()[-15:]
-        raise RuntimeError(f"{module}: the tests fail without any mutation:\n" + "\n".join(tail))
-    timeout = max(60.0, 4 * seconds)
-    config = base / "config.toml"
-    config.write_text(
-        "[cosmic-ray]\n"
-        f'module-path = "{module}"\n'
-        f"timeout = {timeout:.0f}\n"
-        "excluded-modules = []\n"
-        f"test-command = {json.dumps(pytest)}\n"
-        "[cosmic-ray.distributor]\n"
-        'name = "local"\n'
-    )
-    session = base / "session.sqlite"
-    cosmic = [str(Path(sys.executable).parent / "cosmic-ray")]
-    subprocess.run([*cosmic, "init", str(config), str(session)], cwd=repo, env=env, check=True)
-    skipped = skip_annotations(session, repo / module)
-    print(
-        f"{module}: tests take {seconds:.0f} s; {skipped} mutants in annotations skipped",
-        file=log,
-        flush=True,
-    )
+
+def _exec(base: Path, repo: Path) -> None:
+    cosmic = str(Path(sys.executable).parent / "cosmic-ray")
     subprocess.run(
-        [*cosmic, "exec", str(config), str(session)],
+        [cosmic, "exec", str(base / "config.toml"), str(base / "session.sqlite")],
         cwd=repo,
-        env=env,
+        env=_environment(repo),
         check=True,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
 
-    killed, survivors, incompetent = 0, [], 0
+
+def run_module(module: str, workdir: Path, log, recheck: bool = False) -> dict:
+    """Mutate `module` in a copy of the repository of its own; its results. With `recheck`,
+    only the survivors of an earlier run in `workdir` are run again, with the tests as they
+    are now."""
+    name = module.replace("/", "__").removesuffix(".py")
+    base = workdir / name
+    repo, session = base / "repo", base / "session.sqlite"
+    start = time.monotonic()
+    if recheck:
+        if not session.exists():
+            raise RuntimeError(f"{module}: no earlier run in {base}")
+        copy_repository(repo)  # the tests as they are now (the module is unchanged)
+        with sqlite3.connect(session) as db:
+            db.execute("DELETE FROM work_results WHERE lower(test_outcome) = 'survived'")
+        print(f"{module}: running the survivors again", file=log, flush=True)
+    else:
+        shutil.rmtree(base, ignore_errors=True)
+        copy_repository(repo)
+        env = _environment(repo)
+        baseline = subprocess.run(
+            _pytest(module).split(), cwd=repo, env=env, capture_output=True, text=True
+        )
+        seconds = time.monotonic() - start
+        if baseline.returncode != 0:
+            tail = (baseline.stdout + baseline.stderr).strip().splitlines()[-15:]
+            raise RuntimeError(f"{module}: the tests fail unmutated:\n" + "\n".join(tail))
+        config = base / "config.toml"
+        config.write_text(
+            "[cosmic-ray]\n"
+            f'module-path = "{module}"\n'
+            f"timeout = {max(60.0, 4 * seconds):.0f}\n"
+            "excluded-modules = []\n"
+            f"test-command = {json.dumps(_pytest(module))}\n"
+            "[cosmic-ray.distributor]\n"
+            'name = "local"\n'
+        )
+        cosmic = str(Path(sys.executable).parent / "cosmic-ray")
+        subprocess.run([cosmic, "init", str(config), str(session)], cwd=repo, env=env, check=True)
+        skipped = skip_annotations(session, repo / module)
+        print(
+            f"{module}: tests take {seconds:.0f} s; {skipped} mutants in annotations skipped",
+            file=log,
+            flush=True,
+        )
+    _exec(base, repo)
+    return collect(module, session, round(time.monotonic() - start))
+
+
+def collect(module: str, session: Path, seconds: int) -> dict:
+    from cosmic_ray.work_db import WorkDB, use_db
+
+    killed, survivors, incompetent, skipped = 0, [], 0, 0
     with use_db(str(session), WorkDB.Mode.open) as db:
         for item, result in db.completed_work_items:
             if result.worker_outcome == "skipped":
+                skipped += 1
                 continue
             mutation = item.mutations[0]
             where = f"{module}:{mutation.start_pos[0]} {mutation.operator_name}"
@@ -197,14 +227,13 @@ def run_module(module: str, workdir: Path, log) -> dict:
                 killed += 1
             else:
                 killed += 1
-    total = killed + len(survivors)
     return {
         "module": module,
         "killed": killed,
-        "total": total,
+        "total": killed + len(survivors),
         "incompetent": incompetent,
         "skipped": skipped,
-        "seconds": round(time.monotonic() - start),
+        "seconds": seconds,
         "survivors": survivors,
     }
 
@@ -214,6 +243,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("modules", nargs="*", help="modules to mutate (default: all)")
     parser.add_argument("--list", action="store_true", help="list the modules and their tests")
     parser.add_argument("--jobs", type=int, default=1, help="modules mutated at the same time")
+    parser.add_argument(
+        "--recheck",
+        action="store_true",
+        help="run only the survivors of the earlier run in --workdir again, with today's tests",
+    )
     parser.add_argument(
         "--workdir",
         type=Path,
@@ -227,13 +261,17 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [m for m in args.modules if m not in MODULES]
     if unknown:
         parser.error(f"unknown module(s) {', '.join(unknown)} (see --list)")
+    if args.recheck and not args.workdir:
+        parser.error("--recheck needs the --workdir of the earlier run")
     ensure_cosmic_ray()
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="attention-mutation-", dir="/var/tmp"))
     workdir.mkdir(parents=True, exist_ok=True)
     print(f"working in {workdir}", file=sys.stderr)
     modules = args.modules or list(MODULES)
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        results = list(pool.map(lambda m: run_module(m, workdir, sys.stderr), modules))
+        results = list(
+            pool.map(lambda m: run_module(m, workdir, sys.stderr, args.recheck), modules)
+        )
     (workdir / "results.json").write_text(json.dumps(results, indent=1))
     print()
     for r in results:
