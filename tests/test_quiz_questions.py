@@ -230,7 +230,8 @@ def test_a_wrong_shape_is_told_what_is_wrong_with_it() -> None:
     inst = _inst("misconceptions", "per_head_weights")
     n = len(inst.key)
     for reaction in inst.wrong_answers:
-        assert grade(inst, reaction.value).feedback == [reaction.feedback]
+        written = tuple(list(reaction.value))  # as a student writes it: equal, not the same
+        assert grade(inst, written).feedback == [reaction.feedback]
     unlike = grade(inst, tuple([999] * n))  # as many dimensions, like no typical mistake
     assert unlike.status == "wrong" and unlike.feedback == ["Not quite."]
     assert unlike.misconceptions == []
