@@ -65,6 +65,10 @@ def _limits_in_a_child(preexec=None, code: str = "") -> str:
 
 
 def test_grader_processes_have_their_own_memory_limit():
+    from attention_course.limits import DEFAULT
+
+    # room to hold every reply of a submission (capped) next to the reference's own arrays
+    assert GRADER_MEMORY_BYTES >= 4 * DEFAULT.program_result_bytes
     assert _limits_in_a_child(_grader_limits) == str((GRADER_MEMORY_BYTES, GRADER_MEMORY_BYTES))
     code = (
         "import ctypes, signal; sig = ctypes.c_int(); "
@@ -116,3 +120,22 @@ def test_graders_are_found_from_any_working_folder(monkeypatch, tmp_path):
         REFERENCE_FILE, "attention_basics", functions=["causal_mask"], in_process=True
     )
     assert report.score == report.max_score > 0
+
+
+def test_the_graders_pytest_process_sandboxes_the_worker_unless_told(tmp_path):
+    """The worker the graders' pytest process starts is sandboxed (the course is out of sight)
+    unless grading is asked to run unsandboxed, as the report then says."""
+    from attention_course.grading import grade_file
+
+    program = tmp_path / "program.py"
+    program.write_text(
+        REFERENCE_FILE.read_text()
+        + "\n\nimport os\n_mask = causal_mask\n\n\ndef causal_mask(seq_len):\n"
+        + f"    if os.path.exists({str(REFERENCE_FILE)!r}):\n"
+        + "        return ~_mask(seq_len)  # what only an unsandboxed worker returns\n"
+        + "    return _mask(seq_len)\n"
+    )
+    sandboxed = grade_file(program, "attention_basics", functions=["causal_mask"])
+    assert sandboxed.score == sandboxed.max_score and not sandboxed.unsandboxed
+    loose = grade_file(program, "attention_basics", unsandboxed=True, functions=["causal_mask"])
+    assert loose.score < loose.max_score and loose.unsandboxed
