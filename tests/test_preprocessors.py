@@ -137,3 +137,29 @@ def test_restore_metadata_by_function_name(tmp_path):
     nothing = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")])
     with pytest.raises(SubmissionRefused, match="none of its cells could be matched"):
         RestoreMetadata().preprocess(nothing, _resources(folder))
+
+
+def test_settings_come_from_the_course_configuration(tmp_path, monkeypatch):
+    """nbgrader_config.py sets the notebook's time limits and how graders run; by default the
+    graders run in a pytest process of their own (plain `nbgrader autograde`)."""
+    from traitlets.config import Config
+
+    from attention_course import grading
+
+    config = Config()
+    config.SandboxedExecute.timeout = 1.5
+    config.SandboxedExecute.total_timeout = 7.0
+    config.SandboxedExecute.unsandboxed = True
+    config.GradeOutOfKernel.unsandboxed = True
+    config.GradeOutOfKernel.in_process = True
+    run = SandboxedExecute(config=config)
+    assert (run.timeout, run.total_timeout, run.unsandboxed) == (1.5, 7.0, True)
+    grade = GradeOutOfKernel(config=config)
+    assert (grade.unsandboxed, grade.in_process) == (True, True)
+
+    seen = []
+    real = grading._run_graders
+    monkeypatch.setattr(grading, "_run_graders", lambda args: seen.append(args) or real(args))
+    nb = _source()
+    GradeOutOfKernel().preprocess(nb, _resources(tmp_path / "autograded" / "s" / ASSIGNMENT))
+    assert len(seen) == 1 and "--unsandboxed" not in seen[0]
