@@ -96,7 +96,8 @@ class SandboxedExecute(NbGraderPreprocessor):
         limits = replace(
             DEFAULT, notebook_cell_timeout=self.timeout, notebook_timeout=self.total_timeout
         )
-        run = execute_notebook(nb, limits, self.unsandboxed)
+        course = graded_course(Path(resources.get("metadata", {}).get("path") or "."))
+        run = execute_notebook(nb, limits, self.unsandboxed, hide=course)
         state = resources.setdefault("attention_course", {})
         if run.died_at is not None:
             state["kernel_died"] = f"cell {run.died_at}"

@@ -27,6 +27,7 @@ from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Unicode
 
+from attention_course.grading import GradingError
 from quiz import defaults
 from quiz.checking import Result, grade
 from quiz.loading import BankInvalid, load_bank
@@ -133,15 +134,18 @@ class GradeQuizAnswers(NbGraderPreprocessor):
     def _grade(
         self, bank: Bank | str, qid: str, cells: dict, student: str
     ) -> tuple[list[str], Result | None]:
-        """Feedback lines and the result (None when the question cannot be graded: 0 points)."""
+        """Feedback lines and the result (None when the answer cell is gone: 0 points). A bank
+        that cannot be read, or a question it lacks, is a fault of grading, not the student's:
+        GradingError, and the submission is not graded."""
         if isinstance(bank, str):
-            self.log.error("quiz grader: %s", bank)
-            return [f"Cannot grade: {bank}. Ask your instructor."], None
+            raise GradingError(f"the quiz cannot be graded: {bank}")
         question = bank.question(qid)
+        if question is None:
+            raise GradingError(f"the quiz cannot be graded: {bank.quiz} has no question {qid!r}")
         answer_cell = cells.get(answer_cell_id(bank.quiz, qid))
-        if question is None or answer_cell is None:
-            self.log.error("quiz grader: no question or answer cell for %s/%s", bank.quiz, qid)
-            return [f"Cannot grade {bank.quiz}/{qid}: ask your instructor."], None
+        if answer_cell is None:
+            self.log.error("quiz grader: no answer cell for %s/%s", bank.quiz, qid)
+            return [f"Cannot grade {bank.quiz}/{qid}: its answer cell is missing."], None
         instance = for_student(bank, question, student)
         try:
             value = read_answer(answer_cell.source)

@@ -1,8 +1,10 @@
-"""Shared fixtures: a throw-away copy of the course, graded once per test session."""
+"""Shared fixtures: a throw-away copy of the course, graded once per test session; and a check
+that no test wrote into the repository."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -18,37 +20,22 @@ from attention_course.grading import GradeReport, grade_file
 
 
 def grade_reference_variants(
-    folder: Path, variants: dict[str, tuple[str, list[str] | None, str]]
+    folder: Path, variants: dict[str, tuple[str, list[str] | None, str]], in_process: bool = True
 ) -> dict[str, GradeReport]:
     """Grade each variant, key -> (assignment, functions or None for all, code): the program is
     the reference followed by `code`, whose definitions override the reference's. Two at a
-    time (the graders in this process, without pytest: see test_run_graders.py)."""
+    time (the graders in this process, without pytest, unless `in_process` is False: see
+    test_run_graders.py)."""
     reference = REFERENCE_FILE.read_text()
 
     def grade(key: str) -> tuple[str, GradeReport]:
         assignment, functions, code = variants[key]
         path = folder / (key.replace("/", "__") + ".py")
         path.write_text(reference + "\n\n# ---- variant ----\n\n" + code)
-        return key, grade_file(path, assignment, functions=functions, in_process=True)
+        return key, grade_file(path, assignment, functions=functions, in_process=in_process)
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         return dict(pool.map(grade, variants))
-
-
-SKIP_IN_SNAPSHOT = {".git", ".venv", "__pycache__", ".pytest_cache", ".ruff_cache"}
-
-
-def repository_snapshot(root: Path = COURSE_ROOT) -> dict[str, tuple[int, int]]:
-    """Every file of the repository (but the environment and caches): size and mtime."""
-    found = {}
-    for path in root.rglob("*"):
-        rel = path.relative_to(root)
-        if SKIP_IN_SNAPSHOT & set(rel.parts) or any(p.endswith(".egg-info") for p in rel.parts):
-            continue
-        if path.is_file():
-            stat = path.stat()
-            found[str(rel)] = (stat.st_size, stat.st_mtime_ns)
-    return found
 
 
 @dataclass
@@ -64,7 +51,7 @@ class Demo:
 
 @pytest.fixture(scope="session")
 def demo_run():
-    before = repository_snapshot()
+    before = repository_files()
     proc = subprocess.run(
         [str(Path(sys.executable).parent / "attention-course"), "demo"],
         capture_output=True,
@@ -75,7 +62,7 @@ def demo_run():
     found = re.search(r"own course folder .*?: (\S+)", proc.stdout)
     assert found, proc.stdout[-3000:]
     root = Path(found.group(1))
-    yield Demo(proc, root, before, repository_snapshot())
+    yield Demo(proc, root, before, repository_files())
     shutil.rmtree(root.parent, ignore_errors=True)
 
 
@@ -136,3 +123,31 @@ def dask_cluster():
 def dask_client(dask_cluster):
     dask_cluster.wait_for_workers(2, timeout=120)
     return dask_cluster
+
+
+CACHES = {".git", ".venv", "__pycache__", ".pytest_cache", ".ruff_cache"}
+
+
+def repository_files(root: Path = COURSE_ROOT) -> dict[str, tuple[int, int]]:
+    """Every file of the repository but caches and the virtual environment: (size, mtime)."""
+    found = {}
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in CACHES and not d.endswith(".egg-info")]
+        for name in files:
+            stat = os.lstat(os.path.join(folder, name))
+            found[os.path.relpath(os.path.join(folder, name), root)] = (
+                stat.st_size,
+                stat.st_mtime_ns,
+            )
+    return found
+
+
+@pytest.fixture(scope="session", autouse=True)
+def repository_untouched():
+    """Tests work in course copies and temporary folders: whatever the machine lacks, the run
+    ends with the repository's files as they were (an error at the end of the run says which)."""
+    before = repository_files()
+    yield
+    after = repository_files()
+    changed = sorted(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))
+    assert not changed, f"the tests wrote into the repository: {changed[:10]}"

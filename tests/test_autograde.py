@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import nbformat
 import pytest
 
 from attention_course.assignments import ASSIGNMENTS, grade_cell_id
 from attention_course.course import gradebook_scores
-from attention_course.feedback import cell_score
 from attention_course.grading import grade_file
-from attention_course.samples import HOSTILE, PARTIAL, PARTIAL_UNAFFECTED
+from attention_course.samples import HOSTILE, PARTIAL, PARTIAL_UNAFFECTED, QUIZ_ASSIGNMENT
 
 NAMES = sorted(ASSIGNMENTS)
 
@@ -115,12 +115,94 @@ def test_feedback_has_results_but_no_hidden_tests(graded_class, assignment):
     "student", ["demo-instructor", "demo-partial", "demo-stub", "demo-hostile"]
 )
 def test_check_scores_equal_autograde_scores(graded_class, assignment, student):
-    """`attention-course check` on the submitted notebook gives what nbgrader stored."""
+    """`attention-course check` on the submitted notebook gives what nbgrader stored, and both
+    are the cell's points times the share of the grader's points passed (worked out here from
+    each test's points, not with the code that grading uses)."""
     root, _ = graded_class
     path = root / "submitted" / student / assignment / f"{assignment}.ipynb"
-    report = grade_file(path, assignment)
+    report = grade_file(path, assignment, in_process=True)
     stored = _cells(root, assignment, student)
     points = _points(assignment)
+    partial = []
     for function in ASSIGNMENTS[assignment].graded:
-        expected = cell_score(points[function], report, function)
-        assert stored[grade_cell_id(function)] == pytest.approx(expected), function
+        tests = report.functions[function].tests
+        passed = sum(t.points for t in tests if t.passed)
+        expected = points[function] * passed / sum(t.points for t in tests)
+        assert stored[grade_cell_id(function)] == pytest.approx(expected, abs=1e-6), function
+        assert report.functions[function].score == pytest.approx(passed), function
+        partial += [function] if 0 < expected < points[function] else []
+    if student == "demo-partial":
+        assert partial, "no partial credit to compare"
+
+
+def _quiz_expected(answered) -> dict[str, float]:
+    """Grade cell -> points, worked out from the banks: full points where the sample student
+    answered right (`answered(index)`), none elsewhere; free text waits for the instructor."""
+    from quiz.defaults import GRADED_QUIZZES
+    from quiz.loading import load_bank
+    from quiz.notebooks import grade_cell_id as quiz_cell
+
+    expected = {}
+    for quiz in GRADED_QUIZZES:
+        for i, q in enumerate(load_bank(quiz).questions):
+            right = answered(i) and q.type != "free_text"
+            expected[quiz_cell(quiz, q.id)] = q.points if right else 0.0
+    return expected
+
+
+@pytest.mark.parametrize(
+    "student, answered",
+    [
+        ("demo-stub", lambda i: False),  # nothing answered
+        ("demo-partial", lambda i: i % 2 == 0),  # every other answer right, the rest wrong
+        ("demo-instructor", lambda i: True),
+    ],
+)
+def test_quiz_scores_through_the_course_configuration(graded_class, student, answered):
+    """The graded quiz, autograded with the course's own nbgrader_config.py: an unanswered
+    quiz scores 0, a half-right one the points of its right answers, and nothing else."""
+    from quiz.defaults import GRADED_QUIZZES
+    from quiz.loading import load_bank
+
+    root, results = graded_class
+    assert results[QUIZ_ASSIGNMENT].outcomes[student].status == "graded"
+    stored = gradebook_scores(QUIZ_ASSIGNMENT, root)[student]
+    expected = _quiz_expected(answered)
+    assert {c: stored[c] for c in expected} == pytest.approx(expected)
+    assert stored["total"] == pytest.approx(sum(expected.values()))
+    full = sum(q.points for quiz in GRADED_QUIZZES for q in load_bank(quiz).questions)
+    assert 0 <= stored["total"] < full
+
+
+def test_an_unanswered_and_a_half_answered_quiz(tmp_path):
+    """Autograded as every day (`autograde_class`, the course's nbgrader_config.py): a quiz left
+    as released scores 0, one with every other question answered (right) and the rest left
+    blank scores the points of those answers."""
+    from attention_course.classgrade import autograde_class
+    from attention_course.course import copy_course
+    from attention_course.samples import fill_quiz
+    from quiz.defaults import GRADED_QUIZZES
+    from quiz.loading import load_bank
+    from quiz.samples import correct_answer
+    from quiz.variants import for_student
+
+    root = copy_course(tmp_path / "course")
+    released = root / "release" / QUIZ_ASSIGNMENT / f"{QUIZ_ASSIGNMENT}.ipynb"
+    half = {}
+    for quiz in GRADED_QUIZZES:
+        bank = load_bank(quiz)
+        for i, q in enumerate(bank.questions):
+            if i % 2 == 0:
+                half[(quiz, q.id)] = correct_answer(for_student(bank, q, "half"))
+    for student, nb in (("blank", fill_quiz(released, {})), ("half", fill_quiz(released, half))):
+        folder = root / "submitted" / student / QUIZ_ASSIGNMENT
+        folder.mkdir(parents=True)
+        nbformat.write(nb, folder / f"{QUIZ_ASSIGNMENT}.ipynb")
+    run = autograde_class(QUIZ_ASSIGNMENT, root, jobs=1, feedback=False)
+    assert run.ok and {o.status for o in run.outcomes.values()} == {"graded"}
+    stored = gradebook_scores(QUIZ_ASSIGNMENT, root)
+    for student, answered in (("blank", lambda i: False), ("half", lambda i: i % 2 == 0)):
+        expected = _quiz_expected(answered)
+        assert {c: stored[student][c] for c in expected} == pytest.approx(expected), student
+        assert stored[student]["total"] == pytest.approx(sum(expected.values())), student
+    assert stored["half"]["total"] > 0

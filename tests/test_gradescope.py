@@ -5,8 +5,10 @@ from __future__ import annotations
 import copy
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -16,8 +18,10 @@ import pytest
 from attention_course.assignments import ASSIGNMENTS, COURSE_ROOT, REFERENCE_FILE
 from attention_course.gradescope import build_autograder
 from attention_course.samples import fill, sample_notebooks
+from tests.test_notebooks import cell_points
 
 ASSIGNMENT = "attention_basics"
+FULL = sum(cell_points(ASSIGNMENT).values())  # the points of its test cells
 # Gradescope's results.json, as documented in
 # https://gradescope-autograders.readthedocs.io/en/latest/specs/ ("Output format").
 DOCUMENTED = {
@@ -131,7 +135,7 @@ def assert_same_as_check(results: dict, path: Path) -> dict:
 @pytest.mark.parametrize(
     "student, name, expected",
     [
-        ("demo-instructor", f"{ASSIGNMENT}.ipynb", 35),
+        ("demo-instructor", f"{ASSIGNMENT}.ipynb", "full"),
         ("demo-partial", f"{ASSIGNMENT}.ipynb", None),
         ("demo-stub", f"{ASSIGNMENT}.ipynb", 0),
         ("demo-partial", "homework (1).ipynb", None),  # a notebook under another name
@@ -142,11 +146,11 @@ def test_same_scores_as_check(autograder_zip, notebooks, tmp_path, student, name
     results, stdout = run_autograder(root)
     checked = assert_same_as_check(results, root / "submission" / name)
     if expected is not None:
-        assert results["score"] == expected
+        assert results["score"] == (FULL if expected == "full" else expected)
     else:
         assert 0 < results["score"] < checked["max_score"]
         assert "FAIL" in json.dumps(results["tests"]) and "PASS" in json.dumps(results["tests"])
-    assert results["extra_data"]["max_score"] == checked["max_score"] == 35
+    assert results["extra_data"]["max_score"] == checked["max_score"] == FULL
     if name != f"{ASSIGNMENT}.ipynb":
         assert (
             f"Graded {name} (this assignment's notebook is {ASSIGNMENT}.ipynb)"
@@ -162,7 +166,7 @@ def test_invalid_json_gets_zero_and_the_reason(autograder_zip, tmp_path, noteboo
     results, _ = run_autograder(root)
     assert results["score"] == 0
     assert [t["name"] for t in results["tests"]] == list(ASSIGNMENTS[ASSIGNMENT].graded)
-    assert sum(t["max_score"] for t in results["tests"]) == 35
+    assert sum(t["max_score"] for t in results["tests"]) == FULL
     assert "not valid notebook JSON" in results["output"]
     assert str(root) not in json.dumps(results)  # the student's file name, not our folders
     proc = check_json(root / "submission" / f"{ASSIGNMENT}.ipynb")  # check: no score either
@@ -235,10 +239,13 @@ def test_output_teaches_without_grader_code_or_reference(autograder_zip, tmp_pat
     assert "grader_tests" not in text and "reference" not in text.lower()
 
 
-def test_student_code_sees_nothing_of_the_autograder(autograder_zip, tmp_path, notebooks):
+def test_student_code_sees_nothing_of_the_autograder(autograder_zip, notebooks):
     """Student code looks for the graders, the reference, the settings, the submission and the
-    results, and tries to write its own results.json: it finds nothing and writes nothing."""
-    root = tmp_path / "autograder"
+    results, and tries to write its own results.json: it finds nothing and writes nothing.
+    The stand-in root lies outside /tmp (the sandbox has a private /tmp of its own anyway)."""
+    folder = Path(tempfile.mkdtemp(prefix="attention-gradescope-", dir="/var/tmp"))
+    folder.chmod(0o755)  # readable by everybody, as a real /autograder may be
+    root = folder / "autograder"
     probe = f"""import os
 import numpy as np
 ROOT = {str(root)!r}
@@ -256,8 +263,11 @@ raise RuntimeError("seen: " + repr(seen))
     solutions = {"softmax": probe}
     released = COURSE_ROOT / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
     nb = fill(released, solutions)
-    root = stand_in_root(autograder_zip, tmp_path, {f"{ASSIGNMENT}.ipynb": nb})
-    results, _ = run_autograder(root)
+    try:
+        assert stand_in_root(autograder_zip, folder, {f"{ASSIGNMENT}.ipynb": nb}) == root
+        results, _ = run_autograder(root)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
     softmax = next(t for t in results["tests"] if t["name"] == "softmax")
     assert "raised RuntimeError: seen: []" in softmax["output"]
     assert results["score"] == 0

@@ -6,15 +6,21 @@ the real pipeline (a pytest process holding the reference, a sandboxed worker ru
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from attention_course.assignments import COURSE_ROOT, REFERENCE_FILE
+from attention_course.assignments import REFERENCE_FILE
 from tests.conftest import grade_reference_variants
+
+# A course folder to attack, outside the repository (a test never writes there, whatever the
+# machine lacks) and outside /tmp (the sandbox's /tmp is a private one anyway).
+DECOY = Path("/var/tmp") / f"attention-decoy-{uuid.uuid4().hex[:12]}"
 
 CASES = {
     # name: (assignment, functions graded, hostile code appended to the reference)
@@ -175,7 +181,7 @@ def softmax(z, axis=-1):
         "attention_basics",
         ["causal_mask"],
         f"""
-for target in ({str(COURSE_ROOT / "gradebook.db")!r}, {str(COURSE_ROOT / "hacked.txt")!r}):
+for target in ({str(DECOY / "gradebook.db")!r}, {str(DECOY / "hacked.txt")!r}):
     try:
         open(target, "a").write("hacked")
     except OSError:
@@ -187,7 +193,13 @@ for target in ({str(COURSE_ROOT / "gradebook.db")!r}, {str(COURSE_ROOT / "hacked
 
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory):
-    return grade_reference_variants(tmp_path_factory.mktemp("hostile"), CASES)
+    DECOY.mkdir(mode=0o755)
+    (DECOY / "nbgrader_config.py").write_text("# a course\n")
+    (DECOY / "gradebook.db").write_bytes(b"grades")
+    try:
+        yield grade_reference_variants(tmp_path_factory.mktemp("hostile"), CASES)
+    finally:
+        shutil.rmtree(DECOY, ignore_errors=True)
 
 
 def _messages(report, function):
@@ -252,7 +264,8 @@ def test_correct_code_that_warns_keeps_full_marks(reports):
 
 
 def test_student_code_cannot_write_into_the_course(reports):
-    assert not (COURSE_ROOT / "hacked.txt").exists()
+    assert sorted(p.name for p in DECOY.iterdir()) == ["gradebook.db", "nbgrader_config.py"]
+    assert (DECOY / "gradebook.db").read_bytes() == b"grades"
     report = reports["writes_outside_its_folder"]
     assert report.score == report.max_score
 

@@ -16,7 +16,7 @@ from pygiftparser import parser as gift_parser
 from pygiftparser.utils import transformSpecials
 
 from attention_course.cli import main
-from quiz.export_gift import escape, to_gift
+from quiz.export_gift import escape, gift_number, to_gift
 from quiz.export_jupyterquiz import TYPES, to_jupyterquiz
 from quiz.export_qti import md
 from quiz.exports import export_items, shape_forms
@@ -106,7 +106,11 @@ def test_gift_syntax_rules() -> None:
         body = "\n".join(lines)
         # braces: exactly one unescaped answer block
         assert len(re.findall(r"(?<!\\)\{", body)) == 1 and len(re.findall(r"(?<!\\)\}", body)) == 1
-    assert re.search(r"\{\n#=8:0\.04#", text) or re.search(r"\{\n#=[0-9.]+:[0-9.]+#", text)
+    for item in export_items(bank, 2):  # numeric answers: the key and the tolerance's half-width
+        if item.question.type == "numeric":
+            for inst in item.instances:
+                half = item.question.tolerance.half_width(inst.key)
+                assert f"{{\n#={gift_number(inst.key)}:{gift_number(half)}" in text
     assert "~%33.33333%" in text and "~%-33.33333%" in text
     concept = load_bank("concept_check")
     gift = to_gift(concept, export_items(concept, 1))

@@ -271,7 +271,8 @@ def test_grade_cell_outputs_are_feedback_and_a_plain_float(autograded: dict) -> 
         assert kinds == ["stream", "execute_result"], name
         assert cell_outputs[0]["name"] == "stdout"
         score = cell_outputs[1]["data"]["text/plain"]
-        assert float(score) >= 0 and "np." not in score
+        assert float(score) == autograded["grades"]["bob"][name][0], name  # what was stored
+        assert "np." not in score
     invalid = outputs["knowledge_check__qkv_roles"][0]["text"]
     assert "invalid" in invalid and "must be a literal" in invalid
     review = autograded["outputs"]["alice"]["concept_check__long_range__review"][0]["text"]
@@ -345,3 +346,20 @@ def test_widget_choices_are_readable_whole(quiz: str) -> None:
                 assert all(len(str(lab)) <= 3 for lab in labels if lab), labels
             if isinstance(p, widgets.ToggleButtons):
                 assert all(len(str(opt)) <= 3 for opt in p.options)
+
+
+def test_a_bank_that_cannot_be_read_is_a_grading_error_not_a_zero(tmp_path) -> None:
+    """The instructor's bank missing or broken, or a question it lacks: the quiz is not graded
+    (a fault of grading, as a grader that fails), never 0 points for the student."""
+    from attention_course.grading import GradingError
+    from quiz.nbgrader_grading import GradeQuizAnswers
+
+    resources = {"nbgrader": {"student": "alice", "assignment": defaults.GRADED_ASSIGNMENT}}
+    nb = graded_notebook(BANKS)
+    with pytest.raises(GradingError, match="the quiz cannot be graded"):
+        GradeQuizAnswers(bank_dir=str(tmp_path)).preprocess(nb, resources)  # no banks there
+    shutil.copytree(defaults.BANK_DIR, tmp_path / "banks")
+    bank = tmp_path / "banks" / "knowledge_check.yaml"
+    bank.write_text(bank.read_text().replace("id: mask_inf", "id: mask_infinity"))
+    with pytest.raises(GradingError, match="has no question 'mask_inf'"):
+        GradeQuizAnswers(bank_dir=str(tmp_path / "banks")).preprocess(nb, resources)

@@ -102,12 +102,19 @@ def test_single_choice_feedback_is_for_the_chosen_wrong_answer() -> None:
 
 
 def test_multiple_select_partial_credit() -> None:
-    inst = _inst("knowledge_check", "sdpa_steps")  # a, b, d right; c, e wrong; 2 points
-    assert grade(inst, ["a", "b", "d"]).score == 2.0
-    partial = grade(inst, ["a", "b"])
-    assert partial.status == "partial" and partial.score == pytest.approx(4 / 3)
-    penalised = grade(inst, ["a", "b", "d", "e"])
-    assert penalised.status == "partial" and penalised.score == pytest.approx(4 / 3)
+    inst = _inst("knowledge_check", "sdpa_steps")  # a, b, d right; c, e wrong
+    points = inst.question.points
+    assert sorted(inst.key) == ["a", "b", "d"]
+    assert grade(inst, ["a", "b", "d"]).score == points
+    partial = grade(inst, ["a", "b"])  # 2 of the 3 right ones
+    assert partial.status == "partial" and partial.score == round(points * 2 / 3, 6)
+    assert partial.feedback == ["Not quite: something is missing."]
+    penalised = grade(inst, ["a", "b", "d", "e"])  # 3 right, less 1 wrong
+    assert penalised.status == "partial" and penalised.score == pytest.approx(points * 2 / 3)
+    assert penalised.feedback == [inst.question.choice("e").feedback]
+    assert penalised.misconceptions == [inst.question.choice("e").misconception]
+    nothing = grade(inst, ["c", "e"])  # more wrong than right: nothing, never less
+    assert (nothing.status, nothing.fraction, nothing.score) == ("wrong", 0.0, 0.0)
     assert penalised.misconceptions == ["scale-by-dk"]
     assert grade(inst, "a, c").score == 0.0
     assert grade(inst, []).status == "wrong"
@@ -168,3 +175,76 @@ def test_free_text_gets_a_provisional_score_for_the_instructor_only() -> None:
     spec = _spec("concept_check", "long_range")
     assert check(KEYS["concept_check"], spec, "alice", half).fraction == 0.0
     assert grade(inst, 42).status == "invalid"
+
+
+def _numeric_tolerances() -> list[tuple[str, str, dict]]:
+    """(quiz, question, tolerance) of every numeric question, as its bank file writes it."""
+    import yaml
+
+    found = []
+    for path in bank_files():
+        for q in yaml.safe_load(path.read_text(encoding="utf-8"))["questions"]:
+            if q["type"] == "numeric":
+                found.append((path.stem, q["id"], q["tolerance"]))
+    return found
+
+
+@pytest.mark.parametrize(("quiz", "qid", "tolerance"), _numeric_tolerances())
+@pytest.mark.parametrize("student", STUDENTS)
+def test_numeric_answer_just_inside_and_just_outside_its_tolerance(quiz, qid, tolerance, student):
+    """The half-width written in the bank, worked out here: 99% of it away from the key is
+    right, 101% is not (on both sides)."""
+    bank = BANKS[quiz]
+    inst = for_student(bank, bank.question(qid), student)
+    key = float(inst.key)
+    half = tolerance["abs"] if "abs" in tolerance else tolerance["rel"] * abs(key)
+    assert grade(inst, key).status == "correct"
+    for side in (1, -1):
+        if half > 0:
+            assert grade(inst, key + side * 0.99 * half).status == "correct", (side, half)
+        outside = key + side * max(1.01 * half, 1e-6 * max(1.0, abs(key)))
+        assert grade(inst, outside).status != "correct", (side, half)
+
+
+@pytest.mark.parametrize(("quiz", "qid"), [c for c in CASES if c[0] != "concept_check"])
+def test_a_right_answer_is_told_why(quiz: str, qid: str) -> None:
+    inst = _inst(quiz, qid)
+    result = grade(inst, correct_answer(inst))
+    assert inst.question.explanation and inst.question.explanation in result.feedback
+
+
+def test_near_a_typical_wrong_number_is_that_mistake() -> None:
+    """A number within the tolerance of a typical wrong answer gets that answer's feedback."""
+    inst = _inst("practice", "sdpa_scale")
+    for reaction in inst.wrong_answers:
+        near = reaction.value * (1 + inst.question.tolerance.rel / 2)
+        result = grade(inst, near)
+        assert result.status == "wrong" and result.feedback == [reaction.feedback]
+        assert result.misconceptions == [reaction.misconception]
+    other = grade(inst, inst.key * 7 + 1)
+    assert other.feedback == ["Not quite."] and other.misconceptions == []
+    assert (other.status, other.fraction, other.score) == ("wrong", 0.0, 0.0)
+
+
+def test_a_wrong_shape_is_told_what_is_wrong_with_it() -> None:
+    inst = _inst("misconceptions", "per_head_weights")
+    n = len(inst.key)
+    for reaction in inst.wrong_answers:
+        written = tuple(list(reaction.value))  # as a student writes it: equal, not the same
+        assert grade(inst, written).feedback == [reaction.feedback]
+    unlike = grade(inst, tuple([999] * n))  # as many dimensions, like no typical mistake
+    assert unlike.status == "wrong" and unlike.feedback == ["Not quite."]
+    assert unlike.misconceptions == []
+    for dims in (n - 1, n + 1):
+        result = grade(inst, tuple([2] * dims))
+        assert result.feedback == [f"Your shape has {dims} dimensions; the answer has {n}."]
+
+
+@pytest.mark.parametrize("raw", [None, "", "   \n"])
+def test_no_answer_is_unanswered(raw) -> None:
+    result = grade(_inst("practice", "sdpa_scale"), raw)
+    assert (result.status, result.score, result.feedback) == (
+        "unanswered",
+        0.0,
+        ["No answer given."],
+    )

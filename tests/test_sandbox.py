@@ -62,17 +62,54 @@ def test_frames_round_trip():
             _frame({"arrays": [{"dtype": "|O", "shape": [1], "offset": 0}]}, b"\0" * 8),
             "not plain numbers",
         ),
+        # bigger numbers than any reply needs (complex256), and text, bytes or records
+        (_frame({"arrays": [{"dtype": "<c32", "shape": [1], "offset": 0}]}, b"\0" * 32), "plain"),
+        (_frame({"arrays": [{"dtype": "<U2", "shape": [1], "offset": 0}]}, b"\0" * 8), "plain"),
+        (_frame({"arrays": [{"dtype": "|V8", "shape": [1], "offset": 0}]}, b"\0" * 8), "plain"),
+        (_frame({"arrays": [{"dtype": "nope", "shape": [1], "offset": 0}]}, b"\0" * 8), "dtype"),
+        (_frame({"arrays": [{"shape": [1], "offset": 0}]}, b"\0" * 8), "malformed dtype"),
+        (_frame({"arrays": [7]}), "malformed array entry"),
+        # two arrays under the element cap each, over it together
+        (
+            _frame({"arrays": [{"dtype": "|u1", "shape": [600], "offset": 0}] * 2}, b"\0" * 600),
+            "elements",
+        ),
+        (
+            _frame({"arrays": [{"dtype": "<f8", "shape": [1] * 33, "offset": 0}]}, b"\0" * 8),
+            "shape",
+        ),
+        (_frame({"arrays": [{"dtype": "<f8", "shape": [1.0], "offset": 0}]}, b"\0" * 8), "shape"),
+        (_frame({"arrays": [{"dtype": "<f8", "shape": [1], "offset": "0"}]}, b"\0" * 8), "shape"),
+        (_frame({"arrays": [{"dtype": "<f8", "shape": [1], "offset": -8}]}, b"\0" * 8), "outside"),
         (_frame({"arrays": [{"dtype": "<f8", "shape": [2], "offset": 0}]}, b"\0" * 8), "outside"),
         (_frame({"arrays": [{"dtype": "<f8", "shape": [-1], "offset": 0}]}, b"\0" * 8), "shape"),
         (_frame({"arrays": "no"}), "malformed"),
         (b"ACW0" + b"\0" * 12, "not a frame"),
         (wire.MAGIC + struct.pack("<IQ", 1 << 30, 0), "byte limit"),
+        (wire.MAGIC + struct.pack("<IQ", 2, CAPS.payload_bytes + 1), "byte limit"),
+        (wire.MAGIC + struct.pack("<IQ", 5, 0) + b"{nope", "malformed frame header"),
         (wire.MAGIC + struct.pack("<IQ", 2, 0) + b"[]", "malformed"),
     ],
 )
 def test_hostile_frames_are_refused(data, words):
     with pytest.raises(wire.WireError, match=words):
         _read(data)
+
+
+def test_frames_at_the_caps_are_read():
+    """What the caps allow is read whole (a cap refuses only what is over it)."""
+    caps = wire.Caps(1 << 20, 8000, 1000)
+    frame = wire.pack({"op": "x"}, [np.ones(1000)])
+    r, w = os.pipe()
+    os.write(w, frame)
+    os.close(w)
+    try:
+        header, (got,) = wire.read_frame(r, caps, time.monotonic() + 5)
+    finally:
+        os.close(r)
+    assert header["op"] == "x" and got.shape == (1000,) and got.sum() == 1000
+    with pytest.raises(wire.WireError, match="cannot send"):
+        wire.pack({}, [np.array(["text"])])
 
 
 def test_a_cut_frame_is_a_closed_channel():
@@ -121,6 +158,41 @@ def test_a_forged_reply_kills_the_worker():
     with _worker() as worker:
         with pytest.raises(Died, match="no request"):
             worker.request({"op": "cell", "id": "x", "source": forge, "timeout": 5}, timeout=5)
+
+
+FORGED_RESULT = """
+import json, os, pickle, struct
+
+class Payload:
+    def __reduce__(self):  # what unpickling in the grader would run
+        return (os.system, ("touch {marker}",))
+
+def f(x):
+    data = pickle.dumps(Payload())
+    spec = {{"dtype": "|O", "shape": [1], "offset": 0}}
+    body = json.dumps({{"op": "call", "status": "ok", "value": {{"array": 0}},
+                       "arrays": [spec], "seq": 1}}).encode()
+    frame = b"ACW1" + struct.pack("<IQ", len(body), len(data)) + body + data
+    for fd in range(1, 20):
+        try:
+            os.write(fd, frame)
+        except OSError:
+            pass
+    return x
+"""
+
+
+def test_a_forged_result_frame_is_refused_and_runs_nothing(tmp_path):
+    """A call that writes its own reply (an object array holding a pickle) where the worker's
+    reply goes: refused before anything is built from it; the call counts as crashed."""
+    marker = tmp_path / "unpickled"
+    cells = [("f", FORGED_RESULT.format(marker=marker))]
+    run = run_program(cells, [Call("f#0", "f", (1.0,)), Call("f#1", "f", (2.0,))])
+    out = run.outcomes["f#0"]
+    assert out.status == "crashed" and "could not be read" in out.detail, out
+    assert "not plain numbers" in out.detail
+    assert run.outcomes["f#1"].status == "skipped"
+    assert not marker.exists()
 
 
 HANG = """

@@ -1,0 +1,298 @@
+"""Mutation testing of the grading core: do the tests notice when the code is wrong?
+
+cosmic-ray (https://cosmic-ray.readthedocs.io) changes one thing at a time in one module (a
+comparison, an operator, a number, a boolean, an exception handler, a loop) and runs the tests
+that concern that module; a mutant the tests do not fail on "survived". This script runs it
+module by module, each in a copy of the repository (the repository itself is never changed),
+and prints each module's score (mutants killed out of those run) and every survivor with its
+diff. Changes inside type annotations are not run: with `from __future__ import annotations`
+they are never evaluated, so no test could tell them apart.
+
+    .venv/bin/python benchmarks/mutation.py --list
+    .venv/bin/python benchmarks/mutation.py quiz/checking.py attention_course/grading.py
+    .venv/bin/python benchmarks/mutation.py --jobs 2          # every module (hours)
+    .venv/bin/python benchmarks/mutation.py --workdir DIR --recheck   # survivors again
+
+It is slow (one test run per mutant: minutes for a small module, about an hour for the largest),
+so it is not part of the test suite: run it after changing the grading core or its tests. It
+installs cosmic-ray (the `mutation` extra of pyproject.toml) into this environment if needed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Module -> the tests that concern it (pytest arguments): the narrowest that exercise it, the
+# fastest first (a mutant is killed by the first test that fails).
+FAULTS = "tests/test_grading_faults.py"
+SLOW_FAULT = f"--deselect {FAULTS}::test_autograde_records_no_score_and_grades_it_next_time"
+MODULES: dict[str, list[str]] = {
+    "attention_course/grading.py": ["tests/test_grading_report.py", FAULTS, SLOW_FAULT],
+    "attention_course/preprocessors.py": ["tests/test_preprocessors.py", "tests/test_hiding.py"],
+    "attention_course/sandbox.py": ["tests/test_sandbox_values.py", "tests/test_sandbox.py"],
+    "grader_tests/conftest.py": [
+        "grader_tests",
+        FAULTS,
+        SLOW_FAULT,
+        "tests/test_run_graders.py::test_sample_class",
+    ],
+    "grader_tests/session.py": [
+        FAULTS,
+        SLOW_FAULT,
+        "tests/test_pasted_helpers.py",
+        "tests/test_run_graders.py::test_sample_class",
+    ],
+    "grader_tests/run_graders.py": [FAULTS, SLOW_FAULT, "tests/test_run_graders.py"],
+    "grader_tests/harness.py": ["tests/test_harness.py", "tests/test_catalogue.py"],
+    "quiz/checking.py": [
+        "tests/test_quiz_questions.py",
+        "tests/test_quiz_cli.py",
+        "tests/test_quiz_free_text.py",
+    ],
+}
+
+
+def ensure_cosmic_ray() -> None:
+    try:
+        import cosmic_ray  # noqa: F401
+    except ImportError:
+        print("installing cosmic-ray (the mutation extra) ...", file=sys.stderr)
+        pip = [sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+        subprocess.run([*pip, "-e", f"{ROOT}[mutation]"], check=True)
+
+
+def repository_files() -> list[Path]:
+    """The repository's files: tracked and new ones, without what git ignores."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(ROOT), "ls-files", "-co", "--exclude-standard", "-z"],
+            capture_output=True,
+            check=True,
+        ).stdout
+        return [Path(p.decode()) for p in out.split(b"\0") if p]
+    except (OSError, subprocess.CalledProcessError):
+        skip = {".git", ".venv", "__pycache__", ".pytest_cache", ".ruff_cache"}
+        found = []
+        for folder, dirs, files in os.walk(ROOT):
+            dirs[:] = [d for d in dirs if d not in skip and not d.endswith(".egg-info")]
+            found += [Path(folder, f).relative_to(ROOT) for f in files]
+        return found
+
+
+def copy_repository(dest: Path) -> Path:
+    for rel in repository_files():
+        source = ROOT / rel
+        if source.is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, dest / rel)
+    return dest
+
+
+def annotation_lines(path: Path) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """(start, end) positions of every type annotation in the module."""
+    spans = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        found = []
+        if isinstance(node, ast.arg | ast.AnnAssign) and node.annotation is not None:
+            found.append(node.annotation)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.returns is not None:
+            found.append(node.returns)
+        for a in found:
+            spans.append(((a.lineno, a.col_offset), (a.end_lineno, a.end_col_offset)))
+    return spans
+
+
+def skip_annotations(session: Path, module: Path) -> int:
+    """Mark the mutants inside type annotations as skipped (never evaluated at run time)."""
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import WorkerOutcome, WorkResult
+
+    spans = annotation_lines(module)
+    skipped = 0
+    with use_db(str(session), WorkDB.Mode.open) as db:
+        for item in list(db.pending_work_items):
+            for m in item.mutations:
+                start, end = tuple(m.start_pos), tuple(m.end_pos)
+                if any(a <= start and end <= b for a, b in spans):
+                    result = WorkResult(
+                        output="inside a type annotation: never evaluated",
+                        worker_outcome=WorkerOutcome.SKIPPED,
+                    )
+                    db.set_result(item.job_id, result)
+                    skipped += 1
+                    break
+    return skipped
+
+
+def _pytest(module: str) -> str:
+    return f"{sys.executable} -m pytest -x -q -p no:cacheprovider -o addopts= " + " ".join(
+        MODULES[module]
+    )
+
+
+def _environment(repo: Path) -> dict[str, str]:
+    env = dict(os.environ, PYTHONPATH=str(repo), PYTHONDONTWRITEBYTECODE="1")
+    env.pop("CI", None)
+    return env
+
+
+def _exec(base: Path, repo: Path) -> None:
+    cosmic = str(Path(sys.executable).parent / "cosmic-ray")
+    subprocess.run(
+        [cosmic, "exec", str(base / "config.toml"), str(base / "session.sqlite")],
+        cwd=repo,
+        env=_environment(repo),
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def run_module(module: str, workdir: Path, log, recheck: bool = False) -> dict:
+    """Mutate `module` in a copy of the repository of its own; its results. With `recheck`,
+    only the survivors of an earlier run in `workdir` are run again, with the tests as they
+    are now."""
+    name = module.replace("/", "__").removesuffix(".py")
+    base = workdir / name
+    repo, session = base / "repo", base / "session.sqlite"
+    start = time.monotonic()
+    if recheck:
+        if not session.exists():
+            raise RuntimeError(f"{module}: no earlier run in {base}")
+        copy_repository(repo)  # the tests as they are now (the module is unchanged)
+        with sqlite3.connect(session) as db:
+            db.execute("DELETE FROM work_results WHERE lower(test_outcome) = 'survived'")
+        print(f"{module}: running the survivors again", file=log, flush=True)
+    else:
+        shutil.rmtree(base, ignore_errors=True)
+        copy_repository(repo)
+        env = _environment(repo)
+        baseline = subprocess.run(
+            _pytest(module).split(), cwd=repo, env=env, capture_output=True, text=True
+        )
+        seconds = time.monotonic() - start
+        if baseline.returncode != 0:
+            tail = (baseline.stdout + baseline.stderr).strip().splitlines()[-15:]
+            raise RuntimeError(f"{module}: the tests fail unmutated:\n" + "\n".join(tail))
+        config = base / "config.toml"
+        config.write_text(
+            "[cosmic-ray]\n"
+            f'module-path = "{module}"\n'
+            f"timeout = {max(60.0, 4 * seconds):.0f}\n"
+            "excluded-modules = []\n"
+            f"test-command = {json.dumps(_pytest(module))}\n"
+            "[cosmic-ray.distributor]\n"
+            'name = "local"\n'
+        )
+        cosmic = str(Path(sys.executable).parent / "cosmic-ray")
+        subprocess.run([cosmic, "init", str(config), str(session)], cwd=repo, env=env, check=True)
+        skipped = skip_annotations(session, repo / module)
+        print(
+            f"{module}: tests take {seconds:.0f} s; {skipped} mutants in annotations skipped",
+            file=log,
+            flush=True,
+        )
+    _exec(base, repo)
+    return collect(module, session, round(time.monotonic() - start))
+
+
+def collect(module: str, session: Path, seconds: int) -> dict:
+    from cosmic_ray.work_db import WorkDB, use_db
+
+    killed, survivors, incompetent, skipped = 0, [], 0, 0
+    with use_db(str(session), WorkDB.Mode.open) as db:
+        for item, result in db.completed_work_items:
+            if result.worker_outcome == "skipped":
+                skipped += 1
+                continue
+            mutation = item.mutations[0]
+            where = f"{module}:{mutation.start_pos[0]} {mutation.operator_name}"
+            if result.test_outcome == "survived":
+                survivors.append({"where": where, "diff": result.diff or ""})
+            elif result.test_outcome == "incompetent":
+                incompetent += 1
+                killed += 1
+            else:
+                killed += 1
+    return {
+        "module": module,
+        "killed": killed,
+        "total": killed + len(survivors),
+        "incompetent": incompetent,
+        "skipped": skipped,
+        "seconds": seconds,
+        "survivors": survivors,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("modules", nargs="*", help="modules to mutate (default: all)")
+    parser.add_argument("--list", action="store_true", help="list the modules and their tests")
+    parser.add_argument("--jobs", type=int, default=1, help="modules mutated at the same time")
+    parser.add_argument(
+        "--recheck",
+        action="store_true",
+        help="run only the survivors of the earlier run in --workdir again, with today's tests",
+    )
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        help="where the copies and results go (default: a new folder under /var/tmp)",
+    )
+    args = parser.parse_args(argv)
+    if args.list:
+        for module, tests in MODULES.items():
+            print(f"{module}: {' '.join(tests)}")
+        return 0
+    unknown = [m for m in args.modules if m not in MODULES]
+    if unknown:
+        parser.error(f"unknown module(s) {', '.join(unknown)} (see --list)")
+    if args.recheck and not args.workdir:
+        parser.error("--recheck needs the --workdir of the earlier run")
+    ensure_cosmic_ray()
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="attention-mutation-", dir="/var/tmp"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    print(f"working in {workdir}", file=sys.stderr)
+    modules = args.modules or list(MODULES)
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        results = list(
+            pool.map(lambda m: run_module(m, workdir, sys.stderr, args.recheck), modules)
+        )
+    (workdir / "results.json").write_text(json.dumps(results, indent=1))
+    print()
+    for r in results:
+        for s in r["survivors"]:
+            print(f"survived: {s['where']}")
+            changed = [
+                ln for ln in s["diff"].splitlines() if ln[:1] in "+-" and ln[:3] not in "+++---"
+            ]
+            print("  " + "\n  ".join(changed))
+    print()
+    width = max(len(r["module"]) for r in results)
+    for r in results:
+        score = 100 * r["killed"] / r["total"] if r["total"] else 100.0
+        print(
+            f"{r['module']:<{width}}  {r['killed']:>4} / {r['total']:<4} killed  {score:5.1f}%"
+            f"  ({r['skipped']} in annotations skipped, {r['seconds']} s)"
+        )
+    killed, total = sum(r["killed"] for r in results), sum(r["total"] for r in results)
+    print(f"{'all':<{width}}  {killed:>4} / {total:<4} killed  {100 * killed / total:5.1f}%")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

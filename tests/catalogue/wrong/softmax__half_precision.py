@@ -1,0 +1,10 @@
+# function: softmax
+# caught-by: test_rows_are_distributions, test_honours_axis, test_batched_input, test_large_inputs_do_not_overflow, test_rows_on_different_scales, test_all_masked_row_gives_zeros, test_input_is_not_modified
+# Computes in float16 to save memory: every weight is off by about 1e-3 of itself.
+def softmax(z, axis=-1):
+    z = np.asarray(z, dtype=np.float16)
+    m = np.max(z, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0)
+    e = np.exp(z - m)
+    total = np.sum(e, axis=axis, keepdims=True)
+    return e / np.where(total > 0, total, 1)

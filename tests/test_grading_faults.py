@@ -1,0 +1,248 @@
+"""A fault of grading is never a student's outcome: no points, no zero, a grading error.
+
+A grader that raises anything but its own `Fail` (a bare assert included), a grader file that
+does not import, a grading worker that cannot start, a function that no grader test ran, a
+report that cannot be read and a grading process that ends with an unexpected status each make
+`grade_file` raise GradingError, both in process (grading jobs, `check`) and in a pytest process
+of its own (plain nbgrader). `check` turns it into a one-line error (exit 2); `autograde` into
+the status "error" for that submission: nothing recorded, graded again by the next run, exit 1.
+
+The faults are made by the tests: a grader function or the sandbox replaced in this process, and
+in the pytest process a plugin (PYTEST_PLUGINS) that does the same.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import nbformat
+import pytest
+
+import grader_tests.test_causal_mask as causal_mask_grader
+from attention_course import confined
+from attention_course.assignments import COURSE_ROOT, REFERENCE_FILE
+from attention_course.grading import GradingError, grade_file
+from grader_tests import run_graders
+
+ASSIGNMENT = "attention_basics"
+
+
+def _raise(exc: BaseException):
+    def raiser(*args, **kwargs):
+        raise exc
+
+    return raiser
+
+
+@pytest.fixture
+def stub(tmp_path):
+    """The released attention_basics, untouched: what a student who did nothing hands in."""
+    released = COURSE_ROOT / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    path = tmp_path / f"{ASSIGNMENT}.ipynb"
+    path.write_bytes(released.read_bytes())
+    return path
+
+
+def _grade_here(path, functions=("causal_mask",)):
+    return grade_file(path, ASSIGNMENT, functions=list(functions), in_process=True)
+
+
+# --------------------------------------------------------------------------- in process
+
+
+def test_the_stub_is_graded_normally(stub):
+    """Without a fault, the same calls give the stub its honest zero (so the faults below are
+    what turns it into an error)."""
+    report = _grade_here(stub, ("softmax", "causal_mask"))
+    assert report.score == 0 and report.max_score > 0
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [KeyError("a grader bug"), AssertionError("a bare assert in a grader")],
+    ids=["grader-crash", "bare-assert"],
+)
+def test_a_grader_that_raises_is_a_fault(monkeypatch, exc):
+    monkeypatch.setattr(causal_mask_grader, "expect_shape", _raise(exc))
+    with pytest.raises(GradingError, match="not the student's fault") as found:
+        _grade_here(REFERENCE_FILE)
+    assert "causal_mask::test_" in str(found.value) and type(exc).__name__ in str(found.value)
+
+
+def test_the_error_names_the_first_five_faults(monkeypatch):
+    import grader_tests.test_softmax as softmax_grader
+
+    tests, _ = run_graders.load("softmax")
+    assert len(tests) > 5
+    monkeypatch.setattr(softmax_grader, "expect_close", _raise(KeyError("a grader bug")))
+    with pytest.raises(GradingError) as found:
+        _grade_here(REFERENCE_FILE, ("softmax",))
+    named = str(found.value).split("(not the student's fault): ")[1].split("; ")
+    assert [n.split(":")[2] for n in named] == [t.name for t in tests[:5]]
+
+
+def test_a_worker_that_cannot_start_is_a_fault(stub, monkeypatch):
+    """The sandbox cannot start a worker (a fault of the machine): before, an untouched stub
+    scored full marks on softmax that way."""
+    monkeypatch.setattr(confined.Confined, "start", _raise(confined.Died("no sandbox today")))
+    with pytest.raises(GradingError, match="did not start: no sandbox today"):
+        _grade_here(stub, ("softmax", "causal_mask"))
+
+
+def test_a_grader_file_that_does_not_import_is_a_fault(stub, monkeypatch):
+    monkeypatch.delitem(run_graders._MODULES, "causal_mask", raising=False)
+    monkeypatch.setitem(sys.modules, "grader_tests.test_causal_mask", None)  # import fails
+    with pytest.raises(GradingError, match="test_causal_mask.py: could not be collected"):
+        _grade_here(stub, ("softmax", "causal_mask"))
+
+
+def test_a_function_no_grader_test_ran_for_is_a_fault(stub, monkeypatch):
+    tests, calls = run_graders.load("causal_mask")
+    monkeypatch.setitem(run_graders._MODULES, "causal_mask", ([], calls))
+    with pytest.raises(GradingError, match="no grader test ran for causal_mask"):
+        _grade_here(REFERENCE_FILE, ("softmax", "causal_mask"))
+
+
+# --------------------------------------------------------------------------- pytest process
+
+PLUGIN = '''
+"""Faults for the grader pytest process, chosen by ATTENTION_COURSE_TEST_FAULT."""
+import os
+from pathlib import Path
+
+FAULT = os.environ.get("ATTENTION_COURSE_TEST_FAULT", "")
+
+
+def pytest_configure(config):
+    if FAULT == "worker":
+        from attention_course import confined
+
+        def start(self, deadline):
+            raise confined.Died("no sandbox today")
+
+        confined.Confined.start = start
+
+
+def pytest_collection_modifyitems(config, items):
+    ours = [i for i in items if "test_causal_mask" in i.nodeid]
+    if FAULT == "crash":
+        def crash(student):
+            raise KeyError("a grader bug")
+
+        ours[0].obj = crash
+    if FAULT == "untested":
+        items[:] = [i for i in items if i not in ours]
+
+
+def pytest_unconfigure(config):
+    report = Path(config.getoption("--report"))
+    if FAULT == "garbled":
+        report.write_text("{")
+    if FAULT == "status":  # ended badly after a report that looks fine
+        os._exit(3)
+'''
+
+
+@pytest.fixture
+def fault_plugin(tmp_path, monkeypatch):
+    folder = tmp_path / "plugins"
+    folder.mkdir()
+    (folder / "grading_fault_plugin.py").write_text(PLUGIN)
+    monkeypatch.setenv("PYTHONPATH", str(folder))
+    monkeypatch.setenv("PYTEST_PLUGINS", "grading_fault_plugin")
+
+    def choose(fault: str) -> None:
+        monkeypatch.setenv("ATTENTION_COURSE_TEST_FAULT", fault)
+
+    return choose
+
+
+@pytest.mark.parametrize(
+    "fault, words",
+    [
+        ("none", None),
+        ("crash", "test_causal_mask.py::test_.*: KeyError"),
+        ("worker", "did not start: no sandbox today"),
+        ("untested", "no grader test ran for causal_mask"),
+        ("garbled", r"not the student's fault\): \d+ passed"),  # pytest's last line
+        ("status", "not the student's fault"),
+    ],
+)
+def test_faults_in_the_grader_pytest_process(stub, fault_plugin, fault, words):
+    fault_plugin(fault)
+    if words is None:  # the plugin alone changes nothing
+        report = grade_file(stub, ASSIGNMENT, functions=["softmax", "causal_mask"])
+        assert report.score == 0 and report.max_score > 0
+        return
+    path = REFERENCE_FILE if fault in ("garbled", "status") else stub  # all passed, then this
+    with pytest.raises(GradingError, match=words):
+        grade_file(path, ASSIGNMENT, functions=["softmax", "causal_mask"])
+
+
+# --------------------------------------------------------------------------- check and autograde
+
+
+def test_check_says_it_in_one_line_and_exits_2(stub, monkeypatch, capsys):
+    from attention_course import cli, grading
+
+    monkeypatch.setattr(grading, "limit_grader_memory", lambda: None)  # not this test process
+    monkeypatch.setattr(confined.Confined, "start", _raise(confined.Died("no sandbox today")))
+    assert cli.main(["check", str(stub), "--json"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert "not the student's fault" in err and "Traceback" not in err
+
+
+SITECUSTOMIZE = """
+import os
+
+if os.environ.get("ATTENTION_COURSE_TEST_FAULT") == "worker":
+    from attention_course import confined
+
+    def start(self, deadline):
+        raise confined.Died("no sandbox today")
+
+    confined.Confined.start = start
+"""
+
+
+def test_autograde_records_no_score_and_grades_it_next_time(tmp_path_factory, monkeypatch, capsys):
+    """A class run whose grading worker cannot start: the submission is an error (exit 1),
+    not a score, nothing is recorded for it, and the next run grades it."""
+    from attention_course import cli
+    from attention_course.classgrade import STATE_DIR
+    from attention_course.course import copy_course, gradebook_scores
+    from attention_course.samples import fill
+
+    root = copy_course(tmp_path_factory.mktemp("faults") / "course")
+    folder = root / "submitted" / "idle" / ASSIGNMENT
+    folder.mkdir(parents=True)
+    released = root / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    nbformat.write(fill(released, {}), folder / f"{ASSIGNMENT}.ipynb")
+    site = tmp_path_factory.mktemp("site")
+    (site / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    monkeypatch.setenv("ATTENTION_COURSE_TEST_FAULT", "worker")
+    args = ["autograde", ASSIGNMENT, "--course", str(root), "--jobs", "1", "--no-feedback"]
+
+    assert cli.main(args) == 1
+    out, err = capsys.readouterr()
+    assert "idle" in out + err and "not the student's fault" in out + err
+    assert not (root / STATE_DIR / ASSIGNMENT / "idle.json").exists()  # nothing recorded
+    assert _auto_scores(root, "idle") == {None}  # no score, as nbgrader leaves a failed one
+
+    monkeypatch.delenv("ATTENTION_COURSE_TEST_FAULT")
+    assert cli.main(args) == 0
+    recorded = json.loads((root / STATE_DIR / ASSIGNMENT / "idle.json").read_text())
+    assert recorded["status"] == "graded" and recorded["total"] == 0
+    assert gradebook_scores(ASSIGNMENT, root)["idle"]["total"] == 0
+    assert _auto_scores(root, "idle") == {0.0}  # now a zero given by grading
+
+
+def _auto_scores(root, student) -> set:
+    from attention_course.course import _gradebook
+
+    with _gradebook(root) as gb:
+        sub = gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, student)
+        return {g.auto_score for g in sub.grades}

@@ -1,0 +1,107 @@
+"""A course folder that lies inside a folder the sandbox mounts is hidden from student code.
+
+The sandbox mounts the Python installation (and /usr) read-only; the course folder is never
+mounted itself, but an instructor's course may lie inside one of those (a course kept next to
+its Python environment, in /usr/local/share, ...). nbgrader's preprocessors name the course of
+the submission they grade (`graded_course`, from autograded/<student>/<assignment>/), and the
+sandbox covers it. Test courses usually live under /tmp, which the sandbox replaces by a private
+one anyway, so this course copy lies under /var/tmp, inside a folder made to look like part of
+the Python installation.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from attention_course import jail
+from attention_course.assignments import COURSE_ROOT, graded_course
+from attention_course.course import copy_course
+from attention_course.preprocessors import GradeOutOfKernel, SandboxedExecute
+
+ASSIGNMENT = "attention_basics"
+
+STEAL = """
+import json
+try:
+    source = json.load(open({path!r}))
+    stolen = next(c["source"] for c in source["cells"] if c.get("id") == "softmax")
+    exec("".join(stolen))
+    print("STOLEN from the course")
+except OSError as exc:
+    print("nothing to read:", type(exc).__name__)
+    def softmax(z, axis=-1):
+        raise NotImplementedError()
+"""
+
+
+def test_graded_course_is_the_root_of_the_working_folder(tmp_path):
+    course = copy_course(tmp_path / "course")
+    folder = course / "autograded" / "someone" / ASSIGNMENT
+    assert graded_course(folder) == [course]
+    assert graded_course(tmp_path / "elsewhere" / "a" / "b") == []  # not a course folder
+
+
+@pytest.fixture
+def course_in_python(monkeypatch):
+    """A course copy under /var/tmp, in a folder the sandbox mounts like the Python
+    installation."""
+    base = Path(tempfile.mkdtemp(prefix="attention-hiding-", dir="/var/tmp"))
+    base.chmod(0o755)  # readable by everybody, as a shared installation is
+    try:
+        course = copy_course(base / "course")
+        real = jail.python_paths
+        monkeypatch.setattr(jail, "python_paths", lambda: [*real(), str(base)])
+        yield course
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _notebook(course: Path):
+    """The instructor's notebook with softmax's solution replaced by the theft (the source, as
+    nbgrader grades it: every locked cell restored, the hidden grader lines included)."""
+    path = course / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == "softmax":
+            cell.source = STEAL.format(path=str(path))
+    return nb
+
+
+def test_student_code_cannot_read_a_course_inside_a_mounted_folder(course_in_python):
+    course = course_in_python
+    nb = _notebook(course)
+    resources = {
+        "nbgrader": {"assignment": ASSIGNMENT, "notebook": ASSIGNMENT, "student": "thief"},
+        "metadata": {"path": str(course / "autograded" / "thief" / ASSIGNMENT)},
+    }
+    nb, resources = SandboxedExecute().preprocess(nb, resources)
+    nb, resources = GradeOutOfKernel().preprocess(nb, resources)
+    outputs = json.dumps([c.get("outputs", []) for c in nb.cells])
+    assert "STOLEN" not in outputs
+    assert "nothing to read" in outputs  # the notebook run tried, and found nothing
+    graded = {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells if "nbgrader" in c.metadata}
+    score = graded["softmax_tests"].outputs[-1]["data"]["text/plain"]
+    assert float(score) == 0.0, graded["softmax_tests"].outputs[0]["text"]
+
+
+def test_the_same_theft_works_where_the_course_is_readable(tmp_path):
+    """The theft itself works (so the test above shows hiding, not a broken theft): run
+    without the sandbox, where the course can be read, it gets softmax's full marks."""
+    course = copy_course(tmp_path / "course")
+    nb = _notebook(course)
+    resources = {
+        "nbgrader": {"assignment": ASSIGNMENT, "notebook": ASSIGNMENT, "student": "thief"},
+        "metadata": {"path": str(course / "autograded" / "thief" / ASSIGNMENT)},
+    }
+    nb, _ = GradeOutOfKernel(unsandboxed=True).preprocess(nb, resources)
+    graded = {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells if "nbgrader" in c.metadata}
+    score = float(graded["softmax_tests"].outputs[-1]["data"]["text/plain"])
+    points = float(graded["softmax_tests"].metadata["nbgrader"]["points"])
+    assert score == points > 0
+    assert COURSE_ROOT not in course.parents
