@@ -12,6 +12,7 @@ they are never evaluated, so no test could tell them apart.
     .venv/bin/python benchmarks/mutation.py quiz/checking.py attention_course/grading.py
     .venv/bin/python benchmarks/mutation.py --jobs 2          # every module (hours)
     .venv/bin/python benchmarks/mutation.py --workdir DIR --recheck   # survivors again
+    .venv/bin/python benchmarks/mutation.py --sample 0.25     # a seeded quarter of each module
 
 It is slow (one test run per mutant: minutes for a small module, about an hour for the largest),
 so it is not part of the test suite: run it after changing the grading core or its tests. It
@@ -137,6 +138,31 @@ def skip_annotations(session: Path, module: Path) -> int:
     return skipped
 
 
+NOT_SAMPLED = "not in this run's sample"
+
+
+def keep_sample(session: Path, fraction: float, seed: int) -> int:
+    """Leave a seeded random `fraction` of the pending mutants to run and mark the others as
+    skipped (mutant sampling: an unbiased estimate of the score in a fraction of the time)."""
+    import random
+
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import WorkerOutcome, WorkResult
+
+    left_out = 0
+    with use_db(str(session), WorkDB.Mode.open) as db:
+        pending = sorted(db.pending_work_items, key=lambda item: item.job_id)
+        chosen = set(
+            random.Random(seed).sample(range(len(pending)), round(fraction * len(pending)))
+        )
+        for i, item in enumerate(pending):
+            if i not in chosen:
+                result = WorkResult(output=NOT_SAMPLED, worker_outcome=WorkerOutcome.SKIPPED)
+                db.set_result(item.job_id, result)
+                left_out += 1
+    return left_out
+
+
 def _pytest(module: str) -> str:
     return f"{sys.executable} -m pytest -x -q -p no:cacheprovider -o addopts= " + " ".join(
         MODULES[module]
@@ -161,7 +187,9 @@ def _exec(base: Path, repo: Path) -> None:
     )
 
 
-def run_module(module: str, workdir: Path, log, recheck: bool = False) -> dict:
+def run_module(
+    module: str, workdir: Path, log, recheck: bool = False, sample: float = 1.0, seed: int = 0
+) -> dict:
     """Mutate `module` in a copy of the repository of its own; its results. With `recheck`,
     only the survivors of an earlier run in `workdir` are run again, with the tests as they
     are now."""
@@ -200,8 +228,10 @@ def run_module(module: str, workdir: Path, log, recheck: bool = False) -> dict:
         cosmic = str(Path(sys.executable).parent / "cosmic-ray")
         subprocess.run([cosmic, "init", str(config), str(session)], cwd=repo, env=env, check=True)
         skipped = skip_annotations(session, repo / module)
+        left_out = keep_sample(session, sample, seed) if sample < 1.0 else 0
         print(
-            f"{module}: tests take {seconds:.0f} s; {skipped} mutants in annotations skipped",
+            f"{module}: tests take {seconds:.0f} s; {skipped} mutants in annotations skipped"
+            + (f", {left_out} left out of the sample" if left_out else ""),
             file=log,
             flush=True,
         )
@@ -212,11 +242,14 @@ def run_module(module: str, workdir: Path, log, recheck: bool = False) -> dict:
 def collect(module: str, session: Path, seconds: int) -> dict:
     from cosmic_ray.work_db import WorkDB, use_db
 
-    killed, survivors, incompetent, skipped = 0, [], 0, 0
+    killed, survivors, incompetent, skipped, unsampled = 0, [], 0, 0, 0
     with use_db(str(session), WorkDB.Mode.open) as db:
         for item, result in db.completed_work_items:
             if result.worker_outcome == "skipped":
-                skipped += 1
+                if result.output == NOT_SAMPLED:
+                    unsampled += 1
+                else:
+                    skipped += 1
                 continue
             mutation = item.mutations[0]
             where = f"{module}:{mutation.start_pos[0]} {mutation.operator_name}"
@@ -233,6 +266,7 @@ def collect(module: str, session: Path, seconds: int) -> dict:
         "total": killed + len(survivors),
         "incompetent": incompetent,
         "skipped": skipped,
+        "unsampled": unsampled,
         "seconds": seconds,
         "survivors": survivors,
     }
@@ -253,7 +287,17 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         help="where the copies and results go (default: a new folder under /var/tmp)",
     )
+    parser.add_argument(
+        "--sample",
+        type=float,
+        default=1.0,
+        metavar="FRACTION",
+        help="run a seeded random fraction of each module's mutants (default: 1, all of them)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="the sample's seed (default: 0)")
     args = parser.parse_args(argv)
+    if not 0.0 < args.sample <= 1.0:
+        parser.error("--sample must be a fraction in (0, 1]")
     if args.list:
         for module, tests in MODULES.items():
             print(f"{module}: {' '.join(tests)}")
@@ -270,7 +314,10 @@ def main(argv: list[str] | None = None) -> int:
     modules = args.modules or list(MODULES)
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         results = list(
-            pool.map(lambda m: run_module(m, workdir, sys.stderr, args.recheck), modules)
+            pool.map(
+                lambda m: run_module(m, workdir, sys.stderr, args.recheck, args.sample, args.seed),
+                modules,
+            )
         )
     (workdir / "results.json").write_text(json.dumps(results, indent=1))
     print()
@@ -287,7 +334,9 @@ def main(argv: list[str] | None = None) -> int:
         score = 100 * r["killed"] / r["total"] if r["total"] else 100.0
         print(
             f"{r['module']:<{width}}  {r['killed']:>4} / {r['total']:<4} killed  {score:5.1f}%"
-            f"  ({r['skipped']} in annotations skipped, {r['seconds']} s)"
+            f"  ({r['skipped']} in annotations skipped,"
+            + (f" {r['unsampled']} not sampled," if r.get("unsampled") else "")
+            + f" {r['seconds']} s)"
         )
     killed, total = sum(r["killed"] for r in results), sum(r["total"] for r in results)
     print(f"{'all':<{width}}  {killed:>4} / {total:<4} killed  {100 * killed / total:5.1f}%")
