@@ -74,7 +74,8 @@ def grade(instance: Instance, raw: object) -> Result:
             picked = [q.choice(cid) for cid in sorted(value)]
             right = [c for c in picked if c.correct]
             wrong = [c for c in picked if not c.correct]
-            fraction = max(0.0, min(1.0, (len(right) - len(wrong)) / len(instance.key)))
+            # the right picks are among the key's choices, so this is at most 1
+            fraction = max(0.0, (len(right) - len(wrong)) / len(instance.key))
             exact = set(value) == set(instance.key)
         else:
             right = [item for item, opt in value.items() if instance.key[item] == opt]

@@ -65,10 +65,12 @@ def _limits_in_a_child(preexec=None, code: str = "") -> str:
 
 
 def test_grader_processes_have_their_own_memory_limit():
-    from attention_course.limits import DEFAULT
+    from attention_course.limits import DEFAULT, GiB
 
     # room to hold every reply of a submission (capped) next to the reference's own arrays
     assert GRADER_MEMORY_BYTES >= 4 * DEFAULT.program_result_bytes
+    # the course's chosen limit (a policy value, not derived: changing it must be deliberate)
+    assert GRADER_MEMORY_BYTES == 4 * GiB
     assert _limits_in_a_child(_grader_limits) == str((GRADER_MEMORY_BYTES, GRADER_MEMORY_BYTES))
     code = (
         "import ctypes, signal; sig = ctypes.c_int(); "
@@ -94,6 +96,45 @@ def test_grade_many_keeps_the_order(tmp_path):
     reports = grade_many([REFERENCE_FILE, stub], "attention_basics", jobs=2)
     assert [r.score for r in reports] == [reports[0].max_score, 0.0]
     assert reports[0].max_score > 0
+
+
+def test_grade_many_grades_one_at_a_time_when_the_cpus_are_unknown(monkeypatch):
+    """Without `jobs` it grades as many at a time as there are CPUs, and one at a time when
+    their number cannot be found (never none at all)."""
+    import os
+    import threading
+    import time
+
+    running, most, lock = [0], [0], threading.Lock()
+
+    def grade_file(path, assignment, unsandboxed):
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        time.sleep(0.1)
+        with lock:
+            running[0] -= 1
+        return path
+
+    monkeypatch.setattr(grading, "grade_file", grade_file)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert grade_many(["a", "b", "c"], "attention_basics") == ["a", "b", "c"]
+    assert most[0] == 2
+    most[0] = 0
+    monkeypatch.setattr(os, "cpu_count", lambda: None)
+    assert grade_many(["a", "b", "c"], "attention_basics") == ["a", "b", "c"]
+    assert most[0] == 1
+
+
+def test_a_report_says_unsandboxed_only_when_told():
+    """A report made without the flag (the quiz's, which runs no student code) does not tell
+    the student that grading ran without the sandbox; one made with it does."""
+    from attention_course.feedback import UNSANDBOXED_NOTE, cell_feedback
+
+    plain = GradeReport("a", {"f": _function()}, [], [])
+    assert not plain.unsandboxed and UNSANDBOXED_NOTE not in cell_feedback(plain, "f")
+    told = GradeReport("a", {"f": _function()}, [], [], unsandboxed=True)
+    assert UNSANDBOXED_NOTE in cell_feedback(told, "f")
 
 
 def test_a_cell_gets_its_share_of_points_and_nothing_without_tests():

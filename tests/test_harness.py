@@ -184,6 +184,19 @@ def test_batches_slices_twins_and_masks():
     assert np.allclose(batch, np.stack([w, w]))  # along the last axis of a batch too
 
 
+def test_inputs_checked_after_the_call_must_match_the_inputs_in_number():
+    """A reply with more inputs after the call than went in is a failure of the check (not a
+    crash of the grader), and any number of unchanged inputs passes, however many."""
+    c = Call("g#x", "g", (np.arange(3.0), 2, np.ones(2)))
+    extra = [np.arange(3.0), np.ones(2), np.ones(2)]
+    with pytest.raises(Fail, match="could not be checked"):
+        harness.expect_unmodified(Student({c.key: Outcome("ok", value=1, inputs_after=extra)}), c)
+    many = tuple(np.full(1, float(i)) for i in range(300))
+    c_many = Call("m#x", "m", many)
+    after = [a.copy() for a in many]
+    harness.expect_unmodified(Student({c_many.key: Outcome("ok", inputs_after=after)}), c_many)
+
+
 def test_inputs_after_the_call_and_warnings():
     c = Call("g#x", "g", (np.arange(3.0), 2, np.ones(2)))
     same = Student({c.key: Outcome("ok", value=1, inputs_after=[np.arange(3.0), np.ones(2)])})

@@ -248,3 +248,45 @@ def test_no_answer_is_unanswered(raw) -> None:
         0.0,
         ["No answer given."],
     )
+
+
+def test_matching_options_of_several_letters_are_compared_by_value(tmp_path) -> None:
+    """A bank may name its options with words: the answers, read from the student and from the
+    bank file separately, are the same text, not the same object, and each pair is still
+    scored, with the feedback of the wrong picks only."""
+    import yaml
+
+    from quiz import defaults
+
+    data = yaml.safe_load((defaults.BANK_DIR / "concept_check.yaml").read_text(encoding="utf-8"))
+    question = next(q for q in data["questions"] if q["id"] == "library_analogy")
+    renamed = {o["id"]: f"option-{o['id'].lower()}" for o in question["options"]}
+    for option in question["options"]:
+        option["id"] = renamed[option["id"]]
+    question["answer"] = {item: renamed[opt] for item, opt in question["answer"].items()}
+    path = tmp_path / "concept_check.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    bank = load_bank(str(path))
+    inst = for_student(bank, bank.question("library_analogy"), "alice")
+    right = "query=option-d, key=option-a, value=option-c"
+    assert grade(inst, right).status == "correct"
+    swapped = grade(inst, "query=option-d, key=option-c, value=option-a")
+    assert swapped.status == "partial" and swapped.fraction == pytest.approx(1 / 3)
+    q = inst.question
+    assert swapped.feedback == [q.choice("option-c").feedback, q.choice("option-a").feedback]
+
+
+def test_sizes_are_compared_by_value_however_large() -> None:
+    """A matching question of 300 items, all right, is correct; a shape of as many dimensions
+    as the key is not told its dimensions are wrong (more than 256: CPython shares only small
+    ints, so these sizes must be compared by value)."""
+    from dataclasses import replace
+
+    inst = _inst("concept_check", "library_analogy")
+    items = tuple(f"item{i}" for i in range(300))
+    answer = {item: inst.question.choices[i % 2].id for i, item in enumerate(items)}
+    big = replace(inst, question=replace(inst.question, items=items, answer=answer), key=answer)
+    assert grade(big, dict(answer)).status == "correct"
+    shape = _inst("misconceptions", "per_head_weights")
+    deep = replace(shape, key=(2,) * 300, wrong_answers=())
+    assert grade(deep, (3,) * 300).feedback == ["Not quite."]
