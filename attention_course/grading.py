@@ -15,7 +15,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -194,12 +193,3 @@ def grade_file(
     if untested:
         raise GradingError(f"no grader test ran for {', '.join(untested)}")
     return GradeReport(assignment, scores, raw["cell_errors"], raw["notes"], unsandboxed)
-
-
-def grade_many(
-    paths: list[Path], assignment: str, jobs: int | None = None, unsandboxed: bool = False
-) -> list[GradeReport]:
-    """Grade several submissions in parallel (one pytest process and one worker each)."""
-    jobs = jobs or os.cpu_count() or 1
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(lambda p: grade_file(p, assignment, unsandboxed), paths))

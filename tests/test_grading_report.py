@@ -17,7 +17,6 @@ from attention_course.grading import (
     FunctionScore,
     GradeReport,
     _grader_limits,
-    grade_many,
 )
 
 
@@ -89,41 +88,6 @@ def test_grading_in_process_lowers_the_memory_limit_never_raises_it(soft):
     expected = GRADER_MEMORY_BYTES if soft is None else min(soft, GRADER_MEMORY_BYTES)
     got = _limits_in_a_child(start, code)
     assert got == str((expected, resource.RLIM_INFINITY)), got
-
-
-def test_grade_many_keeps_the_order(tmp_path):
-    stub = COURSE_ROOT / "release" / "attention_basics" / "attention_basics.ipynb"
-    reports = grade_many([REFERENCE_FILE, stub], "attention_basics", jobs=2)
-    assert [r.score for r in reports] == [reports[0].max_score, 0.0]
-    assert reports[0].max_score > 0
-
-
-def test_grade_many_grades_one_at_a_time_when_the_cpus_are_unknown(monkeypatch):
-    """Without `jobs` it grades as many at a time as there are CPUs, and one at a time when
-    their number cannot be found (never none at all)."""
-    import os
-    import threading
-    import time
-
-    running, most, lock = [0], [0], threading.Lock()
-
-    def grade_file(path, assignment, unsandboxed):
-        with lock:
-            running[0] += 1
-            most[0] = max(most[0], running[0])
-        time.sleep(0.1)
-        with lock:
-            running[0] -= 1
-        return path
-
-    monkeypatch.setattr(grading, "grade_file", grade_file)
-    monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    assert grade_many(["a", "b", "c"], "attention_basics") == ["a", "b", "c"]
-    assert most[0] == 2
-    most[0] = 0
-    monkeypatch.setattr(os, "cpu_count", lambda: None)
-    assert grade_many(["a", "b", "c"], "attention_basics") == ["a", "b", "c"]
-    assert most[0] == 1
 
 
 def test_a_report_says_unsandboxed_only_when_told():
