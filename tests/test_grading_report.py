@@ -96,6 +96,7 @@ def test_grade_many_keeps_the_order(tmp_path):
     reports = grade_many([REFERENCE_FILE, stub], "attention_basics", jobs=2)
     assert [r.score for r in reports] == [reports[0].max_score, 0.0]
     assert reports[0].max_score > 0
+    assert not any(r.unsandboxed for r in reports)  # sandboxed unless told
 
 
 def test_grade_many_grades_one_at_a_time_when_the_cpus_are_unknown(monkeypatch):
