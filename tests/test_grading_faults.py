@@ -104,6 +104,26 @@ def test_a_function_no_grader_test_ran_for_is_a_fault(stub, monkeypatch):
         _grade_here(REFERENCE_FILE, ("softmax", "causal_mask"))
 
 
+CRASHING = """
+
+def causal_mask(seq_len):
+    import os
+    os._exit(0)
+
+raise ValueError("a stray line at the end")
+"""
+
+
+def test_a_students_cell_error_and_crashed_worker_are_in_the_report(tmp_path):
+    """The student's own faults are outcomes, not faults of grading: the report names them."""
+    path = tmp_path / "crashing.py"
+    path.write_text(REFERENCE_FILE.read_text() + CRASHING)
+    report = _grade_here(path)
+    assert [e["error_type"] for e in report.cell_errors] == ["ValueError"]
+    assert report.notes == ["causal_mask ended with exit code 0 (os._exit or a crash?)"]
+    assert report.score == 0 and report.max_score > 0
+
+
 # --------------------------------------------------------------------------- pytest process
 
 PLUGIN = '''

@@ -19,7 +19,7 @@ from attention_course.assignments import COURSE_ROOT
 from attention_course.confined import Confined, Died
 from attention_course.inside import wire
 from attention_course.limits import DEFAULT, Limits
-from attention_course.sandbox import Call, run_program
+from attention_course.sandbox import Call, SandboxError, run_program
 
 CAPS = wire.Caps(1 << 20, 1 << 20, 1000)
 
@@ -265,3 +265,103 @@ def test_doctor_finds_every_guarantee_holds():
     names = {ln.split()[1] for ln in lines}
     assert {"sandbox", "unprivileged", "course", "no", "read-only", "private"} <= names
     assert all(ln.startswith("  ok") for ln in lines)
+
+
+WORKER_KINDS = """
+import os, time
+import numpy as np
+
+def slow(x):
+    time.sleep(4)
+    return x
+
+def quick(x):
+    return x
+
+def crash_a(x):
+    os._exit(3)
+
+crash_b = crash_c = crash_a
+
+def spin(x):
+    while True:
+        pass
+
+def generator(x):
+    return (i for i in range(3))
+
+def zeros(n):
+    return np.zeros(n)
+"""
+
+
+def test_a_worker_is_stopped_at_its_own_deadline_and_a_fresh_one_goes_on():
+    """The worker's time runs out before the call's own time limit: the call is stopped there,
+    not when the submission's time is up, and the next call runs in a fresh worker."""
+    limits = Limits(worker_timeout=1.5, call_timeout=5.0, grace=1.0, submission_timeout=20.0)
+    start = time.monotonic()
+    run = run_program(
+        [("kinds", WORKER_KINDS)], [Call("s", "slow", (1,)), Call("q", "quick", (2,))], limits
+    )
+    assert time.monotonic() - start < 3.5
+    assert run.outcomes["s"].status == "timeout"
+    assert run.outcomes["s"].detail.startswith("was stopped after ")
+    assert float(run.outcomes["s"].detail.split()[3]) <= 1.5  # the worker's own time
+    assert run.outcomes["q"].status == "ok" and run.outcomes["q"].value == 2
+    assert run.workers == 2
+
+
+def test_a_worker_is_restarted_at_most_max_restarts_times():
+    """Three functions crash their worker: 1 + max_restarts workers run, then the rest is
+    skipped."""
+    keys = ["a", "q0", "b", "c", "q1"]
+    calls = [Call(k, "quick" if k.startswith("q") else f"crash_{k}", (1,)) for k in keys]
+    run = run_program([("kinds", WORKER_KINDS)], calls, Limits(max_restarts=2))
+    assert run.workers == 3
+    assert [run.outcomes[k].status for k in keys] == [
+        "crashed",
+        "ok",
+        "crashed",
+        "crashed",
+        "skipped",
+    ]
+    assert run.outcomes["q1"].detail == "not run: the worker crashed too many times"
+    assert run.notes[-1] == "gave up after too many worker crashes"
+
+
+def test_only_a_call_that_timed_out_skips_the_later_calls_of_its_function():
+    """A call stopped by its own alarm (the worker lives on) skips the function's later calls;
+    an unreadable result does not."""
+    calls = [Call(f"spin{i}", "spin", (i,)) for i in range(2)]
+    calls += [Call(f"gen{i}", "generator", (i,)) for i in range(2)]
+    run = run_program([("kinds", WORKER_KINDS)], calls, Limits(call_timeout=0.3))
+    assert run.workers == 1
+    assert run.outcomes["spin0"].status == "timeout"
+    assert run.outcomes["spin1"].status == "skipped"
+    assert "ran longer than the time limit" in run.outcomes["spin1"].detail
+    assert [run.outcomes[k].status for k in ("gen0", "gen1")] == ["unreadable", "unreadable"]
+    assert "returned" in run.outcomes["gen1"].detail
+
+
+def test_results_past_the_submissions_data_allowance_are_unreadable():
+    limits = Limits(program_result_bytes=1000)
+    calls = [Call("a", "zeros", (50,)), Call("b", "zeros", (100,)), Call("c", "zeros", (1,))]
+    run = run_program([("kinds", WORKER_KINDS)], calls, limits)
+    assert run.outcomes["a"].status == "ok"  # 400 bytes
+    for key in ("b", "c"):  # 1200 bytes, then 1208
+        assert run.outcomes[key].status == "unreadable"
+        assert run.outcomes[key].detail == "returned more data than allowed"
+
+
+def test_a_worker_that_cannot_start_in_time_left_is_a_fault_of_grading():
+    with pytest.raises(SandboxError, match="the grading worker did not start: was stopped"):
+        run_program(
+            [("kinds", WORKER_KINDS)], [Call("q", "quick", (1,))], Limits(startup_timeout=0.01)
+        )
+
+
+def test_a_worker_that_cannot_start_as_the_submission_runs_out_skips_the_calls():
+    limits = Limits(submission_timeout=0.01)
+    run = run_program([("kinds", WORKER_KINDS)], [Call("q", "quick", (1,))], limits)
+    assert run.workers == 1
+    assert run.outcomes["q"].detail == "not run: the submission used up its 0.01 s"

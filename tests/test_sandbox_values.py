@@ -63,6 +63,7 @@ def test_values_coming_back():
         {"value": [1]},
         {"value": {"a": 1}},
         {"array": 2},
+        {"array": 3},
         {"array": -1},
         {"array": 0.0},
         {"array": True},
