@@ -3,6 +3,8 @@ submission with its grader lines whole and the gradebook's scores."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from nbgrader.api import Gradebook
 
@@ -75,6 +77,11 @@ def test_formgrader_shows_the_graded_class_with_the_gradebooks_totals(
     assert shown == expected
 
 
+# The first line of a grader cell's output: "<function>: <score> / <points> points (...)".
+POINTS_LINE = re.compile(
+    r"^(?P<function>\w+): (?P<score>\d+(?:\.\d+)?) / \d+(?:\.\d+)? points", re.M
+)
+
 WAIT_FOR_SCORES = """() => {
   const inputs = [...document.querySelectorAll('input.score')];
   return inputs.length && inputs.every(i => i.value !== '' || i.placeholder !== '');
@@ -102,6 +109,14 @@ def test_submission_pages_show_whole_grader_lines_and_the_gradebooks_scores(
         assert lines["cut"] == [], f"{student}: lines cut off at the right edge"
         outputs = page.locator(OUTPUT_LINES).all_inner_texts()
         assert any("PASS [" in t or "FAIL [" in t for t in outputs), f"{student}: no grader lines"
+        # The score each grader output states in words ("softmax: 6 / 10 points") is the
+        # gradebook's too, not only the score box.
+        stated = {
+            f"{m['function']}_tests": float(m["score"])
+            for text in outputs
+            for m in POINTS_LINE.finditer(text)
+        }
+        assert stated == expected, f"{student}: the outputs' stated points differ"
         wrapped += lines["wrapped"]
         if student == "demo-partial":
             page.locator(OUTPUT_LINES, has_text="FAIL [").last.scroll_into_view_if_needed()
