@@ -115,9 +115,15 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     """A grader test's result for the report. Only the grader's own `Fail` is a student
-    outcome; anything else it raises (a grader bug, a worker that could not start) is a fault
-    of grading, reported as such and never turned into points or a zero."""
+    outcome; anything else it raises (a grader bug, a worker that could not start), and a
+    failed clean-up after it, is a fault of grading, reported as such and never turned into
+    points or a zero."""
     outcome = yield
+    if outcome.when == "teardown" and outcome.failed and call.excinfo is not None:
+        exc = call.excinfo.value  # the test's result stands, but grading did not end cleanly
+        text = str(exc).strip().splitlines()
+        fault = f"{item.nodeid}: teardown: {type(exc).__name__}: {text[0] if text else ''}"
+        item.config.stash.setdefault(_FAULTS, []).append(fault[:500])
     if outcome.when == "call" or (outcome.when == "setup" and outcome.failed):
         message = ""
         if outcome.failed and call.excinfo is not None:

@@ -155,6 +155,11 @@ def pytest_collection_modifyitems(config, items):
         items[:] = [i for i in items if i not in ours]
 
 
+def pytest_runtest_teardown(item, nextitem):
+    if FAULT == "teardown" and "test_causal_mask" in item.nodeid:
+        raise RuntimeError("a clean-up failed")
+
+
 def pytest_unconfigure(config):
     report = Path(config.getoption("--report"))
     if FAULT == "garbled":
@@ -185,6 +190,7 @@ def fault_plugin(tmp_path, monkeypatch):
         ("crash", "test_causal_mask.py::test_.*: KeyError"),
         ("worker", "did not start: no sandbox today"),
         ("untested", "no grader test ran for causal_mask"),
+        ("teardown", "test_causal_mask.py::test_.*: teardown: RuntimeError: a clean-up failed"),
         ("garbled", r"not the student's fault\): \d+ passed"),  # pytest's last line
         ("status", "not the student's fault"),
     ],
