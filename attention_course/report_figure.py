@@ -33,13 +33,12 @@ def write_figure(report: ClassReport, path: Path) -> None:
     names = [g.name for g in report.groups]
     scale = [100 / g.points if g.points else 0.0 for g in report.groups]
     xs = range(len(names))
-    means.bar(
-        xs,
-        [g.mean * k for g, k in zip(report.groups, scale, strict=True)],
-        yerr=[g.sd * k for g, k in zip(report.groups, scale, strict=True)],
-        color="#55a868",
-        capsize=4,
-    )
+    heights = [g.mean * k for g, k in zip(report.groups, scale, strict=True)]
+    spreads = [g.sd * k for g, k in zip(report.groups, scale, strict=True)]
+    # mean ± sd, cut at 0% and 100%: no student scores outside them
+    below = [min(sd, h) for h, sd in zip(heights, spreads, strict=True)]
+    above = [min(sd, 100 - h) for h, sd in zip(heights, spreads, strict=True)]
+    means.bar(xs, heights, yerr=[below, above], color="#55a868", capsize=4)
     for x, g, k in zip(xs, report.groups, scale, strict=True):
         dots = _spread([s * k for s in g.scores])
         means.scatter(
@@ -48,7 +47,7 @@ def write_figure(report: ClassReport, path: Path) -> None:
     means.set_xticks(list(xs), names, rotation=25, ha="right")
     means.set_ylim(0, 110)
     means.set_ylabel("% of its points")
-    means.set_title(f"Each {report.group_label}: mean ± sd, a dot per student")
+    means.set_title(f"Each {report.group_label}: mean ± sd (within 0-100%), a dot per student")
 
     ys = list(range(len(items)))[::-1]  # most failed at the top
     values = [100 * t.pass_rate for t in items]
