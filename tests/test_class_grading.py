@@ -298,3 +298,35 @@ def test_plain_nbgrader_autograde_with_the_course_config_gives_the_same_scores(g
             assert plain[student] == ours[student], student
     finally:
         shutil.rmtree(course.parent, ignore_errors=True)
+
+
+def test_an_instructors_manual_score_is_what_scores_report_and_a_rerun_keeps(graded_course):
+    """A score the instructor set by hand (formgrader's manual grading) overrides the
+    autograded one in what the course reports, and a rerun with nothing new keeps it."""
+    from nbgrader.api import Gradebook
+
+    course, paths, _ = graded_course
+    student, cell = "s00", "softmax_tests"  # s00 is an instructor solution: full marks
+    before = gradebook_scores(ASSIGNMENT, course)[student]
+    url = f"sqlite:///{course / 'gradebook.db'}"
+
+    def set_manual(value: float | None) -> None:
+        with Gradebook(url) as gb:
+            grade = gb.find_grade(cell, ASSIGNMENT, ASSIGNMENT, student)
+            grade.manual_score = value
+            gb.db.commit()
+
+    set_manual(before[cell] - 3)
+    try:
+        after = gradebook_scores(ASSIGNMENT, course)[student]
+        assert after[cell] == before[cell] - 3
+        assert after["total"] == before["total"] - 3
+        proc = run_cli("scores", ASSIGNMENT, "--course", str(course))
+        assert proc.returncode == 0, proc.stderr
+        (line,) = [ln for ln in proc.stdout.splitlines() if ln.split()[:1] == [student]]
+        assert f"{before['total'] - 3:g}" in line.split(), line
+        rerun = run_cli("autograde", ASSIGNMENT, "--course", str(course), timeout=600)
+        assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+        assert gradebook_scores(ASSIGNMENT, course)[student] == after
+    finally:
+        set_manual(None)
