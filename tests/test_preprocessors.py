@@ -163,3 +163,29 @@ def test_settings_come_from_the_course_configuration(tmp_path, monkeypatch):
     nb = _source()
     GradeOutOfKernel().preprocess(nb, _resources(tmp_path / "autograded" / "s" / ASSIGNMENT))
     assert len(seen) == 1 and "--unsandboxed" not in seen[0]
+
+
+def test_the_graders_hide_the_course_of_the_notebook_not_of_the_working_directory(
+    tmp_path, monkeypatch
+):
+    """The course hidden from student code is the one the notebook is graded in (nbgrader's
+    resources say where), wherever the grading process was started."""
+    from attention_course import preprocessors
+
+    course = copy_course(tmp_path / "course")
+    seen = {}
+
+    class Stop(Exception):
+        pass
+
+    def grade_file(path, assignment, unsandboxed, **kwargs):
+        seen.update(kwargs)
+        raise Stop
+
+    monkeypatch.setattr(preprocessors, "grade_file", grade_file)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(Stop):
+        GradeOutOfKernel().preprocess(
+            _source(), _resources(course / "autograded" / "someone" / ASSIGNMENT)
+        )
+    assert seen["hide"] == [course.resolve()]

@@ -353,6 +353,37 @@ def test_results_past_the_submissions_data_allowance_are_unreadable():
         assert run.outcomes[key].detail == "returned more data than allowed"
 
 
+def test_results_exactly_at_the_submissions_data_allowance_are_read():
+    calls = [Call("a", "zeros", (50,))]  # 400 bytes
+    run = run_program([("kinds", WORKER_KINDS)], calls, Limits(program_result_bytes=400))
+    assert run.outcomes["a"].status == "ok"
+    run = run_program([("kinds", WORKER_KINDS)], calls, Limits(program_result_bytes=399))
+    assert run.outcomes["a"].status == "unreadable"
+
+
+def test_a_submission_out_of_time_before_any_worker_ends_at_once():
+    """No time left at the start: every call is skipped with the reason, once, and the run
+    ends (it does not go round again)."""
+    import threading
+
+    done = {}
+
+    def grade() -> None:
+        calls = [Call("q", "quick", (1,)), Call("z", "zeros", (2,))]
+        done["run"] = run_program([("kinds", WORKER_KINDS)], calls, Limits(submission_timeout=0))
+
+    thread = threading.Thread(target=grade, daemon=True)
+    thread.start()
+    thread.join(timeout=20)
+    assert "run" in done, "the run did not end"
+    run = done["run"]
+    assert run.workers == 0
+    assert run.notes == ["grading stopped: the submission used up its 0 s"]
+    assert {k: o.detail for k, o in run.outcomes.items()} == dict.fromkeys(
+        ("q", "z"), "not run: the submission used up its 0 s"
+    )
+
+
 def test_a_worker_that_cannot_start_in_time_left_is_a_fault_of_grading():
     with pytest.raises(SandboxError, match="the grading worker did not start: was stopped"):
         run_program(

@@ -4,6 +4,8 @@ line a student reads when a call has no usable value."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -83,6 +85,22 @@ def test_an_unsupported_value_says_what_it_was():
     assert str(found.value).count("x") == 80
 
 
+def test_every_array_argument_gets_its_own_index():
+    arrays: list = []
+    spec = _encode_input((A, B, A), arrays)
+    assert spec == {"tuple": [{"array": 0}, {"array": 1}, {"array": 2}]}
+    assert [a is b for a, b in zip(arrays, (A, B, A), strict=True)] == [True, True, True]
+
+
+def test_a_name_error_read_from_the_wire_says_where_helpers_belong():
+    """Replies arrive as JSON text: their strings are new objects, compared by value."""
+    error = {"type": "NameError", "message": "name 'h' is not defined"}
+    reply = json.loads(json.dumps({"status": "error", "error": error}))
+    text = _outcome(reply, []).describe()
+    assert text.startswith("raised NameError: name 'h' is not defined"), text
+    assert "define helpers and imports inside the function's own cell" in text
+
+
 def test_a_reply_is_read_field_by_field():
     ok = _outcome(
         {
@@ -131,6 +149,7 @@ def test_a_reply_that_cannot_be_read_is_unreadable(reply, detail):
         (Outcome("timeout"), "ran longer than the time limit (an endless loop?)"),
         (Outcome("crashed", detail="was killed by signal SIGSEGV"), "was killed by signal"),
         (Outcome("skipped"), "skipped"),
+        (Outcome("unreadable", detail="its result could not be read back"), "its result could"),
     ],
 )
 def test_what_a_student_reads(outcome, words):
