@@ -24,34 +24,20 @@ import tempfile
 import time
 from pathlib import Path
 
-import nbformat
 import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from cputime import CpuClock  # noqa: E402
+from grading_speed import write_class  # noqa: E402
 
 from attention_course.classgrade import autograde_class  # noqa: E402
 from attention_course.course import copy_course  # noqa: E402
 from attention_course.gradebook import DB_ENV  # noqa: E402
-from attention_course.samples import sample_notebooks  # noqa: E402
 from tests.pgserver import PostgresServer  # noqa: E402
 
 ASSIGNMENT = "attention_basics"
-KINDS = ("demo-instructor", "demo-partial", "demo-stub")
-
-
-def write_class(root: Path, count: int) -> list[str]:
-    samples = sample_notebooks(ASSIGNMENT, root)
-    students = []
-    for i in range(count):
-        student = f"s{i:03d}"
-        folder = root / "submitted" / student / ASSIGNMENT
-        folder.mkdir(parents=True)
-        nbformat.write(samples[KINDS[i % 3]], folder / f"{ASSIGNMENT}.ipynb")
-        students.append(student)
-    return students
 
 
 def postgres_cpu(server: PostgresServer) -> float:
@@ -109,7 +95,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
             for workers in args.workers:
                 root = copy_course(Path(tmp) / f"dask-{workers}")
-                students = write_class(root, args.students)
+                students = write_class(root, ASSIGNMENT, args.students)
                 start = time.perf_counter()
                 cluster = LocalCluster(
                     n_workers=workers,
@@ -126,7 +112,7 @@ def main() -> None:
                 cluster.close()
             for jobs in args.workers if args.local else []:
                 root = copy_course(Path(tmp) / f"local-{jobs}")
-                students = write_class(root, args.students)
+                students = write_class(root, ASSIGNMENT, args.students)
                 label = f"local, {jobs} job{'s' if jobs > 1 else ''} "
                 grade(label, root, students, server, cpu, jobs=jobs, feedback=args.feedback)
     finally:

@@ -6,37 +6,32 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v bwrap >/dev/null 2>&1; then
+# apt_install PACKAGE PURPOSE WITHOUT: install a Debian package as root where apt-get exists;
+# otherwise (or if that fails) say WITHOUT, what does not work until it is installed.
+apt_install() {
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "setup: installing bubblewrap (sandbox for student code) ..."
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap) \
-      >/dev/null 2>&1 || echo "setup: warning: bubblewrap could not be installed; grading refuses to run student code until it is (apt-get install bubblewrap)"
+    echo "setup: installing $1 ($2) ..."
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$1") \
+      >/dev/null 2>&1 || echo "setup: warning: $1 could not be installed; $3"
   else
-    echo "setup: warning: bubblewrap (bwrap) is not installed; grading refuses to run student code until it is (apt-get install bubblewrap)"
+    echo "setup: warning: $1 is not installed; $3 (apt-get install $1)"
   fi
+}
+
+if ! command -v bwrap >/dev/null 2>&1; then
+  apt_install bubblewrap "sandbox for student code" \
+    "grading refuses to run student code until it is"
 fi
 
 # Debian's chromium drives the browser tests (tests/browser/); Playwright's own browser download
 # is not used.
 if [ ! -x /usr/bin/chromium ]; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "setup: installing chromium (for the browser tests) ..."
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) \
-      >/dev/null 2>&1 || echo "setup: warning: chromium could not be installed; the browser tests cannot run"
-  else
-    echo "setup: warning: /usr/bin/chromium is not installed; the browser tests cannot run"
-  fi
+  apt_install chromium "for the browser tests" "the browser tests cannot run"
 fi
 
 # Debian's PostgreSQL: the tests start throwaway servers of their own (tests/pgserver.py).
 if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "setup: installing postgresql (the PostgreSQL gradebook's tests) ..."
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql) \
-      >/dev/null 2>&1 || echo "setup: warning: postgresql could not be installed; the PostgreSQL tests cannot run"
-  else
-    echo "setup: warning: PostgreSQL (initdb) is not installed; the PostgreSQL tests cannot run (apt-get install postgresql)"
-  fi
+  apt_install postgresql "the PostgreSQL gradebook's tests" "the PostgreSQL tests cannot run"
 fi
 
 PYTHON="${PYTHON:-python3}"

@@ -185,7 +185,8 @@ def test_a_submission_past_its_deadline_is_not_graded_and_says_so(graded_course)
     assert run.outcomes["s01"].reason == "grading took longer than 1 s"
 
 
-def _jobs_of(course: Path) -> list[int]:
+def grading_jobs_of(course: Path) -> list[int]:
+    """Process ids of the grading jobs working for `course`."""
     found = []
     for entry in os.scandir("/proc"):
         if entry.name.isdigit():
@@ -220,7 +221,7 @@ def test_kill_9_mid_class_then_rerun_grades_each_submission_once(graded_course):
         done = {p.stem for p in state.glob("*.json")}
         assert 3 <= len(done) < 12
         time.sleep(2)
-        assert _jobs_of(course) == []  # the jobs died with their parent ...
+        assert grading_jobs_of(course) == []  # the jobs died with their parent ...
         db = course / "gradebook.db"
         before = db.stat().st_mtime_ns
         time.sleep(3)

@@ -30,6 +30,7 @@ from tests.test_class_grading import (
     _stripped,
     _write,
     fresh_course,
+    grading_jobs_of,
     run_cli,
     write_class,
 )
@@ -80,6 +81,24 @@ def local_grading():
     shutil.rmtree(course.parent, ignore_errors=True)
 
 
+def autograde_on(
+    course: Path, db_url: str, scheduler: str, *more: str, timeout: float = 300
+) -> subprocess.CompletedProcess:
+    """`attention-course autograde` of the course into `db_url` through `scheduler`."""
+    return run_cli(
+        "autograde",
+        ASSIGNMENT,
+        "--course",
+        str(course),
+        "--db",
+        db_url,
+        "--scheduler",
+        scheduler,
+        *more,
+        timeout=timeout,
+    )
+
+
 def test_dask_into_postgresql_gives_exactly_the_scores_of_local_grading_into_sqlite(
     local_grading, postgres, dask_client
 ):
@@ -88,17 +107,7 @@ def test_dask_into_postgresql_gives_exactly_the_scores_of_local_grading_into_sql
     try:
         shutil.copytree(local / "submitted", course / "submitted")
         db_url = postgres.new_database()
-        proc = run_cli(
-            "autograde",
-            ASSIGNMENT,
-            "--course",
-            str(course),
-            "--db",
-            db_url,
-            "--scheduler",
-            dask_client.scheduler.address,
-            timeout=900,
-        )
+        proc = autograde_on(course, db_url, dask_client.scheduler.address, timeout=900)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert "Traceback" not in proc.stderr
         assert scores_in(db_url, course) == local_scores
@@ -111,34 +120,11 @@ def test_dask_into_postgresql_gives_exactly_the_scores_of_local_grading_into_sql
                 assert f"{student}: not graded: " in proc.stdout and words in proc.stdout
         feedback = course / "feedback" / "s01" / ASSIGNMENT / f"{ASSIGNMENT}.html"
         assert feedback.exists()  # written on a worker, into the shared course folder
-        again = run_cli(
-            "autograde",
-            ASSIGNMENT,
-            "--course",
-            str(course),
-            "--db",
-            db_url,
-            "--scheduler",
-            dask_client.scheduler.address,
-            timeout=300,
-        )
+        again = autograde_on(course, db_url, dask_client.scheduler.address)
         assert again.returncode == 0, again.stderr
         assert f"0 of {count} submissions to grade" in again.stderr  # the same state: resumable
-        local_cluster = run_cli(
-            "autograde",
-            ASSIGNMENT,
-            "--course",
-            str(course),
-            "--db",
-            db_url,
-            "--scheduler",
-            "local",
-            "--jobs",
-            "1",
-            "--student",
-            "s01",
-            "--force",
-            timeout=300,
+        local_cluster = autograde_on(
+            course, db_url, "local", "--jobs", "1", "--student", "s01", "--force"
         )
         assert local_cluster.returncode == 0, local_cluster.stderr
         assert " s01: graded (25 points)" in local_cluster.stderr
@@ -156,19 +142,6 @@ def _parent(pid: int) -> int:
         if line.startswith("PPid:"):
             return int(line.split()[1])
     return 0
-
-
-def _grading_jobs(course: Path) -> list[int]:
-    found = []
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            try:
-                cmd = Path(f"/proc/{entry.name}/cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if b"attention_course.gradejob" in cmd and str(course).encode() in cmd:
-                found.append(int(entry.name))
-    return found
 
 
 def test_a_worker_killed_while_grading_leaves_every_submission_graded_exactly_once(
@@ -225,7 +198,7 @@ def test_a_worker_killed_while_grading_leaves_every_submission_graded_exactly_on
         # the killed worker's grading job died with it; the jobs left belong to live workers
         alive = set(dask_client.run(os.getpid).values())
         assert pids[victim[0]] not in alive
-        assert all(_parent(pid) in alive for pid in _grading_jobs(course))
+        assert all(_parent(pid) in alive for pid in grading_jobs_of(course))
     finally:
         shutil.rmtree(course.parent, ignore_errors=True)
 
