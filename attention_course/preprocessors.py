@@ -36,6 +36,12 @@ from attention_course.submissions import restore_metadata
 GRADER_LINE = re.compile(r"^# grader: grader_tests/test_(\w+)\.py\s*$", re.MULTILINE)
 
 
+def _graded_course(resources: dict) -> list[Path]:
+    """The course of the notebook nbgrader is converting (the folder it works in), to hide
+    from student code."""
+    return graded_course(Path(resources.get("metadata", {}).get("path") or "."))
+
+
 class CheckSubmission(NbGraderPreprocessor):
     """Refuse a submission folder with links, special files or an oversized notebook."""
 
@@ -96,8 +102,7 @@ class SandboxedExecute(NbGraderPreprocessor):
         limits = replace(
             DEFAULT, notebook_cell_timeout=self.timeout, notebook_timeout=self.total_timeout
         )
-        course = graded_course(Path(resources.get("metadata", {}).get("path") or "."))
-        run = execute_notebook(nb, limits, self.unsandboxed, hide=course)
+        run = execute_notebook(nb, limits, self.unsandboxed, hide=_graded_course(resources))
         state = resources.setdefault("attention_course", {})
         if run.died_at is not None:
             state["kernel_died"] = f"cell {run.died_at}"
@@ -143,7 +148,7 @@ class GradeOutOfKernel(NbGraderPreprocessor):
                 self.unsandboxed,
                 in_process=self.in_process,
                 functions=sorted(set(cells.values())),
-                hide=graded_course(Path(resources.get("metadata", {}).get("path") or ".")),
+                hide=_graded_course(resources),
             )
         extra = []
         restored = nb.metadata.get("attention_course", {}).get("restored")
