@@ -226,8 +226,12 @@ def autograde_class(
         jail.require(unsandboxed)
     db_url, course_id = gradebook_settings(root)
     names = students if students is not None else submitted_students(assignment, root)
-    shared = gradebook.SubmissionLocks(db_url, course_id, assignment)
-    state = State(root, assignment, shared if gradebook.is_postgres(db_url) else None)
+    shared = (
+        gradebook.SubmissionLocks(db_url, course_id, assignment)
+        if gradebook.is_postgres(db_url)
+        else None
+    )
+    state = State(root, assignment, shared)
     tell = progress or (lambda *a: None)
     close = None
     try:
