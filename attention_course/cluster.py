@@ -24,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from attention_course.classgrade import (
+    STATE_DIR,
     ClassRun,
     GradingJob,
     State,
@@ -60,7 +61,7 @@ def _fault(student: str, reason: str) -> dict:
 def _start_job(root: Path, unsandboxed: bool, db_url: str) -> GradingJob:
     env = dict(os.environ, **{DB_ENV: db_url})
     env.pop("VIRTUAL_ENV", None)
-    log_folder = root / ".grading" / "workers"
+    log_folder = root / STATE_DIR / "workers"
     log_folder.mkdir(parents=True, exist_ok=True)
     with open(log_folder / f"{socket.gethostname()}-{os.getpid()}.log", "a") as log:
         job = GradingJob(root, unsandboxed, log, env)

@@ -182,7 +182,7 @@ def exclusive(db_url: str, course_id: str, root: Path) -> Iterator[None]:
         finally:
             conn.close()
         return
-    folder = Path(root) / ".grading"
+    folder = Path(root) / ".grading"  # classgrade.STATE_DIR (this module sits below it)
     folder.mkdir(parents=True, exist_ok=True)
     fd = os.open(folder / "gradebook.lock", os.O_RDWR | os.O_CREAT, 0o644)
     try:
