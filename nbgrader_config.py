@@ -18,14 +18,15 @@ from nbgrader.preprocessors import (
     SaveAutoGrades,
 )
 
-from attention_course import gradebook, notebook_html
-from attention_course.preprocessors import (
+from attention_course.classgrade import gradebook
+from attention_course.reports import notebook_html
+from attention_course.grading.preprocessors import (
     CheckSubmission,
     GradeOutOfKernel,
     RestoreMetadata,
     SandboxedExecute,
 )
-from quiz.nbgrader_grading import GradeQuizAnswers, HideReviewNotes
+from attention_course.grading.quiz_answers import GradeQuizAnswers, HideReviewNotes
 
 ROOT = Path(__file__).resolve().parent
 

@@ -1,288 +1,191 @@
-"""The nbgrader course in this repository, driven through nbgrader's Python API.
+"""A course is a folder: `course.toml` declares its assignments, graded functions and quiz.
 
-One process runs every step (release, autograde, feedback), which saves nbgrader's start-up
-time per step. The course folder is always passed explicitly, never taken from the working
-directory, so no stray gradebook appears elsewhere.
+The engine holds no course: every command reads one folder by path (`--course DIR`, else
+$ATTENTION_COURSE_DIR, else the folder holding course.toml at or above the current one), and
+from it the graders, the reference, the notebooks and the quiz's banks.
 """
 
 from __future__ import annotations
 
-import contextlib
-import logging
 import os
-import re
-import shutil
-import sys
-import tempfile
-import warnings
+import tomllib
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from attention_course import gradebook
-from attention_course.assignments import COURSE_ROOT
+from attention_course.errors import UserError
+from attention_course.settings import COURSE_ENV, COURSE_FILE, FORMULAS_FILE
 
-DEFAULT_JOBS = os.cpu_count() or 1  # submissions autograded side by side
-
-
-class CourseError(RuntimeError):
-    """An nbgrader step failed; the message carries the end of nbgrader's log."""
+# Cell ids: the solution cell of function f is "f", its locked test cell is "f_tests",
+# the locked set-up cell that the grading worker also runs is "imports".
+SETUP_CELL_ID = "imports"
 
 
-def _config(root: Path):
-    from traitlets.config.loader import PyFileConfigLoader
-
-    path = root / "nbgrader_config.py"
-    if not path.exists():
-        raise CourseError(f"{root}: no nbgrader_config.py here (not a course folder)")
-    config = PyFileConfigLoader(path.name, path=str(root)).load_config()
-    config.CourseDirectory.root = str(root)
-    # --db / $ATTENTION_COURSE_DB win over the file's URL; postgresql:// means psycopg 3
-    config.CourseDirectory.db_url = gradebook.url(root, config.CourseDirectory.get("db_url"))
-    return config
+def grade_cell_id(function: str) -> str:
+    return f"{function}_tests"
 
 
-@contextlib.contextmanager
-def _in(root: Path):
-    before = os.getcwd()
-    os.chdir(root)
+@dataclass(frozen=True)
+class Assignment:
+    name: str
+    graded: tuple[str, ...]  # graded functions, in notebook order
+    helpers: tuple[str, ...] = ()  # functions the student brings from an earlier assignment
+    grader_dir: Path = Path("grader_tests")
+
+    def grader_file(self, function: str) -> Path:
+        return self.grader_dir / f"test_{function}.py"
+
+    def grader_files(self) -> list[Path]:
+        return [self.grader_file(f) for f in self.graded]
+
+
+@dataclass(frozen=True)
+class QuizSettings:
+    assignment: str  # the nbgrader assignment of the graded quiz
+    quizzes: tuple[str, ...]  # the banks it holds, in order
+    banks: Path  # folder of the banks (answer keys: never released)
+    formulas: Path  # the course's named formulas (computed answers)
+
+
+@dataclass(frozen=True)
+class Course:
+    root: Path
+    id: str
+    grader_dir: Path
+    reference_file: Path
+    assignments: dict[str, Assignment] = field(default_factory=dict)
+    quiz: QuizSettings | None = None
+
+    @classmethod
+    def load(cls, root: Path | str) -> Course:
+        """The course in folder `root` (UserError when it is not one)."""
+        root = Path(root).resolve()
+        return _load(root, _stamp(root / COURSE_FILE))
+
+    @property
+    def all_assignments(self) -> tuple[str, ...]:
+        """Every nbgrader assignment: the graded functions' and the quiz's."""
+        quiz = (self.quiz.assignment,) if self.quiz else ()
+        return (*self.assignments, *quiz)
+
+    @property
+    def quiz_assignment(self) -> str | None:
+        return self.quiz.assignment if self.quiz else None
+
+    def assignment(self, name: str) -> Assignment:
+        try:
+            return self.assignments[name]
+        except KeyError:
+            known = ", ".join(self.assignments)
+            raise UserError(f"unknown assignment {name!r} (known: {known})") from None
+
+    def assignment_grader(self, function: str) -> Path:
+        """The grader file of `function`, whichever assignment grades it."""
+        return self.grader_dir / f"test_{function}.py"
+
+    def helpers_of(self, function: str) -> tuple[str, ...]:
+        """The helpers pasted into the assignment that grades `function`."""
+        return next((a.helpers for a in self.assignments.values() if function in a.graded), ())
+
+    def source_notebook(self, assignment: str) -> Path:
+        return self.root / "source" / assignment / f"{assignment}.ipynb"
+
+    def release_notebook(self, assignment: str) -> Path:
+        return self.root / "release" / assignment / f"{assignment}.ipynb"
+
+    def hidden(self) -> list[Path]:
+        """What student code must never see: the whole course folder (graders, reference,
+        solutions, banks), and the banks and graders where they lie outside it."""
+        found = [self.root, self.grader_dir]
+        if self.quiz:
+            found.append(self.quiz.banks)
+        return list(dict.fromkeys(found))
+
+
+_loaded: dict[tuple, Course] = {}
+
+
+def _stamp(path: Path) -> tuple:
     try:
-        yield
-    finally:
-        os.chdir(before)
+        st = path.stat()
+    except OSError:
+        raise UserError(
+            f"{path.parent} is not a course folder (no {COURSE_FILE}); "
+            f"give one with --course DIR or ${COURSE_ENV}"
+        ) from None
+    return (str(path), st.st_size, st.st_mtime_ns)
 
 
-def api(
-    root: Path = COURSE_ROOT,
-    unsandboxed: bool = False,
-    release_to: Path | None = None,
-    in_process: bool = False,
-):
-    from nbgrader.apps import NbGraderAPI
-    from nbgrader.coursedir import CourseDirectory
-    from sqlalchemy.exc import SAWarning
-
-    # nbgrader 0.9's own gradebook code triggers these on every autograde; they are not ours.
-    warnings.filterwarnings("ignore", category=SAWarning, module="nbgrader")
-
-    # nbgrader runs `alembic` from PATH when it creates a gradebook: use this environment's.
-    scripts = str(Path(sys.executable).parent)
-    if scripts not in os.environ.get("PATH", "").split(os.pathsep):
-        os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
-    config = _config(root)
-    if release_to is not None:  # release elsewhere than release/ (registration only)
-        config.CourseDirectory.release_directory = str(release_to)
-    if in_process:  # a grading job: graders loaded once, reused for every submission
-        config.GradeOutOfKernel.in_process = True
-    if unsandboxed:
-        config.SandboxedExecute.unsandboxed = True
-        config.GradeOutOfKernel.unsandboxed = True
-    coursedir = CourseDirectory(config=config)
-    coursedir.root = str(root)
-    nb_api = NbGraderAPI(coursedir=coursedir, config=config)
-    nb_api.log.setLevel(logging.WARNING)
-    return nb_api
+def _load(root: Path, stamp: tuple) -> Course:
+    if stamp in _loaded:
+        return _loaded[stamp]
+    path = root / COURSE_FILE
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise UserError(f"{path}: not a readable course file ({exc})") from None
+    try:
+        course = _parse(root, data)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise UserError(f"{path}: {exc}") from None
+    _loaded[stamp] = course
+    return course
 
 
-def _error_lines(result: dict) -> list[str]:
-    """The lines of an nbgrader result's log that say what went wrong."""
-    log = (result.get("log") or "") + (result.get("error") or "")
-    lines = [ln.strip() for ln in log.splitlines() if re.search(r"error|fail", ln, re.I)]
-    return [ln for ln in lines if "see the the above traceback" not in ln]
+def _strings(value: object, what: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise ValueError(f"{what} must be a list of names")
+    return tuple(value)
 
 
-def gradebook_settings(root: Path = COURSE_ROOT) -> tuple[str, str]:
-    """The gradebook's URL and the course id, as nbgrader_config.py (or --db) gives them."""
-    config = _config(root)
-    return config.CourseDirectory.db_url, config.CourseDirectory.get("course_id") or ""
-
-
-def _gradebook(root: Path):
-    """The course's gradebook, as nbgrader_config.py names it (use it in a `with`)."""
-    from nbgrader.api import Gradebook
-
-    config = _config(root)
-    gradebook.find_alembic()  # a new PostgreSQL gradebook gets its tables here
-    return Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id)
-
-
-def gradebook_exists(root: Path = COURSE_ROOT) -> bool:
-    """False for a SQLite gradebook whose file is not there yet (opening it would make it)."""
-    url = _config(root).CourseDirectory.db_url
-    if url.startswith("sqlite:///"):
-        return Path(url.removeprefix("sqlite:///").split("?")[0]).exists()
-    return True
-
-
-def _check(result: dict, step: str) -> None:
-    if not result.get("success"):
-        raise CourseError(f"{step} failed:\n" + "\n".join(_error_lines(result)[-12:]))
-
-
-def source_assignments(root: Path = COURSE_ROOT) -> list[str]:
-    """Every assignment in source/, in name order."""
-    source = root / "source"
-    return sorted(p.name for p in source.iterdir() if p.is_dir() and any(p.glob("*.ipynb")))
-
-
-def release(assignments: list[str] | None = None, root: Path = COURSE_ROOT) -> list[str]:
-    """Regenerate release/<assignment>/ from source/ with nbgrader (solutions and hidden tests
-    stripped) and record the assignments in the gradebook."""
-    names = assignments or source_assignments(root)
-    known = source_assignments(root)
-    for name in names:
-        if name not in known:
-            raise CourseError(f"no assignment {name!r} in {root / 'source'}")
-    nb_api = api(root)
-    with _in(root):
-        for name in names:
-            _check(nb_api.generate_assignment(name, force=True, create=True), f"releasing {name}")
-    return names
-
-
-def registered(assignment: str, root: Path = COURSE_ROOT) -> bool:
-    """Whether the gradebook knows the assignment and its notebooks (autograde needs both)."""
-    from nbgrader.api import MissingEntry
-
-    if not gradebook_exists(root):
-        return False
-    with _gradebook(root) as gb:
-        try:
-            return bool(gb.find_assignment(assignment).notebooks)
-        except MissingEntry:
-            return False
-
-
-def register(assignment: str, root: Path = COURSE_ROOT) -> None:
-    """Record an assignment of source/ in the gradebook (its notebooks and locked cells), as
-    `release` does, without touching release/: nbgrader writes its student version into a
-    temporary folder that is thrown away."""
-    if assignment not in source_assignments(root):
-        raise CourseError(f"no assignment {assignment!r} in {root / 'source'}")
-    with tempfile.TemporaryDirectory(prefix="attention-register-") as tmp:
-        nb_api = api(root, release_to=Path(tmp))
-        with _in(root):
-            result = nb_api.generate_assignment(assignment, force=True, create=True)
-        _check(result, f"recording {assignment} in the gradebook")
-
-
-def copy_course(dest: Path, source: Path = COURSE_ROOT) -> Path:
-    """A course folder of its own at `dest`: the course's nbgrader_config.py, source/ and
-    release/ (no student data, no gradebook). Grading code comes from this package."""
-    dest.mkdir(parents=True, exist_ok=True)
-    shutil.copy(source / "nbgrader_config.py", dest)
-    for folder in ("source", "release"):
-        shutil.copytree(source / folder, dest / folder)
-    return dest
-
-
-def autograde(
-    assignment: str,
-    student: str = "*",
-    root: Path = COURSE_ROOT,
-    unsandboxed: bool = False,
-    nb_api=None,
-) -> dict:
-    """Autograde submitted/<student>/<assignment>/ into autograded/ and the gradebook.
-
-    A submission folder holding a link, a special file or an oversized notebook is refused
-    before nbgrader reads anything in it (the result says why).
-    """
-    from attention_course.errors import SubmissionRefused
-    from attention_course.limits import DEFAULT
-    from attention_course.safety import check_submission_folder
-
-    if student != "*":
-        try:
-            check_submission_folder(
-                root / "submitted" / student / assignment, DEFAULT.submission_bytes
-            )
-        except SubmissionRefused as exc:
-            return {"success": False, "error": f"SubmissionRefused: {exc}\n", "log": ""}
-    nb_api = nb_api or api(root, unsandboxed)
-    with _in(root):
-        result = nb_api.autograde(assignment, student, force=True, create=True)
-    return result
-
-
-def add_students(students: list[str], root: Path = COURSE_ROOT) -> None:
-    """Make sure every student is in the gradebook (before jobs grade them side by side, so
-    two never create the same student)."""
-    with _gradebook(root) as gb:
-        for student in students:
-            gb.update_or_create_student(student)
-
-
-def record_ungraded(assignment: str, students: list[str], root: Path = COURSE_ROOT) -> None:
-    """Submissions that cannot be graded stand in the gradebook as nbgrader leaves a failed
-    one: the student, the submission, no score (0 in totals and means), and no autograded copy
-    of an earlier version that would no longer match."""
-    with _gradebook(root) as gb:
-        for student in students:
-            gb.update_or_create_student(student)
-            gb.update_or_create_submission(assignment, student)
-    for student in students:
-        shutil.rmtree(root / "autograded" / student / assignment, ignore_errors=True)
-
-
-def failure_reason(result: dict) -> str:
-    """One line saying why nbgrader could not grade a submission."""
-    log = (result.get("log") or "") + (result.get("error") or "")
-    if "JSONDecodeError" in log or "NotJSONError" in log or "not valid JSON" in log:
-        return "not graded: the notebook is not valid JSON"
-    for marker in ("SubmissionRefused: ", "SandboxUnavailable: ", "GradingError: "):
-        if marker in log:
-            return "not graded: " + log.split(marker)[-1].splitlines()[0][:300]
-    errors = _error_lines(result)
-    return "not graded: " + (errors[-1][:200] if errors else "nbgrader failed")
-
-
-def submitted_students(assignment: str, root: Path = COURSE_ROOT) -> list[str]:
-    """Students with a submitted/<student>/<assignment>/ folder."""
-    return sorted(p.parent.name for p in (root / "submitted").glob(f"*/{assignment}") if p.is_dir())
-
-
-def generate_feedback(
-    assignment: str, student: str = "*", root: Path = COURSE_ROOT, nb_api=None
-) -> None:
-    """Feedback HTML for the autograded submissions (nbgrader copies their folders into
-    feedback/: each is checked first to hold nothing but regular files)."""
-    from attention_course.errors import SubmissionRefused
-    from attention_course.safety import check_tree
-
-    for folder in sorted((root / "autograded").glob(f"{student}/{assignment}")):
-        try:
-            check_tree(folder, f"autograded/{folder.parent.name}/{assignment}")
-        except SubmissionRefused as exc:
-            raise CourseError(f"feedback for {assignment} refused: {exc}") from None
-    nb_api = nb_api or api(root)
-    with _in(root):
-        _check(
-            nb_api.generate_feedback(assignment, student, force=True), f"feedback for {assignment}"
+def _parse(root: Path, data: dict) -> Course:
+    meta = data.get("course", {})
+    course_id = meta.get("id")
+    if not isinstance(course_id, str) or not course_id:
+        raise ValueError("[course] needs an id")
+    grader_dir = root / meta.get("graders", "grader_tests")
+    reference = root / meta.get("reference", f"{grader_dir.name}/reference.py")
+    assignments = {}
+    for name, spec in data.get("assignments", {}).items():
+        if not isinstance(spec, dict):
+            raise ValueError(f"[assignments.{name}] must be a table")
+        graded = _strings(spec.get("functions"), f"[assignments.{name}] functions")
+        helpers = _strings(spec.get("helpers", []), f"[assignments.{name}] helpers")
+        assignments[name] = Assignment(name, graded, helpers, grader_dir)
+    if not assignments:
+        raise ValueError("no [assignments.<name>] declared")
+    quiz = None
+    if "quiz" in data:
+        q = data["quiz"]
+        banks = root / q.get("banks", "quiz/banks")
+        formulas = q.get("formulas")
+        quiz = QuizSettings(
+            q["assignment"],
+            _strings(q.get("quizzes"), "[quiz] quizzes"),
+            banks,
+            root / formulas if formulas else banks.parent / FORMULAS_FILE,
         )
+    return Course(root, course_id, grader_dir, reference, assignments, quiz)
 
 
-def gradebook_scores(
-    assignment: str, root: Path = COURSE_ROOT, student: str | None = None
-) -> dict[str, dict[str, float]]:
-    """Per student (or only `student`), per grade cell: the score nbgrader stored, and the
-    total. Nothing when there is no gradebook yet (looking does not make one)."""
-    from nbgrader.api import MissingEntry
+def find_course(folder: Path | str | None = None) -> Course:
+    """The course to work on: `folder` when given, else $ATTENTION_COURSE_DIR, else the
+    nearest folder at or above the current one that holds course.toml."""
+    if folder is not None:
+        return Course.load(folder)
+    if os.environ.get(COURSE_ENV):
+        return Course.load(os.environ[COURSE_ENV])
+    here = Path.cwd().resolve()
+    for candidate in (here, *here.parents):
+        if (candidate / COURSE_FILE).is_file():
+            return Course.load(candidate)
+    raise UserError(
+        f"no course here: no {COURSE_FILE} in {here} or above; "
+        f"give the course folder with --course DIR or ${COURSE_ENV}"
+    )
 
-    out: dict[str, dict[str, float]] = {}
-    if not gradebook_exists(root):
-        return out
-    with _gradebook(root) as gb:
-        try:
-            if student is None:
-                submissions = gb.assignment_submissions(assignment)
-            else:
-                submissions = [gb.find_submission(assignment, student)]
-        except MissingEntry:
-            return out
-        for sub in submissions:
-            cells: dict[str, float] = {}
-            for nb in sub.notebooks:
-                for grade in nb.grades:
-                    cells[grade.name] = float(grade.score)
-            cells["total"] = float(sub.score)
-            out[sub.student_id] = cells
-    return out
+
+def graded_course(working_folder: Path) -> list[Path]:
+    """The course a kernel or grader works for, from its working folder
+    <root>/autograded/<student>/<assignment>/ (empty when it is not such a folder)."""
+    folder = working_folder.resolve()
+    return [p for p in folder.parents[2:3] if (p / "nbgrader_config.py").exists()]

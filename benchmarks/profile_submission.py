@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cputime import CpuClock  # noqa: E402
 
 from attention_course import preprocessors  # noqa: E402
-from attention_course.course import (  # noqa: E402
+from attention_course.classgrade.nbgrader_api import (  # noqa: E402
     add_students,
     api,
     autograde,
@@ -36,7 +36,7 @@ from attention_course.course import (  # noqa: E402
     generate_feedback,
     register,
 )
-from attention_course.samples import sample_notebooks  # noqa: E402
+from attention_course.cli.samples import sample_notebooks  # noqa: E402
 
 ASSIGNMENT = "attention_basics"
 STEPS: dict[str, list[tuple[float, float]]] = defaultdict(list)

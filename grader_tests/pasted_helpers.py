@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader_tests import reference as ref
-from grader_tests.harness import Fail, Student, call
+from . import reference as ref
+from attention_course.grading.harness import Fail, Student, call
 
 HELPERS = ("softmax", "scaled_dot_product_attention", "causal_mask")
 

@@ -6,8 +6,8 @@ import numbers
 
 import numpy as np
 
-from grader_tests import reference as ref
-from grader_tests.harness import Fail, call, points
+from . import reference as ref
+from attention_course.grading.harness import Fail, call, points
 
 FN = "attention_cost"
 KEYS = ("score_flops", "mix_flops", "weights_bytes")

@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from grader_tests import reference as ref
-from grader_tests.harness import Fail, call, expect_array, expect_shape, points
+from . import reference as ref
+from attention_course.grading.harness import Fail, call, expect_array, expect_shape, points
 
 SIZES = (1, 2, 5, 8)
 CALLS = {n: call("causal_mask", n) for n in SIZES}

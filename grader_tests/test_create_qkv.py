@@ -1,7 +1,7 @@
 """Grader for create_qkv(X, W_q, W_k, W_v): 5 points."""
 
-from grader_tests import reference as ref
-from grader_tests.harness import (
+from . import reference as ref
+from attention_course.grading.harness import (
     Fail,
     call,
     expect_batch_slice,

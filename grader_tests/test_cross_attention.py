@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from grader_tests import reference as ref
-from grader_tests.harness import (
+from . import reference as ref
+from attention_course.grading.harness import (
     PairReader,
     call,
     expect_close,
@@ -17,7 +17,7 @@ from grader_tests.harness import (
     renormalised,
     rng,
 )
-from grader_tests.pasted_helpers import expect_same_with_pasted_helpers
+from .pasted_helpers import expect_same_with_pasted_helpers
 
 FN = "cross_attention"
 r = rng(501)

@@ -3,8 +3,8 @@
 
 import numpy as np
 
-from grader_tests import reference as ref
-from grader_tests.harness import (
+from . import reference as ref
+from attention_course.grading.harness import (
     Fail,
     call,
     expect_array,
@@ -19,7 +19,7 @@ from grader_tests.harness import (
     points,
     rng,
 )
-from grader_tests.pasted_helpers import expect_same_with_pasted_helpers
+from .pasted_helpers import expect_same_with_pasted_helpers
 
 FN = "multi_head_attention"
 r = rng(801)

@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from grader_tests import reference as ref
-from grader_tests.harness import (
+from . import reference as ref
+from attention_course.grading.harness import (
     ArrayReader,
     Fail,
     call,

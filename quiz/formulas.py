@@ -1,40 +1,20 @@
-"""Named formulas that compute the answers of templated questions (and of typical wrong answers).
+"""The attention course's named formulas: they compute the answers of templated questions
+(and of typical wrong answers).
 
 Banks refer to these functions by name (``template: head_dim``); a function's keyword parameters
 are the bank parameters it uses. Nothing here is typed in by hand per variant: every answer a
-student is graded against comes out of one of these functions.
+student is graded against comes out of one of these functions. The engine loads this file by
+path (course.toml names it).
 """
 
 from __future__ import annotations
 
-import inspect
 import math
-from collections.abc import Callable
 
-Shape = tuple[int, ...]
-Formula = Callable[..., float | int | Shape]
-
-FORMULAS: dict[str, Formula] = {}
+from attention_course.quiz.formulas import Shape, formula
 
 MIB = 2**20
 FLOAT32_BYTES = 4
-
-
-def formula(func: Formula) -> Formula:
-    """Register ``func`` under its own name so that banks can refer to it."""
-    FORMULAS[func.__name__] = func
-    return func
-
-
-def parameters_of(name: str) -> list[str]:
-    """The bank parameters a formula needs, in its signature's order."""
-    return list(inspect.signature(FORMULAS[name]).parameters)
-
-
-def evaluate(name: str, params: dict[str, object]) -> float | int | Shape:
-    """Run formula ``name`` on the parameters it needs, taken from ``params``."""
-    func = FORMULAS[name]
-    return func(**{p: params[p] for p in parameters_of(name)})
 
 
 # --- scaled dot-product attention -------------------------------------------------------------

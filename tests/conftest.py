@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from attention_course.assignments import ALL_ASSIGNMENTS, COURSE_ROOT, REFERENCE_FILE
-from attention_course.grading import GradeReport, grade_file
+from attention_course.course import ALL_ASSIGNMENTS, COURSE_ROOT, REFERENCE_FILE
+from attention_course.grading.graders import GradeReport, grade_file
 
 
 def grade_reference_variants(
@@ -73,7 +73,7 @@ def graded_class(demo_run):
     Returns (root, {assignment: ClassRun}), the runs read back from what `autograde` recorded
     of each submission (.grading/).
     """
-    from attention_course.classgrade import STATE_DIR, ClassRun, Outcome
+    from attention_course.classgrade.run import STATE_DIR, ClassRun, Outcome
 
     runs = {}
     for assignment in ALL_ASSIGNMENTS:

@@ -30,12 +30,12 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from attention_course import jail
-from attention_course.assignments import COURSE_ROOT, GRADER_DIR, REFERENCE_FILE
-from attention_course.classgrade import autograde_class
-from attention_course.course import copy_course, gradebook_scores, release
-from attention_course.limits import DEFAULT
-from attention_course.samples import fill, sample_notebooks
+from attention_course.sandbox import jail
+from attention_course.course import COURSE_ROOT, GRADER_DIR, REFERENCE_FILE
+from attention_course.classgrade.run import autograde_class
+from attention_course.classgrade.nbgrader_api import copy_course, gradebook_scores, release
+from attention_course.settings import DEFAULT
+from attention_course.cli.samples import fill, sample_notebooks
 
 ASSIGNMENT = "attention_basics"
 CANARY = f"CANARY-{uuid.uuid4().hex}"  # in an honest student's notebook only
@@ -422,7 +422,7 @@ def attacked_class():
             path = course / "submitted" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
             t0 = time.monotonic()
             proc = subprocess.run(
-                [sys.executable, "-m", "attention_course.cli", "check", str(path), "--json"],
+                [sys.executable, "-m", "attention_course.cli.main", "check", str(path), "--json"],
                 capture_output=True,
                 text=True,
                 timeout=600,

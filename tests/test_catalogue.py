@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from attention_course.assignments import ASSIGNMENTS
-from attention_course.grading import GradeReport
+from attention_course.course import ASSIGNMENTS
+from attention_course.grading.graders import GradeReport
 from tests.conftest import grade_reference_variants
 
 CATALOGUE = Path(__file__).resolve().parent / "catalogue"
@@ -113,7 +113,7 @@ def test_catalogue_size():
 def test_every_grader_test_is_named_by_a_precise_wrong_implementation():
     """Every grader test can fail: some wrong implementation outside BROAD names it, and so
     fails it and only the tests it names (test_wrong_implementation_is_caught)."""
-    from grader_tests.run_graders import load
+    from attention_course.grading.runner import load
 
     named = {
         (e.function, test)

@@ -10,14 +10,14 @@ import sys
 import nbformat
 import pytest
 
-from attention_course.assignments import ASSIGNMENTS, COURSE_ROOT
-from attention_course.samples import sample_notebooks
+from attention_course.course import ASSIGNMENTS, COURSE_ROOT
+from attention_course.cli.samples import sample_notebooks
 from tests.test_notebooks import cell_points
 
 
 def run_check(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "attention_course.cli", "check", *map(str, args)],
+        [sys.executable, "-m", "attention_course.cli.main", "check", *map(str, args)],
         capture_output=True,
         text=True,
     )

@@ -21,11 +21,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from attention_course.assignments import COURSE_ROOT, grade_cell_id
-from attention_course.classgrade import STATE_DIR, autograde_class
-from attention_course.course import copy_course, gradebook_exists, gradebook_scores
-from attention_course.grading import grade_file
-from attention_course.samples import sample_notebooks
+from attention_course.course import COURSE_ROOT, grade_cell_id
+from attention_course.classgrade.run import STATE_DIR, autograde_class
+from attention_course.classgrade.nbgrader_api import copy_course, gradebook_exists, gradebook_scores
+from attention_course.grading.graders import grade_file
+from attention_course.cli.samples import sample_notebooks
 
 ASSIGNMENT = "attention_basics"
 CLI = [str(Path(sys.executable).parent / "attention-course")]
@@ -194,7 +194,7 @@ def grading_jobs_of(course: Path) -> list[int]:
                 cmd = Path(f"/proc/{entry.name}/cmdline").read_bytes().split(b"\0")
             except OSError:
                 continue
-            if b"attention_course.gradejob" in cmd and str(course).encode() in cmd:
+            if b"attention_course.classgrade.job" in cmd and str(course).encode() in cmd:
                 found.append(int(entry.name))
     return found
 

@@ -13,18 +13,18 @@ from collections import Counter
 
 import pytest
 
-from attention_course.assignments import ASSIGNMENTS, grade_cell_id
-from attention_course.class_report import class_report, read_class
-from attention_course.course import _gradebook, gradebook_scores
-from attention_course.feedback import RECORD_KEY
-from attention_course.report_files import histogram
-from attention_course.samples import PARTIAL, QUIZ_ASSIGNMENT
-from quiz.checking import grade
-from quiz.defaults import GRADED_QUIZZES
-from quiz.loading import load_bank
-from quiz.notebooks import grade_cell_id as quiz_cell_id
-from quiz.samples import wrong_answer
-from quiz.variants import for_student
+from attention_course.course import ASSIGNMENTS, grade_cell_id
+from attention_course.reports.class_report import class_report, read_class
+from attention_course.classgrade.nbgrader_api import _gradebook, gradebook_scores
+from attention_course.grading.feedback import RECORD_KEY
+from attention_course.reports.files import histogram
+from attention_course.cli.samples import PARTIAL, QUIZ_ASSIGNMENT
+from attention_course.quiz.checking import grade
+from attention_course.settings import GRADED_QUIZZES
+from attention_course.quiz.loading import load_bank
+from attention_course.quiz.notebooks import grade_cell_id as quiz_cell_id
+from attention_course.quiz.samples import wrong_answer
+from attention_course.quiz.variants import for_student
 
 CODE = sorted(ASSIGNMENTS)
 ALL = [*CODE, QUIZ_ASSIGNMENT]
@@ -34,7 +34,7 @@ PASS_LINE = re.compile(r"^PASS \[[\d.]+ pt\] (.*)$", re.MULTILINE)
 
 def cli(*args) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "attention_course.cli", *map(str, args)],
+        [sys.executable, "-m", "attention_course.cli.main", *map(str, args)],
         capture_output=True,
         text=True,
     )

@@ -23,7 +23,7 @@ COMMANDS = [
 
 def cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "attention_course.cli", *args], capture_output=True, text=True
+        [sys.executable, "-m", "attention_course.cli.main", *args], capture_output=True, text=True
     )
 
 

@@ -19,10 +19,10 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from attention_course.classgrade import autograde_class
-from attention_course.course import gradebook_scores
-from attention_course.gradebook import DB_ENV
-from attention_course.samples import sample_notebooks
+from attention_course.classgrade.run import autograde_class
+from attention_course.classgrade.nbgrader_api import gradebook_scores
+from attention_course.classgrade.gradebook import DB_ENV
+from attention_course.cli.samples import sample_notebooks
 from tests.test_class_grading import (
     ASSIGNMENT,
     CLI,
@@ -204,7 +204,7 @@ def test_a_worker_killed_while_grading_leaves_every_submission_graded_exactly_on
 
 
 def test_an_unreachable_scheduler_is_a_one_line_error_before_any_grading(tmp_path):
-    from attention_course.course import copy_course
+    from attention_course.classgrade.nbgrader_api import copy_course
 
     course = copy_course(tmp_path / "course")
     write_class(course, 1)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from attention_course.samples import write_quiz_responses
-from quiz.grading import grade_responses
-from quiz.loading import load_bank
-from quiz.responses import read_responses
+from attention_course.cli.samples import write_quiz_responses
+from attention_course.quiz.grading import grade_responses
+from attention_course.quiz.loading import load_bank
+from attention_course.quiz.responses import read_responses
 
 
 def test_sample_quiz_responses_grade_as_intended(tmp_path):

@@ -17,8 +17,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from attention_course.course import copy_course, gradebook_scores
-from attention_course.samples import sample_notebooks
+from attention_course.classgrade.nbgrader_api import copy_course, gradebook_scores
+from attention_course.cli.samples import sample_notebooks
 
 ASSIGNMENT = "attention_basics"
 BIN = Path(sys.executable).parent

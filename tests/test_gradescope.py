@@ -15,9 +15,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from attention_course.assignments import ASSIGNMENTS, COURSE_ROOT, REFERENCE_FILE
-from attention_course.gradescope import build_autograder
-from attention_course.samples import fill, sample_notebooks
+from attention_course.course import ASSIGNMENTS, COURSE_ROOT, REFERENCE_FILE
+from attention_course.integrations.gradescope import build_autograder
+from attention_course.cli.samples import fill, sample_notebooks
 from tests.test_notebooks import cell_points
 
 ASSIGNMENT = "attention_basics"
@@ -115,7 +115,7 @@ def assert_gradescope_format(results: dict) -> None:
 
 def check_json(path: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "attention_course.cli", "check", str(path), "--json"],
+        [sys.executable, "-m", "attention_course.cli.main", "check", str(path), "--json"],
         capture_output=True,
         text=True,
     )
@@ -316,7 +316,7 @@ def test_zip_holds_what_grading_needs_and_is_reproducible(autograder_zip, tmp_pa
 
 
 def test_cli_builds_the_zip_and_reports_bad_input(tmp_path):
-    cli = [sys.executable, "-m", "attention_course.cli", "gradescope"]
+    cli = [sys.executable, "-m", "attention_course.cli.main", "gradescope"]
     out = tmp_path / "autograder.zip"
     proc = subprocess.run([*cli, ASSIGNMENT, "--out", str(out)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr

@@ -20,10 +20,10 @@ import nbformat
 import pytest
 
 import grader_tests.test_causal_mask as causal_mask_grader
-from attention_course import confined
-from attention_course.assignments import COURSE_ROOT, REFERENCE_FILE
-from attention_course.grading import GradingError, grade_file
-from grader_tests import run_graders
+from attention_course.sandbox import confined
+from attention_course.course import COURSE_ROOT, REFERENCE_FILE
+from attention_course.grading.graders import GradingError, grade_file
+from attention_course.grading import runner as run_graders
 
 ASSIGNMENT = "attention_basics"
 
@@ -136,7 +136,7 @@ FAULT = os.environ.get("ATTENTION_COURSE_TEST_FAULT", "")
 
 def pytest_configure(config):
     if FAULT == "worker":
-        from attention_course import confined
+        from attention_course.sandbox import confined
 
         def start(self, deadline):
             raise confined.Died("no sandbox today")
@@ -210,7 +210,8 @@ def test_faults_in_the_grader_pytest_process(stub, fault_plugin, fault, words):
 
 
 def test_check_says_it_in_one_line_and_exits_2(stub, monkeypatch, capsys):
-    from attention_course import cli, grading
+    from attention_course.cli import main as cli
+    from attention_course.grading import graders as grading
 
     monkeypatch.setattr(grading, "limit_grader_memory", lambda: None)  # not this test process
     monkeypatch.setattr(confined.Confined, "start", _raise(confined.Died("no sandbox today")))
@@ -224,7 +225,7 @@ SITECUSTOMIZE = """
 import os
 
 if os.environ.get("ATTENTION_COURSE_TEST_FAULT") == "worker":
-    from attention_course import confined
+    from attention_course.sandbox import confined
 
     def start(self, deadline):
         raise confined.Died("no sandbox today")
@@ -236,10 +237,10 @@ if os.environ.get("ATTENTION_COURSE_TEST_FAULT") == "worker":
 def test_autograde_records_no_score_and_grades_it_next_time(tmp_path_factory, monkeypatch, capsys):
     """A class run whose grading worker cannot start: the submission is an error (exit 1),
     not a score, nothing is recorded for it, and the next run grades it."""
-    from attention_course import cli
-    from attention_course.classgrade import STATE_DIR
-    from attention_course.course import copy_course, gradebook_scores
-    from attention_course.samples import fill
+    from attention_course.cli import main as cli
+    from attention_course.classgrade.run import STATE_DIR
+    from attention_course.classgrade.nbgrader_api import copy_course, gradebook_scores
+    from attention_course.cli.samples import fill
 
     root = copy_course(tmp_path_factory.mktemp("faults") / "course")
     folder = root / "submitted" / "idle" / ASSIGNMENT
@@ -267,7 +268,7 @@ def test_autograde_records_no_score_and_grades_it_next_time(tmp_path_factory, mo
 
 
 def _auto_scores(root, student) -> set:
-    from attention_course.course import _gradebook
+    from attention_course.classgrade.nbgrader_api import _gradebook
 
     with _gradebook(root) as gb:
         sub = gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, student)

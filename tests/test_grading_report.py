@@ -10,9 +10,9 @@ import sys
 
 import pytest
 
-from attention_course import grading
-from attention_course.assignments import COURSE_ROOT, REFERENCE_FILE
-from attention_course.grading import (
+from attention_course.grading import graders as grading
+from attention_course.course import COURSE_ROOT, REFERENCE_FILE
+from attention_course.grading.graders import (
     GRADER_MEMORY_BYTES,
     FunctionScore,
     GradeReport,
@@ -64,7 +64,7 @@ def _limits_in_a_child(preexec=None, code: str = "") -> str:
 
 
 def test_grader_processes_have_their_own_memory_limit():
-    from attention_course.limits import DEFAULT, GiB
+    from attention_course.settings import DEFAULT, GiB
 
     # room to hold every reply of a submission (capped) next to the reference's own arrays
     assert GRADER_MEMORY_BYTES >= 4 * DEFAULT.program_result_bytes
@@ -84,7 +84,7 @@ def test_grading_in_process_lowers_the_memory_limit_never_raises_it(soft):
         if soft is not None:
             resource.setrlimit(resource.RLIMIT_AS, (soft, resource.RLIM_INFINITY))
 
-    code = "from attention_course.grading import limit_grader_memory; limit_grader_memory(); "
+    code = "from attention_course.grading.graders import limit_grader_memory; limit_grader_memory(); "
     expected = GRADER_MEMORY_BYTES if soft is None else min(soft, GRADER_MEMORY_BYTES)
     got = _limits_in_a_child(start, code)
     assert got == str((expected, resource.RLIM_INFINITY)), got
@@ -93,7 +93,7 @@ def test_grading_in_process_lowers_the_memory_limit_never_raises_it(soft):
 def test_a_report_says_unsandboxed_only_when_told():
     """A report made without the flag (the quiz's, which runs no student code) does not tell
     the student that grading ran without the sandbox; one made with it does."""
-    from attention_course.feedback import UNSANDBOXED_NOTE, cell_feedback
+    from attention_course.grading.feedback import UNSANDBOXED_NOTE, cell_feedback
 
     plain = GradeReport("a", {"f": _function()}, [], [])
     assert not plain.unsandboxed and UNSANDBOXED_NOTE not in cell_feedback(plain, "f")
@@ -102,7 +102,7 @@ def test_a_report_says_unsandboxed_only_when_told():
 
 
 def test_a_cell_gets_its_share_of_points_and_nothing_without_tests():
-    from attention_course.feedback import cell_score
+    from attention_course.grading.feedback import cell_score
 
     report = GradeReport("a", {"f": _function(), "none": FunctionScore("none")}, [], [])
     assert cell_score(19.0, report, "f") == round(19.0 * 4.0 / 9.5, 6)  # 8.0
@@ -114,12 +114,12 @@ def test_graders_are_found_from_any_working_folder(monkeypatch, tmp_path):
     the import path of the process that grades (`check` run from anywhere)."""
     from pathlib import Path
 
-    from attention_course.grading import grade_file
+    from attention_course.grading.graders import grade_file
 
     monkeypatch.chdir(tmp_path)
     kept = [p for p in sys.path if Path(p or ".").resolve() != COURSE_ROOT]
     monkeypatch.setattr(sys, "path", kept)
-    for name in ("grader_tests", "grader_tests.run_graders"):
+    for name in ("grader_tests", "attention_course.grading.runner"):
         monkeypatch.delitem(sys.modules, name, raising=False)
     report = grade_file(
         REFERENCE_FILE, "attention_basics", functions=["causal_mask"], in_process=True
@@ -130,7 +130,7 @@ def test_graders_are_found_from_any_working_folder(monkeypatch, tmp_path):
 def test_the_graders_pytest_process_sandboxes_the_worker_unless_told(tmp_path):
     """The worker the graders' pytest process starts is sandboxed (the course is out of sight)
     unless grading is asked to run unsandboxed, as the report then says."""
-    from attention_course.grading import grade_file
+    from attention_course.grading.graders import grade_file
 
     program = tmp_path / "program.py"
     program.write_text(

@@ -15,7 +15,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from attention_course.assignments import REFERENCE_FILE
+from attention_course.course import REFERENCE_FILE
 from tests.conftest import grade_reference_variants
 
 # A course folder to attack, outside the repository (a test never writes there, whatever the
@@ -274,7 +274,7 @@ def test_check_rejects_invalid_json_with_one_line(tmp_path):
     bad = tmp_path / "attention_basics.ipynb"
     bad.write_text('{"cells": [')
     proc = subprocess.run(
-        [sys.executable, "-m", "attention_course.cli", "check", str(bad)],
+        [sys.executable, "-m", "attention_course.cli.main", "check", str(bad)],
         capture_output=True,
         text=True,
     )
@@ -296,7 +296,7 @@ def test_check_bad_input_gets_a_clear_error(tmp_path, name, text, message):
     if text is not None:
         path.write_text(text)
     proc = subprocess.run(
-        [sys.executable, "-m", "attention_course.cli", "check", str(path)],
+        [sys.executable, "-m", "attention_course.cli.main", "check", str(path)],
         capture_output=True,
         text=True,
     )

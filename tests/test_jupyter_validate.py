@@ -5,10 +5,10 @@ from __future__ import annotations
 import nbformat
 import pytest
 
-from attention_course import jupyter_validate
-from attention_course.assignments import COURSE_ROOT
-from attention_course.jupyter_validate import ShortValidator, _statement_at, short_failure
-from attention_course.samples import sample_notebooks
+from attention_course.integrations import jupyter_validate
+from attention_course.course import COURSE_ROOT
+from attention_course.integrations.jupyter_validate import ShortValidator, _statement_at, short_failure
+from attention_course.cli.samples import sample_notebooks
 
 CELL = """import warnings
 
@@ -114,5 +114,5 @@ def test_the_server_extension_gives_nbgraders_validate_handler_the_short_validat
     jupyter_validate._load_jupyter_server_extension(App())
     assert handlers.Validator is ShortValidator
     assert jupyter_validate._jupyter_server_extension_points() == [
-        {"module": "attention_course.jupyter_validate"}
+        {"module": "attention_course.integrations.jupyter_validate"}
     ]

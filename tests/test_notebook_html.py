@@ -9,8 +9,8 @@ import nbformat
 import pytest
 from nbconvert.filters.markdown_mistune import MarkdownWithMath
 
-from attention_course.assignments import COURSE_ROOT
-from attention_course.notebook_html import (
+from attention_course.course import COURSE_ROOT
+from attention_course.reports.notebook_html import (
     OUTPUT_CSS,
     CourseHTMLHeader,
     MathMLRenderer,

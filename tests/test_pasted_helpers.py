@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from attention_course.assignments import ASSIGNMENTS
-from attention_course.feedback import cell_feedback
+from attention_course.course import ASSIGNMENTS
+from attention_course.grading.feedback import cell_feedback
 from tests.conftest import grade_reference_variants
 
 HELPER_TEST = "test_same_with_your_pasted_helpers"

@@ -16,9 +16,9 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from attention_course.classgrade import autograde_class
-from attention_course.course import gradebook_settings
-from attention_course.gradebook import DB_ENV, SubmissionLocks
+from attention_course.classgrade.run import autograde_class
+from attention_course.classgrade.nbgrader_api import gradebook_settings
+from attention_course.classgrade.gradebook import DB_ENV, SubmissionLocks
 from tests.test_class_grading import ASSIGNMENT, CLI, expected_total, fresh_course, write_class
 from tests.test_cluster_grading import scores_in, submission_rows
 
@@ -222,7 +222,7 @@ def test_release_records_the_assignments_in_a_new_postgresql_database(disjoint, 
     ],
 )
 def test_a_gradebook_that_cannot_be_reached_is_a_one_line_error(postgres, tmp_path, db, words):
-    from attention_course.course import copy_course
+    from attention_course.classgrade.nbgrader_api import copy_course
 
     course = copy_course(tmp_path / "course")
     db = db.format(server=postgres.url("postgres").rsplit("/", 1)[0])

@@ -9,11 +9,11 @@ import os
 import nbformat
 import pytest
 
-from attention_course.assignments import ASSIGNMENTS, COURSE_ROOT, grade_cell_id
-from attention_course.course import copy_course
+from attention_course.course import ASSIGNMENTS, COURSE_ROOT, grade_cell_id
+from attention_course.classgrade.nbgrader_api import copy_course
 from attention_course.errors import SubmissionRefused
-from attention_course.feedback import RECORD_KEY
-from attention_course.preprocessors import (
+from attention_course.grading.feedback import RECORD_KEY
+from attention_course.grading.preprocessors import (
     CheckSubmission,
     GradeOutOfKernel,
     RestoreMetadata,
@@ -144,7 +144,7 @@ def test_settings_come_from_the_course_configuration(tmp_path, monkeypatch):
     graders run in a pytest process of their own (plain `nbgrader autograde`)."""
     from traitlets.config import Config
 
-    from attention_course import grading
+    from attention_course.grading import graders as grading
 
     config = Config()
     config.SandboxedExecute.timeout = 1.5
@@ -170,7 +170,7 @@ def test_the_graders_hide_the_course_of_the_notebook_not_of_the_working_director
 ):
     """The course hidden from student code is the one the notebook is graded in (nbgrader's
     resources say where), wherever the grading process was started."""
-    from attention_course import preprocessors
+    from attention_course.grading import preprocessors
 
     course = copy_course(tmp_path / "course")
     seen = {}

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from attention_course.cli import build_parser, main
-from quiz.loading import load_bank
-from quiz.samples import correct_answer, wrong_answer
-from quiz.variants import for_student
+from attention_course.cli.main import build_parser, main
+from attention_course.quiz.loading import load_bank
+from attention_course.quiz.samples import correct_answer, wrong_answer
+from attention_course.quiz.variants import for_student
 
 
 def _answers(quiz: str, student: str, pick=correct_answer) -> dict:

@@ -16,12 +16,12 @@ from pygiftparser import parser as gift_parser
 from pygiftparser.utils import transformSpecials
 
 from attention_course.cli import main
-from quiz.export_gift import escape, gift_number, to_gift
-from quiz.export_jupyterquiz import TYPES, to_jupyterquiz
-from quiz.export_qti import md
-from quiz.exports import export_items, shape_forms
-from quiz.loading import bank_files, load_bank
-from quiz.variants import for_student
+from attention_course.quiz.export_gift import escape, gift_number, to_gift
+from attention_course.quiz.export_jupyterquiz import TYPES, to_jupyterquiz
+from attention_course.quiz.export_qti import md
+from attention_course.quiz.exports import export_items, shape_forms
+from attention_course.quiz.loading import bank_files, load_bank
+from attention_course.quiz.variants import for_student
 
 QUIZZES = [p.stem for p in bank_files()]
 NS = {"q": "http://www.imsglobal.org/xsd/ims_qtiasiv1p2"}

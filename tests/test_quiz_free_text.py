@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from quiz import free_text
-from quiz.checking import RECORDED, grade
-from quiz.loading import load_bank
-from quiz.variants import for_student
+from attention_course.quiz import free_text
+from attention_course.quiz.checking import RECORDED, grade
+from attention_course.quiz.loading import load_bank
+from attention_course.quiz.variants import for_student
 
 # concept_check / long_range (2 points): "How does attention directly solve the long-range
 # dependency problem that plagued RNN-based sequence models?"

@@ -9,11 +9,11 @@ from typing import Any
 import nbformat
 import pytest
 
-from quiz.answer_core import canonical, format_number
-from quiz.loading import bank_files, load_bank
-from quiz.notebooks import selfcheck_notebook
-from quiz.selfcheck import build_selfcheck
-from quiz.variants import instantiate
+from attention_course.quiz.answer_core import canonical, format_number
+from attention_course.quiz.loading import bank_files, load_bank
+from attention_course.quiz.notebooks import selfcheck_notebook
+from attention_course.quiz.selfcheck import build_selfcheck
+from attention_course.quiz.variants import instantiate
 
 QUIZZES = [p.stem for p in bank_files()]
 FORBIDDEN_FIELDS = {

@@ -12,19 +12,19 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from quiz import defaults
-from quiz.loading import load_bank
-from quiz.nbgrader_grading import NotALiteral, read_answer
-from quiz.notebooks import embeddable_source, graded_notebook, selfcheck_notebook
-from quiz.samples import correct_answer, wrong_answer
-from quiz.selfcheck import build_selfcheck
-from quiz.variants import for_student
+from attention_course import settings
+from attention_course.quiz.loading import load_bank
+from attention_course.grading.quiz_answers import NotALiteral, read_answer
+from attention_course.quiz.notebooks import embeddable_source, graded_notebook, selfcheck_notebook
+from attention_course.quiz.samples import correct_answer, wrong_answer
+from attention_course.quiz.selfcheck import build_selfcheck
+from attention_course.quiz.variants import for_student
 
-BANKS = [load_bank(q) for q in defaults.GRADED_QUIZZES]
+BANKS = [load_bank(q) for q in settings.GRADED_QUIZZES]
 
 
 def test_committed_source_notebook_is_generated_from_the_banks() -> None:
-    committed = defaults.GRADED_NOTEBOOK.read_text(encoding="utf-8")
+    committed = settings.GRADED_NOTEBOOK.read_text(encoding="utf-8")
     assert committed == nbformat.writes(graded_notebook(BANKS)), (
         "regenerate it: attention-course quiz notebook"
     )
@@ -130,12 +130,12 @@ def autograded(tmp_path_factory: pytest.TempPathFactory) -> dict:
     )
     from traitlets.config import Config
 
-    from quiz.nbgrader_grading import GradeQuizAnswers
+    from attention_course.grading.quiz_answers import GradeQuizAnswers
 
     root = tmp_path_factory.mktemp("course")
-    assignment = defaults.GRADED_ASSIGNMENT
+    assignment = settings.GRADED_ASSIGNMENT
     (root / "source" / assignment).mkdir(parents=True)
-    shutil.copy(defaults.GRADED_NOTEBOOK, root / "source" / assignment)
+    shutil.copy(settings.GRADED_NOTEBOOK, root / "source" / assignment)
     config = Config()
     config.CourseDirectory.root = str(root)
     config.CourseDirectory.course_id = "quiz-test"
@@ -224,7 +224,7 @@ def autograded(tmp_path_factory: pytest.TempPathFactory) -> dict:
 def test_released_notebook_has_no_key_or_hidden_grader(autograded: dict) -> None:
     text = autograded["released"]
     assert "BEGIN SOLUTION" not in text and "BEGIN HIDDEN TESTS" not in text
-    assert defaults.GRADER_MARKER not in text
+    assert settings.GRADER_MARKER not in text
     for bank in BANKS:
         for q in bank.questions:
             assert not q.explanation or q.explanation not in text
@@ -288,7 +288,7 @@ def test_feedback_hides_the_instructors_notes() -> None:
     """The review cell's provisional score is for the instructor: feedback shows one line."""
     from nbformat.v4 import new_output
 
-    from quiz.nbgrader_grading import REVIEW_HIDDEN, HideReviewNotes
+    from attention_course.grading.quiz_answers import REVIEW_HIDDEN, HideReviewNotes
 
     nb = graded_notebook(BANKS)
     review = next(
@@ -299,7 +299,7 @@ def test_feedback_hides_the_instructors_notes() -> None:
     review.outputs = [new_output("stream", name="stdout", text="Provisional score 2 of 2")]
     nb, _ = HideReviewNotes().preprocess(nb, {})
     assert [o["text"] for o in review.outputs] == [REVIEW_HIDDEN]
-    config = (defaults.COURSE_ROOT / "nbgrader_config.py").read_text()
+    config = (settings.COURSE_ROOT / "nbgrader_config.py").read_text()
     assert "HideReviewNotes," in config.split("c.GenerateFeedback.preprocessors")[1]
 
 
@@ -322,8 +322,9 @@ def test_widget_choices_are_readable_whole(quiz: str) -> None:
     whose labels cannot be cut off."""
     import ipywidgets as widgets
 
-    from quiz import answer_core, seeding
-    from quiz.notebooks import WIDGETS_UI
+    from attention_course.quiz import answer_core
+    from attention_course.quiz import seeding
+    from attention_course.quiz.notebooks import WIDGETS_UI
 
     namespace: dict = {"SELF_CHECK": build_selfcheck(load_bank(quiz), salt="s")}
     for module in (seeding, answer_core):
@@ -351,14 +352,14 @@ def test_widget_choices_are_readable_whole(quiz: str) -> None:
 def test_a_bank_that_cannot_be_read_is_a_grading_error_not_a_zero(tmp_path) -> None:
     """The instructor's bank missing or broken, or a question it lacks: the quiz is not graded
     (a fault of grading, as a grader that fails), never 0 points for the student."""
-    from attention_course.grading import GradingError
-    from quiz.nbgrader_grading import GradeQuizAnswers
+    from attention_course.grading.graders import GradingError
+    from attention_course.grading.quiz_answers import GradeQuizAnswers
 
-    resources = {"nbgrader": {"student": "alice", "assignment": defaults.GRADED_ASSIGNMENT}}
+    resources = {"nbgrader": {"student": "alice", "assignment": settings.GRADED_ASSIGNMENT}}
     nb = graded_notebook(BANKS)
     with pytest.raises(GradingError, match="the quiz cannot be graded"):
         GradeQuizAnswers(bank_dir=str(tmp_path)).preprocess(nb, resources)  # no banks there
-    shutil.copytree(defaults.BANK_DIR, tmp_path / "banks")
+    shutil.copytree(settings.BANK_DIR, tmp_path / "banks")
     bank = tmp_path / "banks" / "knowledge_check.yaml"
     bank.write_text(bank.read_text().replace("id: mask_inf", "id: mask_infinity"))
     with pytest.raises(GradingError, match="has no question 'mask_inf'"):

@@ -7,11 +7,11 @@ import os
 import subprocess
 import sys
 
-from quiz.checking import grade
-from quiz.loading import load_bank
-from quiz.samples import correct_answer
-from quiz.seeding import draw_parameters, variant_of
-from quiz.variants import for_student
+from attention_course.quiz.checking import grade
+from attention_course.quiz.loading import load_bank
+from attention_course.quiz.samples import correct_answer
+from attention_course.quiz.seeding import draw_parameters, variant_of
+from attention_course.quiz.variants import for_student
 
 STUDENTS = [f"student{n:03d}" for n in range(60)]
 
@@ -21,7 +21,7 @@ def test_seed_is_sha256_of_quiz_and_student_and_stable_across_processes() -> Non
 
     digest = hashlib.sha256(b"misconceptions|alice").digest()
     assert variant_of("misconceptions", "alice", 256) == int.from_bytes(digest[:8], "big") % 256
-    code = "from quiz.seeding import variant_of; print(variant_of('misconceptions', 'alice', 256))"
+    code = "from attention_course.quiz.seeding import variant_of; print(variant_of('misconceptions', 'alice', 256))"
     runs = {
         subprocess.run(
             [sys.executable, "-c", code],

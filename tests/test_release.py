@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from attention_course.assignments import COURSE_ROOT, REFERENCE_FILE
-from attention_course.course import copy_course, release, source_assignments
+from attention_course.course import COURSE_ROOT, REFERENCE_FILE
+from attention_course.classgrade.nbgrader_api import copy_course, release, source_assignments
 
 RELEASED = sorted(source_assignments())
 

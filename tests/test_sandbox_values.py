@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from attention_course.sandbox import (
+from attention_course.sandbox.program import (
     Call,
     Outcome,
     UnsupportedValue,

@@ -7,7 +7,7 @@ import re
 import subprocess
 import sys
 
-from attention_course.student_config import (
+from attention_course.integrations.student_config import (
     INSTRUCTOR_PLUGINS,
     course_settings,
     write_student_config,
@@ -20,7 +20,7 @@ def test_student_config_turns_off_instructor_tools_and_names_the_exchange(tmp_pa
     extensions = data["jupyter_server_config.json"]["ServerApp"]["jpserver_extensions"]
     assert extensions["nbgrader.server_extensions.formgrader"] is False
     assert extensions["nbgrader.server_extensions.course_list"] is False
-    assert extensions["attention_course.jupyter_validate"] is True
+    assert extensions["attention_course.integrations.jupyter_validate"] is True
     disabled = data["labconfig/page_config.json"]["disabledExtensions"]
     assert {p for p, off in disabled.items() if off} == set(INSTRUCTOR_PLUGINS)
     assert "@jupyter/nbgrader:formgrader" in disabled
@@ -56,7 +56,7 @@ def test_the_jupyter_server_reads_it(tmp_path):
 
 def test_cli_writes_the_folder(tmp_path):
     proc = subprocess.run(
-        [sys.executable, "-m", "attention_course.cli", "student-config", str(tmp_path / "s")],
+        [sys.executable, "-m", "attention_course.cli.main", "student-config", str(tmp_path / "s")],
         capture_output=True,
         text=True,
     )

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from attention_course.course import copy_course, gradebook_scores
+from attention_course.classgrade.nbgrader_api import copy_course, gradebook_scores
 
 ACCOUNT = "attention-grader"
 
@@ -28,10 +28,10 @@ ASSIGNMENT = "attention_basics"
 GRADE = """
 import json, sys
 from pathlib import Path
-from attention_course import jail
-from attention_course.classgrade import autograde_class
-from attention_course.course import gradebook_scores
-from attention_course.samples import write_submissions
+from attention_course.sandbox import jail
+from attention_course.classgrade.run import autograde_class
+from attention_course.classgrade.nbgrader_api import gradebook_scores
+from attention_course.cli.samples import write_submissions
 root, assignment = Path(sys.argv[1]), sys.argv[2]
 write_submissions(assignment, root)
 autograde_class(assignment, root)

@@ -19,11 +19,11 @@ from urllib.parse import urlparse
 import nbformat
 import pytest
 
-from attention_course.samples import sample_notebooks
-from attention_course.student_config import write_student_config
-from quiz.loading import load_bank
-from quiz.notebooks import selfcheck_notebook
-from quiz.selfcheck import build_selfcheck
+from attention_course.cli.samples import sample_notebooks
+from attention_course.integrations.student_config import write_student_config
+from attention_course.quiz.loading import load_bank
+from attention_course.quiz.notebooks import selfcheck_notebook
+from attention_course.quiz.selfcheck import build_selfcheck
 from tests.browser.lab import LabServer, start_lab
 
 CHROMIUM = "/usr/bin/chromium"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from attention_course.assignments import ASSIGNMENTS
+from attention_course.course import ASSIGNMENTS
 from tests.browser.conftest import screenshot
 from tests.browser.page_checks import LINES, MATH, raw_latex
 

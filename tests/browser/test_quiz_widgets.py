@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from quiz.loading import load_bank
-from quiz.samples import correct_answer, wrong_answer
-from quiz.variants import for_student
+from attention_course.quiz.loading import load_bank
+from attention_course.quiz.samples import correct_answer, wrong_answer
+from attention_course.quiz.variants import for_student
 from tests.browser.conftest import QUIZZES, STUDENT_ID, screenshot
 from tests.browser.lab import open_notebook, run_all
 from tests.browser.page_checks import LINES

@@ -1,0 +1,1 @@
+"""Grading a class: nbgrader's gradebook, incremental runs, parallel jobs and Dask workers."""

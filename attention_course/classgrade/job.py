@@ -1,0 +1,92 @@
+"""One grading job: a long-lived process that autogrades one submission after another.
+
+`python -m attention_course.classgrade.job COURSE [--unsandboxed]` reads one JSON task per line on
+stdin ({"assignment", "student", "feedback"}) and answers each on the pipe it was given as
+stdout: whether nbgrader graded it, why not, the total stored in the gradebook, and whether its
+feedback was written. nbgrader's configuration and API are loaded once per job, not once per
+submission. The job never runs student code itself (the sandbox does). It dies with the process
+that started it, so a killed `autograde` leaves nothing behind that goes on writing grades.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+from attention_course.startup import skip_slow_imports
+
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> None:
+    """Ask the kernel to kill this process when the process that started it dies."""
+    parent = os.getppid()
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # it died before the request took effect
+        os._exit(1)
+
+
+def _total(root: Path, assignment: str, student: str) -> float | None:
+    from attention_course.classgrade.nbgrader_api import gradebook_scores
+
+    return gradebook_scores(assignment, root, student).get(student, {}).get("total")
+
+
+def grade(task: dict, root: Path, nb_api, unsandboxed: bool) -> dict:
+    from attention_course.classgrade.nbgrader_api import CourseError, autograde, failure_reason, generate_feedback
+
+    assignment, student = task["assignment"], task["student"]
+    start = time.monotonic()
+    result = autograde(assignment, student, root, unsandboxed, nb_api=nb_api)
+    reply = {"student": student, "graded": bool(result.get("success"))}
+    if not reply["graded"]:
+        reply["reason"] = failure_reason(result).removeprefix("not graded: ")
+        reply["fault"] = any(
+            marker in (result.get("log") or "") + (result.get("error") or "")
+            for marker in ("GradingError: ", "SandboxUnavailable: ")
+        )
+    else:
+        reply["total"] = _total(root, assignment, student)
+        if task.get("feedback"):
+            try:
+                generate_feedback(assignment, student, root, nb_api=nb_api)
+                reply["feedback"] = True
+            except CourseError as exc:
+                reply["feedback_error"] = str(exc).splitlines()[-1][:300]
+    reply["seconds"] = round(time.monotonic() - start, 3)
+    return reply
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("course", type=Path)
+    parser.add_argument("--unsandboxed", action="store_true")
+    args = parser.parse_args(argv)
+    die_with_parent()
+    skip_slow_imports()
+    replies = os.fdopen(os.dup(1), "w")  # the answers' own channel ...
+    os.dup2(2, 1)  # ... and whatever nbgrader or a library prints goes to the log
+
+    from attention_course.classgrade.nbgrader_api import api
+    from attention_course.grading.graders import limit_grader_memory
+
+    limit_grader_memory()
+    root = args.course.resolve()
+    nb_api = api(root, args.unsandboxed, in_process=True)
+    replies.write(json.dumps({"ready": True}) + "\n")
+    replies.flush()
+    for line in sys.stdin:
+        task = json.loads(line)
+        replies.write(json.dumps(grade(task, root, nb_api, args.unsandboxed)) + "\n")
+        replies.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,288 @@
+"""The nbgrader course in this repository, driven through nbgrader's Python API.
+
+One process runs every step (release, autograde, feedback), which saves nbgrader's start-up
+time per step. The course folder is always passed explicitly, never taken from the working
+directory, so no stray gradebook appears elsewhere.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import re
+import shutil
+import sys
+import tempfile
+import warnings
+from pathlib import Path
+
+from attention_course.classgrade import gradebook
+from attention_course.course import COURSE_ROOT
+
+DEFAULT_JOBS = os.cpu_count() or 1  # submissions autograded side by side
+
+
+class CourseError(RuntimeError):
+    """An nbgrader step failed; the message carries the end of nbgrader's log."""
+
+
+def _config(root: Path):
+    from traitlets.config.loader import PyFileConfigLoader
+
+    path = root / "nbgrader_config.py"
+    if not path.exists():
+        raise CourseError(f"{root}: no nbgrader_config.py here (not a course folder)")
+    config = PyFileConfigLoader(path.name, path=str(root)).load_config()
+    config.CourseDirectory.root = str(root)
+    # --db / $ATTENTION_COURSE_DB win over the file's URL; postgresql:// means psycopg 3
+    config.CourseDirectory.db_url = gradebook.url(root, config.CourseDirectory.get("db_url"))
+    return config
+
+
+@contextlib.contextmanager
+def _in(root: Path):
+    before = os.getcwd()
+    os.chdir(root)
+    try:
+        yield
+    finally:
+        os.chdir(before)
+
+
+def api(
+    root: Path = COURSE_ROOT,
+    unsandboxed: bool = False,
+    release_to: Path | None = None,
+    in_process: bool = False,
+):
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+    from sqlalchemy.exc import SAWarning
+
+    # nbgrader 0.9's own gradebook code triggers these on every autograde; they are not ours.
+    warnings.filterwarnings("ignore", category=SAWarning, module="nbgrader")
+
+    # nbgrader runs `alembic` from PATH when it creates a gradebook: use this environment's.
+    scripts = str(Path(sys.executable).parent)
+    if scripts not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
+    config = _config(root)
+    if release_to is not None:  # release elsewhere than release/ (registration only)
+        config.CourseDirectory.release_directory = str(release_to)
+    if in_process:  # a grading job: graders loaded once, reused for every submission
+        config.GradeOutOfKernel.in_process = True
+    if unsandboxed:
+        config.SandboxedExecute.unsandboxed = True
+        config.GradeOutOfKernel.unsandboxed = True
+    coursedir = CourseDirectory(config=config)
+    coursedir.root = str(root)
+    nb_api = NbGraderAPI(coursedir=coursedir, config=config)
+    nb_api.log.setLevel(logging.WARNING)
+    return nb_api
+
+
+def _error_lines(result: dict) -> list[str]:
+    """The lines of an nbgrader result's log that say what went wrong."""
+    log = (result.get("log") or "") + (result.get("error") or "")
+    lines = [ln.strip() for ln in log.splitlines() if re.search(r"error|fail", ln, re.I)]
+    return [ln for ln in lines if "see the the above traceback" not in ln]
+
+
+def gradebook_settings(root: Path = COURSE_ROOT) -> tuple[str, str]:
+    """The gradebook's URL and the course id, as nbgrader_config.py (or --db) gives them."""
+    config = _config(root)
+    return config.CourseDirectory.db_url, config.CourseDirectory.get("course_id") or ""
+
+
+def _gradebook(root: Path):
+    """The course's gradebook, as nbgrader_config.py names it (use it in a `with`)."""
+    from nbgrader.api import Gradebook
+
+    config = _config(root)
+    gradebook.find_alembic()  # a new PostgreSQL gradebook gets its tables here
+    return Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id)
+
+
+def gradebook_exists(root: Path = COURSE_ROOT) -> bool:
+    """False for a SQLite gradebook whose file is not there yet (opening it would make it)."""
+    url = _config(root).CourseDirectory.db_url
+    if url.startswith("sqlite:///"):
+        return Path(url.removeprefix("sqlite:///").split("?")[0]).exists()
+    return True
+
+
+def _check(result: dict, step: str) -> None:
+    if not result.get("success"):
+        raise CourseError(f"{step} failed:\n" + "\n".join(_error_lines(result)[-12:]))
+
+
+def source_assignments(root: Path = COURSE_ROOT) -> list[str]:
+    """Every assignment in source/, in name order."""
+    source = root / "source"
+    return sorted(p.name for p in source.iterdir() if p.is_dir() and any(p.glob("*.ipynb")))
+
+
+def release(assignments: list[str] | None = None, root: Path = COURSE_ROOT) -> list[str]:
+    """Regenerate release/<assignment>/ from source/ with nbgrader (solutions and hidden tests
+    stripped) and record the assignments in the gradebook."""
+    names = assignments or source_assignments(root)
+    known = source_assignments(root)
+    for name in names:
+        if name not in known:
+            raise CourseError(f"no assignment {name!r} in {root / 'source'}")
+    nb_api = api(root)
+    with _in(root):
+        for name in names:
+            _check(nb_api.generate_assignment(name, force=True, create=True), f"releasing {name}")
+    return names
+
+
+def registered(assignment: str, root: Path = COURSE_ROOT) -> bool:
+    """Whether the gradebook knows the assignment and its notebooks (autograde needs both)."""
+    from nbgrader.api import MissingEntry
+
+    if not gradebook_exists(root):
+        return False
+    with _gradebook(root) as gb:
+        try:
+            return bool(gb.find_assignment(assignment).notebooks)
+        except MissingEntry:
+            return False
+
+
+def register(assignment: str, root: Path = COURSE_ROOT) -> None:
+    """Record an assignment of source/ in the gradebook (its notebooks and locked cells), as
+    `release` does, without touching release/: nbgrader writes its student version into a
+    temporary folder that is thrown away."""
+    if assignment not in source_assignments(root):
+        raise CourseError(f"no assignment {assignment!r} in {root / 'source'}")
+    with tempfile.TemporaryDirectory(prefix="attention-register-") as tmp:
+        nb_api = api(root, release_to=Path(tmp))
+        with _in(root):
+            result = nb_api.generate_assignment(assignment, force=True, create=True)
+        _check(result, f"recording {assignment} in the gradebook")
+
+
+def copy_course(dest: Path, source: Path = COURSE_ROOT) -> Path:
+    """A course folder of its own at `dest`: the course's nbgrader_config.py, source/ and
+    release/ (no student data, no gradebook). Grading code comes from this package."""
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copy(source / "nbgrader_config.py", dest)
+    for folder in ("source", "release"):
+        shutil.copytree(source / folder, dest / folder)
+    return dest
+
+
+def autograde(
+    assignment: str,
+    student: str = "*",
+    root: Path = COURSE_ROOT,
+    unsandboxed: bool = False,
+    nb_api=None,
+) -> dict:
+    """Autograde submitted/<student>/<assignment>/ into autograded/ and the gradebook.
+
+    A submission folder holding a link, a special file or an oversized notebook is refused
+    before nbgrader reads anything in it (the result says why).
+    """
+    from attention_course.errors import SubmissionRefused
+    from attention_course.settings import DEFAULT
+    from attention_course.sandbox.safety import check_submission_folder
+
+    if student != "*":
+        try:
+            check_submission_folder(
+                root / "submitted" / student / assignment, DEFAULT.submission_bytes
+            )
+        except SubmissionRefused as exc:
+            return {"success": False, "error": f"SubmissionRefused: {exc}\n", "log": ""}
+    nb_api = nb_api or api(root, unsandboxed)
+    with _in(root):
+        result = nb_api.autograde(assignment, student, force=True, create=True)
+    return result
+
+
+def add_students(students: list[str], root: Path = COURSE_ROOT) -> None:
+    """Make sure every student is in the gradebook (before jobs grade them side by side, so
+    two never create the same student)."""
+    with _gradebook(root) as gb:
+        for student in students:
+            gb.update_or_create_student(student)
+
+
+def record_ungraded(assignment: str, students: list[str], root: Path = COURSE_ROOT) -> None:
+    """Submissions that cannot be graded stand in the gradebook as nbgrader leaves a failed
+    one: the student, the submission, no score (0 in totals and means), and no autograded copy
+    of an earlier version that would no longer match."""
+    with _gradebook(root) as gb:
+        for student in students:
+            gb.update_or_create_student(student)
+            gb.update_or_create_submission(assignment, student)
+    for student in students:
+        shutil.rmtree(root / "autograded" / student / assignment, ignore_errors=True)
+
+
+def failure_reason(result: dict) -> str:
+    """One line saying why nbgrader could not grade a submission."""
+    log = (result.get("log") or "") + (result.get("error") or "")
+    if "JSONDecodeError" in log or "NotJSONError" in log or "not valid JSON" in log:
+        return "not graded: the notebook is not valid JSON"
+    for marker in ("SubmissionRefused: ", "SandboxUnavailable: ", "GradingError: "):
+        if marker in log:
+            return "not graded: " + log.split(marker)[-1].splitlines()[0][:300]
+    errors = _error_lines(result)
+    return "not graded: " + (errors[-1][:200] if errors else "nbgrader failed")
+
+
+def submitted_students(assignment: str, root: Path = COURSE_ROOT) -> list[str]:
+    """Students with a submitted/<student>/<assignment>/ folder."""
+    return sorted(p.parent.name for p in (root / "submitted").glob(f"*/{assignment}") if p.is_dir())
+
+
+def generate_feedback(
+    assignment: str, student: str = "*", root: Path = COURSE_ROOT, nb_api=None
+) -> None:
+    """Feedback HTML for the autograded submissions (nbgrader copies their folders into
+    feedback/: each is checked first to hold nothing but regular files)."""
+    from attention_course.errors import SubmissionRefused
+    from attention_course.sandbox.safety import check_tree
+
+    for folder in sorted((root / "autograded").glob(f"{student}/{assignment}")):
+        try:
+            check_tree(folder, f"autograded/{folder.parent.name}/{assignment}")
+        except SubmissionRefused as exc:
+            raise CourseError(f"feedback for {assignment} refused: {exc}") from None
+    nb_api = nb_api or api(root)
+    with _in(root):
+        _check(
+            nb_api.generate_feedback(assignment, student, force=True), f"feedback for {assignment}"
+        )
+
+
+def gradebook_scores(
+    assignment: str, root: Path = COURSE_ROOT, student: str | None = None
+) -> dict[str, dict[str, float]]:
+    """Per student (or only `student`), per grade cell: the score nbgrader stored, and the
+    total. Nothing when there is no gradebook yet (looking does not make one)."""
+    from nbgrader.api import MissingEntry
+
+    out: dict[str, dict[str, float]] = {}
+    if not gradebook_exists(root):
+        return out
+    with _gradebook(root) as gb:
+        try:
+            if student is None:
+                submissions = gb.assignment_submissions(assignment)
+            else:
+                submissions = [gb.find_submission(assignment, student)]
+        except MissingEntry:
+            return out
+        for sub in submissions:
+            cells: dict[str, float] = {}
+            for nb in sub.notebooks:
+                for grade in nb.grades:
+                    cells[grade.name] = float(grade.score)
+            cells["total"] = float(sub.score)
+            out[sub.student_id] = cells
+    return out

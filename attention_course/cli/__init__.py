@@ -1,0 +1,1 @@
+"""The `attention-course` command line: a thin layer over the library."""

@@ -1,0 +1,226 @@
+"""The subcommands of `attention-course` and their options (handlers.py runs them)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from attention_course.classgrade.gradebook import DB_ENV
+from attention_course.classgrade.nbgrader_api import DEFAULT_JOBS
+from attention_course.cli import handlers
+from attention_course.settings import COURSE_ENV, COURSE_FILE
+
+COURSE_HELP = "the course folder"
+WHERE = (
+    f" (default: ${COURSE_ENV}, else the folder holding {COURSE_FILE} at or above the "
+    "current one)"
+)
+
+
+def _course(p: argparse.ArgumentParser, what: str = COURSE_HELP) -> None:
+    p.add_argument("--course", type=Path, default=None, metavar="DIR", help=what + WHERE)
+
+
+def _assignment(p: argparse.ArgumentParser, what: str = "an assignment") -> None:
+    p.add_argument(
+        "assignment", metavar="ASSIGNMENT", help=f"{what} of the course (its {COURSE_FILE})"
+    )
+
+
+def _db(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--db",
+        metavar="URL",
+        help=f"the gradebook, e.g. postgresql://USER@HOST:PORT/DB (default: ${DB_ENV} if set, "
+        "else nbgrader_config.py's, the course's gradebook.db)",
+    )
+
+
+def _unsandboxed(p: argparse.ArgumentParser, where: str = "result") -> None:
+    p.add_argument(
+        "--unsandboxed",
+        action="store_true",
+        help="grade even where no sandbox can be made (student code then runs with limits "
+        f"only, as your own user); every {where} says UNSANDBOXED",
+    )
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "release",
+        help="regenerate release/ from source/ with nbgrader",
+        description="Regenerate release/<assignment>/ from source/ (solutions and hidden "
+        "tests stripped) and record the assignments in the gradebook. Commit the result.",
+    )
+    p.add_argument(
+        "assignments",
+        nargs="*",
+        metavar="ASSIGNMENT",
+        help="assignments to release (default: every one in source/)",
+    )
+    _course(p)
+    _db(p)
+    p.set_defaults(run=handlers.release)
+
+    p = sub.add_parser(
+        "check",
+        help="grade one filled-in notebook, no gradebook needed",
+        description="Grade a notebook with the hidden graders (the graded quiz with its key) "
+        "and print a per-function table, or Gradescope's results.json with --json. The "
+        "assignment is the one the notebook's cells belong to.",
+    )
+    p.add_argument("notebook", type=Path, metavar="NOTEBOOK", help="the .ipynb to grade")
+    p.add_argument(
+        "--assignment",
+        help="assignment to grade against (default: the one the notebook's cells belong to, "
+        "else its metadata, its file name or the functions it defines)",
+    )
+    p.add_argument(
+        "--student",
+        default="",
+        help="the student's id, for the graded quiz (its numbers depend on the student)",
+    )
+    p.add_argument(
+        "--json", action="store_true", help="print Gradescope's results.json instead of a table"
+    )
+    _unsandboxed(p)
+    _course(
+        p,
+        "the course whose source notebooks the quiz's locked cells come from "
+        "(default: this repository, {root})",
+    )
+    p.set_defaults(run=handlers.check)
+
+    p = sub.add_parser(
+        "autograde",
+        help="grade what is new or changed in submitted/ into the gradebook",
+        description="Autograde submitted/<student>/<assignment>/ with nbgrader: only "
+        "submissions that are new or changed since they were last graded (--force: all), "
+        "JOBS at a time, each under a deadline, with their feedback. Records the assignment "
+        "in the gradebook first if needed. A run stopped at any point is finished by the next. "
+        "Prints progress, the gradebook's scores, and why each ungraded submission was not "
+        "graded. Exit 0 when every submission has a score or a recorded reason.",
+    )
+    _assignment(p)
+    p.add_argument(
+        "--student",
+        action="append",
+        metavar="ID",
+        help="grade only this student (repeat for several; default: every submitted student)",
+    )
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=DEFAULT_JOBS,
+        help=f"submissions graded side by side (default: {DEFAULT_JOBS}, the cores); with "
+        "--scheduler local, the Dask worker processes",
+    )
+    p.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="grade on a Dask cluster, one task per submission: its scheduler's address "
+        "(tcp://HOST:8786; the workers need this package and the course folder at the same "
+        "path), or 'local' for a Dask LocalCluster of JOBS worker processes here",
+    )
+    p.add_argument(
+        "--force", action="store_true", help="grade every submission again, changed or not"
+    )
+    p.add_argument(
+        "--no-feedback",
+        dest="feedback",
+        action="store_false",
+        help="do not write the graded submissions' feedback (nbgrader generate_feedback)",
+    )
+    _unsandboxed(p, "student's feedback")
+    _course(p)
+    _db(p)
+    p.set_defaults(run=handlers.autograde)
+
+    p = sub.add_parser("scores", help="print the gradebook's scores for an assignment")
+    _assignment(p)
+    _course(p)
+    _db(p)
+    p.set_defaults(run=handlers.scores)
+
+    p = sub.add_parser(
+        "report",
+        help="the class report: score spread, each function's mean, every test's pass rate",
+        description="Read the gradebook (nothing is graded again) and write the class report "
+        "of an assignment: the score distribution, each graded function's mean and spread, "
+        "and every grader test's pass rate, most failed first, with what its failures said "
+        "(the misconception the hint names). For the graded quiz: each question, and the "
+        "quiz's item analysis. Writes report.md, scores.csv, pass_rates.csv and report.png, "
+        "and prints the Markdown.",
+    )
+    _assignment(p)
+    p.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="folder for the files (default: DIR/reports/ASSIGNMENT/)",
+    )
+    _course(p)
+    _db(p)
+    p.set_defaults(run=handlers.report)
+
+    p = sub.add_parser(
+        "gradescope",
+        help="build a Gradescope autograder zip for an assignment",
+        description="Build a Gradescope autograder (setup.sh, run_autograder, the graders, the "
+        "reference and this package) that grades a submitted notebook with the same graders "
+        "and sandbox as `check` and always writes results.json. Upload the zip as the "
+        "autograder of a Gradescope programming assignment.",
+    )
+    _assignment(p, "a graded assignment (not the quiz)")
+    p.add_argument(
+        "--out",
+        type=Path,
+        metavar="ZIP",
+        help="the zip to write (default: gradescope-ASSIGNMENT.zip in the current folder)",
+    )
+    _course(p, "the course folder whose graders go in")
+    _unsandboxed(p)
+    p.set_defaults(run=handlers.gradescope)
+
+    p = sub.add_parser(
+        "doctor",
+        help="check that student code is contained on this machine",
+        description="Start a sandbox exactly as grading does and try, from inside, what a "
+        "hostile student would (read the course, reach the network, gain privileges, write "
+        "outside /tmp); print every guarantee and whether it holds. Exit 0 when all hold.",
+    )
+    _course(p, "the course folder that must stay hidden")
+    p.set_defaults(run=handlers.doctor)
+
+    p = sub.add_parser(
+        "demo",
+        help="release, grade a sample class and print its scores",
+        description="In a course folder of its own (never this repository's gradebook or "
+        "student folders): release every assignment, write a sample class (instructor "
+        "solution, a partly correct student, an untouched stub, a hostile one, a broken "
+        "file), autograde it, write feedback and class reports, and print the scores.",
+    )
+    _course(p, "the course to demonstrate")
+    p.add_argument(
+        "--into",
+        type=Path,
+        metavar="DIR",
+        help="where to build the demo's copy of the course (default: a new temporary folder)",
+    )
+    p.set_defaults(run=handlers.demo)
+
+    p = sub.add_parser(
+        "student-config",
+        help="write the students' Jupyter configuration (no instructor tools)",
+        description="Write a Jupyter configuration folder for students: JupyterLab started "
+        "with JUPYTER_CONFIG_DIR=FOLDER shows the Assignments tab and the Validate button "
+        "(which answers with the failing check first), not formgrader, Create Assignment or "
+        "the course list; nbgrader finds the course's exchange.",
+    )
+    p.add_argument("folder", type=Path, metavar="FOLDER", help="the folder to write")
+    p.add_argument("--course-id", help="nbgrader course id (default: nbgrader_config.py's)")
+    p.add_argument(
+        "--exchange", help="the exchange folder students use (default: nbgrader_config.py's)"
+    )
+    _course(p, "the course whose nbgrader_config.py gives the defaults")
+    p.set_defaults(run=handlers.student_config)

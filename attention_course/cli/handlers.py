@@ -1,0 +1,226 @@
+"""What each subcommand of `attention-course` does: one library call, then printing."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from attention_course.errors import GradebookUnavailable, SandboxUnavailable, UserError
+
+
+def _course(args: argparse.Namespace) -> Path:
+    root = args.course.resolve()
+    if not (root / "nbgrader_config.py").is_file():
+        raise UserError(f"{root}: not a course folder (no nbgrader_config.py)")
+    if "db" in args:
+        _gradebook(root, args.db)
+    return root
+
+
+def _gradebook(root: Path, db: str | None) -> str:
+    """The gradebook this command uses (--db wins, for this command and every process it
+    starts), checked to answer; a one-line error if it does not."""
+    from attention_course.classgrade import gradebook
+    from attention_course.classgrade.nbgrader_api import CourseError, gradebook_settings
+
+    if db:
+        os.environ[gradebook.DB_ENV] = gradebook.normalize(db)
+    try:
+        url, _ = gradebook_settings(root)
+        gradebook.check(url)
+    except (GradebookUnavailable, CourseError) as exc:
+        raise UserError(str(exc)) from None
+    return url
+
+
+def release(args: argparse.Namespace) -> int:
+    from attention_course.classgrade.nbgrader_api import CourseError
+    from attention_course.classgrade.nbgrader_api import release as release_assignments
+
+    root = _course(args)
+    try:
+        names = release_assignments(args.assignments or None, root)
+    except CourseError as exc:
+        raise UserError(str(exc)) from None
+    for name in names:
+        print(f"released {name} -> {root / 'release' / name}/")
+    return 0
+
+
+def check(args: argparse.Namespace) -> int:
+    from attention_course.course import QUIZ_ASSIGNMENT
+    from attention_course.grading.graders import GradingError, grade_file, limit_grader_memory
+    from attention_course.grading.notebook import NotebookError, detect_assignment, read_notebook
+    from attention_course.grading.quizcheck import check_quiz
+    from attention_course.reports.tables import function_table, gradescope_results
+
+    path: Path = args.notebook
+    try:
+        if path.suffix != ".ipynb":
+            raise NotebookError(f"{path}: expected a Jupyter notebook (.ipynb)")
+        nb = read_notebook(path)
+        assignment = args.assignment or detect_assignment(nb, path)
+        if assignment == QUIZ_ASSIGNMENT:
+            report = check_quiz(path, args.student, _course(args))
+        else:
+            limit_grader_memory()
+            report = grade_file(path, assignment, unsandboxed=args.unsandboxed, in_process=True)
+    except (NotebookError, GradingError, SandboxUnavailable) as exc:
+        raise UserError(str(exc)) from None
+    if args.json:
+        print(json.dumps(gradescope_results(report), indent=2))
+    else:
+        print(function_table(report))
+    return 0
+
+
+def print_scores(assignment: str, root: Path) -> None:
+    from attention_course.classgrade.nbgrader_api import gradebook_scores
+    from attention_course.reports.tables import class_table, score_columns
+
+    rows = gradebook_scores(assignment, root)
+    print(class_table(rows, score_columns(assignment), f"{assignment} (gradebook)"))
+
+
+def autograde(args: argparse.Namespace) -> int:
+    from attention_course.classgrade.run import autograde_class
+    from attention_course.classgrade.nbgrader_api import CourseError, submitted_students
+    from attention_course.cli.progress import Progress
+    from attention_course.reports.tables import class_run_lines
+
+    root = _course(args)
+    found = submitted_students(args.assignment, root)
+    for student in args.student or []:
+        if student not in found:
+            raise UserError(f"no submission in submitted/{student}/{args.assignment}/")
+    if not found:
+        raise UserError(f"no submissions in {root / 'submitted'}/*/{args.assignment}/")
+    students = args.student or found
+    bar: list[Progress] = []
+
+    def progress(kind: str, value, outcome) -> None:
+        if kind == "start":
+            print(
+                f"{args.assignment}: {value} of {len(students)} submissions to grade (the "
+                "others are unchanged since they were last graded)",
+                file=sys.stderr,
+            )
+            bar.append(Progress(value, "graded or not"))
+            bar[0].started()
+            return
+        detail = f"{outcome.total:g} points" if outcome.total is not None else outcome.reason
+        bar[0].update(value, outcome.status, detail)
+
+    if args.scheduler not in (None, "local") and _gradebook(root, None).startswith("sqlite"):
+        print(
+            "note: the gradebook is a SQLite file; Dask workers on other machines need a "
+            "PostgreSQL gradebook (--db)",
+            file=sys.stderr,
+        )
+    try:
+        run = autograde_class(
+            args.assignment,
+            root,
+            students=args.student,
+            jobs=args.jobs,
+            force=args.force,
+            unsandboxed=args.unsandboxed,
+            feedback=args.feedback,
+            progress=progress,
+            scheduler=args.scheduler,
+        )
+    except (SandboxUnavailable, GradebookUnavailable) as exc:
+        raise UserError(str(exc)) from None
+    except CourseError as exc:
+        raise UserError(str(exc).replace("\n", " ")) from None
+    except KeyboardInterrupt:
+        print(
+            "\nautograde interrupted: what was graded is kept; run the same command again to "
+            "grade the rest",
+            file=sys.stderr,
+        )
+        return 130
+    print_scores(args.assignment, root)
+    for line in class_run_lines(run):
+        print(line)
+    return 0 if run.ok else 1
+
+
+def scores(args: argparse.Namespace) -> int:
+    print_scores(args.assignment, _course(args))
+    return 0
+
+
+def report(args: argparse.Namespace) -> int:
+    from attention_course.reports.class_report import ReportError, class_report
+    from attention_course.reports.files import to_markdown, write_report
+
+    course = _course(args)
+    out = args.out or course / "reports" / args.assignment
+    try:
+        found = class_report(args.assignment, course)
+        written = write_report(found, out)
+    except ReportError as exc:
+        raise UserError(str(exc)) from None
+    print(to_markdown(found))
+    print("Wrote " + ", ".join(str(p) for p in written))
+    return 0
+
+
+def gradescope(args: argparse.Namespace) -> int:
+    from attention_course.integrations.gradescope import AutograderError, build_autograder
+
+    out = args.out or Path(f"gradescope-{args.assignment}.zip")
+    try:
+        names = build_autograder(args.assignment, out, _course(args), args.unsandboxed)
+    except AutograderError as exc:
+        raise UserError(str(exc)) from None
+    print(f"Wrote {out} ({len(names)} files): upload it as the autograder of a Gradescope")
+    print(f"programming assignment; students submit {args.assignment}.ipynb.")
+    return 0
+
+
+def doctor(args: argparse.Namespace) -> int:
+    from attention_course.sandbox.doctor import diagnose
+
+    try:
+        checks = diagnose(args.course.resolve())
+    except SandboxUnavailable as exc:
+        raise UserError(str(exc)) from None
+    width = max(len(c.name) for c in checks)
+    print("Is student code contained on this machine? Tried from inside a sandbox:")
+    for c in checks:
+        print(f"  {'ok ' if c.ok else 'NO '} {c.name:<{width}}  {c.detail}")
+    failed = [c.name for c in checks if not c.ok]
+    if failed:
+        print(f"NOT contained: {', '.join(failed)}. Do not grade untrusted code here.")
+        return 1
+    print("Every guarantee holds: student code is contained here.")
+    return 0
+
+
+def demo(args: argparse.Namespace) -> int:
+    from attention_course.cli.demo import run_demo
+
+    try:
+        return run_demo(args.course)
+    except SandboxUnavailable as exc:
+        raise UserError(str(exc)) from None
+
+
+def student_config(args: argparse.Namespace) -> int:
+    from attention_course.integrations.student_config import write_student_config
+
+    if args.folder.exists() and not args.folder.is_dir():
+        raise UserError(f"{args.folder}: exists and is not a folder")
+    try:
+        files = write_student_config(args.folder, args.course_id, args.exchange, _course(args))
+    except OSError as exc:
+        raise UserError(f"{args.folder}: cannot write ({exc.strerror})") from None
+    for path in files:
+        print(f"wrote {path}")
+    print(f"Students start JupyterLab with: JUPYTER_CONFIG_DIR={args.folder} jupyter lab")
+    return 0

@@ -1,0 +1,402 @@
+"""``attention-course quiz ...``: list, show, validate, take, grade, export and notebook."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from attention_course.cli.main import UserError
+from attention_course import settings
+from attention_course.quiz.loading import (
+    BankInvalid,
+    bank_files,
+    check_bank_file,
+    load_bank,
+    parse_data_file,
+    resolve,
+)
+from attention_course.quiz.model import Bank
+
+TAKE_HELP = """\
+Take a quiz in the terminal with immediate feedback.
+
+QUIZ is a quiz id (graded with the instructor's bank: the full key, free-text rubrics included)
+or the path of a self-check key made by `quiz export QUIZ --format selfcheck` (what students
+are given). A self-check key stores answers as salted hashes: they cannot be read from the file,
+but they are not secret either, since anyone can try every choice, and a numeric key can be
+recovered by hashing candidate numbers; numeric answers are accepted within a window of up to
+twice the tolerance. Use it for practice, never for grading.
+
+Without --answers the quiz is interactive: an answer in the wrong format is explained and asked
+again; an empty line skips a question. With --answers FILE (JSON or YAML: {student: ID,
+answers: {question_id: answer}}) every answer is checked at once.
+"""
+
+EXPORT_HELP = f"""\
+Export a quiz from its bank.
+
+  gift         Moodle GIFT text; each templated question's variants in a category of their own
+  qti          Canvas QTI 1.2 zip (built with text2qti); variants as a question group, pick 1
+  jupyterquiz  jupyterquiz JSON; one variant; holds answers in plain text (jupyterquiz checks
+               in the browser), so it hides nothing; free text is left out
+  selfcheck    self-check key for `quiz take KEY`: salted hashes, no plaintext answers (see
+               `quiz take --help` for what that does and does not hide)
+  widgets      self-check notebook (ipywidgets) with the same key embedded
+
+Templated questions: --student ID exports that student's numbers only; otherwise gift and qti
+carry --variants variants (default {settings.EXPORT_VARIANTS}) and jupyterquiz variant 0.
+selfcheck and widgets always hold every variant: students type their id to get their numbers.
+"""
+
+
+def _common() -> argparse.ArgumentParser:
+    parent = argparse.ArgumentParser(add_help=False)
+    parent.add_argument(
+        "--banks",
+        type=Path,
+        default=settings.BANK_DIR,
+        metavar="DIR",
+        help="folder of bank files (default: the quiz package's banks/)",
+    )
+    return parent
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``quiz`` and its sub-commands to the top-level ``attention-course`` parser."""
+    parser = subparsers.add_parser(
+        "quiz",
+        help="quizzes: take, grade, export, validate",
+        description="Quizzes on the attention mechanism: banks in quiz/banks/, one per quiz.",
+    )
+    sub = parser.add_subparsers(dest="quiz_command", required=True, metavar="QUIZ_COMMAND")
+    common = _common()
+
+    p = sub.add_parser(
+        "list", parents=[common], help="list the quizzes", description="List the quizzes."
+    )
+    p.set_defaults(run=run_list)
+
+    p = sub.add_parser(
+        "show",
+        parents=[common],
+        help="print a quiz as a student sees it",
+        description="Print a quiz's questions as one student sees them (with their numbers).",
+    )
+    p.add_argument("quiz", metavar="QUIZ", help="quiz id or bank file")
+    p.add_argument(
+        "--student", metavar="ID", default="", help="whose numbers to show (default: variant 0)"
+    )
+    p.add_argument("--key", action="store_true", help="also print the answers (instructor only)")
+    p.set_defaults(run=run_show)
+
+    p = sub.add_parser(
+        "validate",
+        parents=[common],
+        help="check bank files",
+        description=(
+            "Check bank files: structure, types, answers, tolerances, duplicate ids, sections, "
+            "misconception labels, and that every template computes for every variant. Each "
+            "problem is printed as FILE: question ID: REASON."
+        ),
+    )
+    p.add_argument("banks_to_check", nargs="*", metavar="QUIZ_OR_FILE", help="default: every bank")
+    p.set_defaults(run=run_validate)
+
+    p = sub.add_parser(
+        "take",
+        parents=[common],
+        help="take a quiz in the terminal",
+        description=TAKE_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("quiz", metavar="QUIZ", help="quiz id, or path of a self-check key (.json)")
+    p.add_argument("--student", metavar="ID", help="your student id: it picks your numbers")
+    p.add_argument("--answers", type=Path, metavar="FILE", help="answers file (JSON or YAML)")
+    p.set_defaults(run=run_take)
+
+    p = sub.add_parser(
+        "grade",
+        parents=[common],
+        help="grade a class's response files",
+        description=(
+            "Grade response files (JSON or YAML, one per student: {student: ID, answers: {...}}) "
+            "into a CSV and print an item analysis: per question the share correct and the most "
+            "common wrong answers with the misconception they point to. A malformed file gets a "
+            "one-line error and the other files are still graded (exit code 1). Free-text "
+            "answers get a provisional keyword score and are listed for review."
+        ),
+    )
+    p.add_argument("quiz", metavar="QUIZ", help="quiz id or bank file")
+    p.add_argument("responses", nargs="+", type=Path, metavar="RESPONSES", help="response files")
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=settings.GRADES_CSV,
+        metavar="CSV",
+        help=f"grade table to write (default: {settings.GRADES_CSV})",
+    )
+    p.add_argument(
+        "--top",
+        type=int,
+        default=settings.ITEM_ANALYSIS_TOP_WRONG,
+        metavar="N",
+        help=f"wrong answers listed per question (default: {settings.ITEM_ANALYSIS_TOP_WRONG})",
+    )
+    p.set_defaults(run=run_grade)
+
+    p = sub.add_parser(
+        "export",
+        parents=[common],
+        help="export to GIFT, QTI, jupyterquiz or self-check",
+        description=EXPORT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("quiz", metavar="QUIZ", help="quiz id or bank file")
+    p.add_argument("--format", required=True, choices=settings.EXPORT_FORMATS, help="what to write")
+    p.add_argument(
+        "--out",
+        type=Path,
+        metavar="PATH",
+        help="file to write (default: QUIZ plus the format's suffix, in the current folder)",
+    )
+    p.add_argument(
+        "--variants",
+        type=int,
+        default=settings.EXPORT_VARIANTS,
+        metavar="N",
+        help=f"variants per templated question in gift/qti (default: {settings.EXPORT_VARIANTS})",
+    )
+    p.add_argument("--student", metavar="ID", help="export only this student's numbers")
+    p.set_defaults(run=run_export)
+
+    p = sub.add_parser(
+        "notebook",
+        parents=[common],
+        help="generate the graded nbgrader source notebook",
+        description=(
+            f"Generate the nbgrader source notebook of the graded quiz "
+            f"({settings.GRADED_ASSIGNMENT}: {', '.join(settings.GRADED_QUIZZES)}) from the "
+            "banks. Never edit the notebook by hand: edit the banks and run this again."
+        ),
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=settings.GRADED_NOTEBOOK,
+        metavar="PATH",
+        help="where to write it (default: source/attention_quiz/attention_quiz.ipynb)",
+    )
+    p.add_argument(
+        "quizzes",
+        nargs="*",
+        default=list(settings.GRADED_QUIZZES),
+        metavar="QUIZ",
+        help=f"quizzes to include (default: {' '.join(settings.GRADED_QUIZZES)})",
+    )
+    p.set_defaults(run=run_notebook)
+
+
+# --- helpers ------------------------------------------------------------------------------------
+
+
+def _load(quiz: str, bank_dir: Path) -> Bank:
+    try:
+        return load_bank(quiz, bank_dir)
+    except LookupError as exc:
+        raise UserError(str(exc)) from None
+    except BankInvalid as exc:
+        raise UserError(f"{exc}; run `attention-course quiz validate` for every problem") from None
+
+
+def _read(path: Path) -> Any:
+    try:
+        return parse_data_file(path)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+
+
+# --- commands -----------------------------------------------------------------------------------
+
+
+def run_list(args: argparse.Namespace) -> int:
+    for path in bank_files(args.banks):
+        bank, problems = check_bank_file(path)
+        if bank is None:
+            print(f"{path.stem:20} INVALID: {problems[0]}")
+            continue
+        print(
+            f"{bank.quiz:20} {len(bank.questions):2} questions, {bank.max_score:g} points, "
+            f"from {bank.source}: {bank.title}"
+        )
+    return 0
+
+
+def run_show(args: argparse.Namespace) -> int:
+    from attention_course.quiz.answer_core import canonical
+    from attention_course.quiz.sessions import BankSession
+    from attention_course.quiz.terminal import render_question
+
+    bank = _load(args.quiz, args.banks)
+    session = BankSession(bank, args.student)
+    shown = session.questions()
+    print(bank.title)
+    for n, q in enumerate(shown, 1):
+        print()
+        print(render_question(q, n, len(shown)))
+        if args.key:
+            inst = session.instances[q.id]
+            question = inst.question
+            key = question.sample_answer if question.type == "free_text" else None
+            key = key or canonical(question.type, inst.key)
+            print(f"  KEY: {key}")
+    return 0
+
+
+def run_validate(args: argparse.Namespace) -> int:
+    targets = args.banks_to_check or [str(p) for p in bank_files(args.banks)]
+    if not targets:
+        raise UserError(f"no bank files in {args.banks}")
+    all_problems = []
+    for target in targets:
+        try:
+            path = resolve(target, args.banks)
+        except LookupError as exc:
+            raise UserError(str(exc)) from None
+        bank, problems = check_bank_file(path)
+        if problems:
+            all_problems += problems
+            for problem in problems:
+                print(problem, file=sys.stderr)
+        else:
+            print(f"ok: {path} ({len(bank.questions)} questions, {bank.max_score:g} points)")
+    if all_problems:
+        files = len({p.path for p in all_problems})
+        raise UserError(f"{len(all_problems)} problem(s) in {files} bank file(s)")
+    return 0
+
+
+def _session(args: argparse.Namespace, student: str) -> Any:
+    from attention_course.quiz.selfcheck import validate_selfcheck
+    from attention_course.quiz.sessions import BankSession, SelfcheckSession
+
+    path = Path(args.quiz)
+    if path.suffix == ".json" and path.is_file():
+        data = _read(path)
+        try:
+            validate_selfcheck(data)
+        except ValueError as exc:
+            raise UserError(f"{path}: {exc}") from None
+        return SelfcheckSession(data, student)
+    return BankSession(_load(args.quiz, args.banks), student)
+
+
+def run_take(args: argparse.Namespace) -> int:
+    from attention_course.quiz.terminal import run_interactive, run_with_answers
+
+    answers: dict[str, Any] | None = None
+    student = args.student
+    if args.answers is not None:
+        data = _read(args.answers)
+        if not isinstance(data, dict) or not isinstance(data.get("answers"), dict):
+            raise UserError(f"{args.answers}: expected a mapping with 'answers'")
+        answers = {str(k): v for k, v in data["answers"].items()}
+        student = student or (str(data["student"]) if data.get("student") is not None else None)
+    if not student:
+        if answers is not None or not sys.stdin.isatty():
+            raise UserError("give your student id with --student ID (it picks your numbers)")
+        student = input("Your student id: ").strip()
+        if not student:
+            raise UserError("a student id is needed (it picks your numbers)")
+    session = _session(args, student)
+    if answers is not None:
+        known = {q.id for q in session.questions()}
+        unknown = sorted(set(answers) - known)
+        if unknown:
+            raise UserError(f"{args.answers}: no question {unknown[0]!r} in this quiz")
+        run_with_answers(session, answers, sys.stdout)
+    else:
+        run_interactive(session, input, sys.stdout)
+    return 0
+
+
+def run_grade(args: argparse.Namespace) -> int:
+    from attention_course.quiz.grading import format_item_analysis, grade_response_files, item_analysis
+
+    bank = _load(args.quiz, args.banks)
+    graded, errors = grade_response_files(bank, args.responses, args.out)
+    for error in errors:
+        print(f"attention-course: error: {error}", file=sys.stderr)
+    if not graded:
+        raise UserError("no response file could be graded")
+    print(format_item_analysis(bank, item_analysis(bank, graded), args.top))
+    print(f"Wrote {args.out}: {len(graded)} student(s); {len(errors)} file(s) could not be graded.")
+    return 1 if errors else 0
+
+
+def run_export(args: argparse.Namespace) -> int:
+    from attention_course.quiz.exports import export_items
+
+    bank = _load(args.quiz, args.banks)
+    if args.variants < 1:
+        raise UserError("--variants must be at least 1")
+    out = args.out or Path(bank.quiz + settings.EXPORT_SUFFIX[args.format])
+    items = export_items(bank, args.variants, args.student)
+    notes: list[str] = []
+    if args.format == "gift":
+        from attention_course.quiz.export_gift import to_gift
+
+        content: str | bytes = to_gift(bank, items)
+    elif args.format == "qti":
+        from attention_course.quiz.export_qti import to_qti_zip
+
+        try:
+            content = to_qti_zip(bank, items)
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
+    elif args.format == "jupyterquiz":
+        from attention_course.quiz.export_jupyterquiz import to_jupyterquiz
+
+        questions, notes = to_jupyterquiz(bank, items)
+        content = json.dumps(questions, indent=2, ensure_ascii=False) + "\n"
+    elif args.format == "selfcheck":
+        from attention_course.quiz.selfcheck import build_selfcheck
+
+        content = json.dumps(build_selfcheck(bank), ensure_ascii=False) + "\n"
+    else:
+        import nbformat
+
+        from attention_course.quiz.notebooks import selfcheck_notebook
+        from attention_course.quiz.selfcheck import build_selfcheck
+
+        content = nbformat.writes(selfcheck_notebook(build_selfcheck(bank)))
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            out.write_bytes(content)
+        else:
+            out.write_text(content, encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"cannot write {out}: {exc.strerror}") from None
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    print(f"Wrote {out} ({args.format}, {len(bank.questions)} questions)")
+    return 0
+
+
+def run_notebook(args: argparse.Namespace) -> int:
+    import nbformat
+
+    from attention_course.quiz.notebooks import graded_notebook
+
+    banks = [_load(q, args.banks) for q in args.quizzes]
+    notebook = graded_notebook(banks)
+    try:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(nbformat.writes(notebook), encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"cannot write {args.out}: {exc.strerror}") from None
+    print(f"Wrote {args.out} ({sum(len(b.questions) for b in banks)} questions)")
+    return 0

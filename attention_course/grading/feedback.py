@@ -1,0 +1,36 @@
+"""What a student reads of a grade: the PASS/FAIL lines of a function's grader tests, and the
+cell's share of points (no nbgrader here: `check` and Gradescope use it too)."""
+
+from __future__ import annotations
+
+from attention_course.course import SETUP_CELL_ID
+from attention_course.grading.graders import GradeReport
+
+UNSANDBOXED_NOTE = "UNSANDBOXED: graded without the sandbox, as the instructor asked"
+# Key of the grade cell's score output metadata that holds the grader tests behind the score
+# (test, description, points, passed, message each), for class reports.
+RECORD_KEY = "attention_course"
+
+
+def cell_feedback(report: GradeReport, function: str, extra: list[str] = ()) -> str:
+    lines = [
+        f"{function}: {report.functions[function].score:g} / "
+        f"{report.functions[function].max_score:g} points (graded outside your kernel)"
+    ]
+    lines.append(report.functions[function].feedback())
+    for err in report.cell_errors:
+        if err["cell_id"] in (function, SETUP_CELL_ID):
+            lines.append(
+                f"NOTE the cell {err['cell_id']!r} raised {err['error_type']}: "
+                f"{err['error_message']}"
+            )
+    if report.unsandboxed:
+        lines.append(f"NOTE {UNSANDBOXED_NOTE}")
+    lines += [f"NOTE {line}" for line in extra]
+    return "\n".join(lines) + "\n"
+
+
+def cell_score(points: float, report: GradeReport, function: str) -> float:
+    """The cell's points in proportion to the points of the grader's tests passed."""
+    f = report.functions[function]
+    return round(points * f.score / f.max_score, 6) if f.max_score else 0.0

@@ -1,0 +1,201 @@
+"""Grading a submission with the hidden graders, in a pytest process of its own.
+
+`grade_file` runs `pytest` on the assignment's grader files with `--submission`, reads the JSON
+report and turns it into per-function scores. The pytest process holds the reference but never
+runs student code: that happens in the worker it starts (see sandbox.py).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from attention_course.course import Course, find_course
+from attention_course.sandbox import jail
+from attention_course.settings import GiB
+
+GRADER_MEMORY_BYTES = 4 * GiB  # address space of one grader (pytest) process
+PR_SET_PDEATHSIG = 1
+
+
+class GradingError(RuntimeError):
+    """The graders themselves could not run (not the student's fault)."""
+
+
+@dataclass
+class TestResult:
+    test: str
+    description: str
+    points: float
+    passed: bool
+    message: str
+    partial: float | None = None  # points earned when not all or nothing (a quiz question)
+
+    @property
+    def earned(self) -> float:
+        if self.partial is not None:
+            return self.partial
+        return self.points if self.passed else 0.0
+
+
+@dataclass
+class FunctionScore:
+    function: str
+    tests: list[TestResult] = field(default_factory=list)
+
+    @property
+    def max_score(self) -> float:
+        return sum(t.points for t in self.tests)
+
+    @property
+    def score(self) -> float:
+        return sum(t.earned for t in self.tests)
+
+    def feedback(self) -> str:
+        """PASS/FAIL lines a student can read: the property, and the hint when it failed."""
+        lines = []
+        for t in self.tests:
+            mark = "PASS" if t.passed else "FAIL"
+            line = f"{mark} [{t.points:g} pt] {t.description}"
+            if not t.passed and t.message:
+                line += f"\n     {t.message}"
+            lines.append(line)
+        return "\n".join(lines)
+
+
+@dataclass
+class GradeReport:
+    assignment: str
+    functions: dict[str, FunctionScore]
+    cell_errors: list[dict]
+    notes: list[str]
+    unsandboxed: bool = False  # graded without the sandbox, as the instructor asked
+
+    @property
+    def score(self) -> float:
+        return sum(f.score for f in self.functions.values())
+
+    @property
+    def max_score(self) -> float:
+        return sum(f.max_score for f in self.functions.values())
+
+
+def _grade_here(
+    path: Path, functions: list[str], unsandboxed: bool, hide, report_path: Path
+) -> tuple[int, str]:
+    """The graders in this process, without pytest (grader_tests/run_graders.py): imported
+    once, then one plain call per grader test for every submission."""
+    if str(COURSE_ROOT) not in sys.path:
+        sys.path.insert(0, str(COURSE_ROOT))
+    from attention_course.grading import runner as run_graders
+
+    found = run_graders.grade(Path(path).resolve(), functions, unsandboxed, list(hide))
+    report_path.write_text(json.dumps(found))
+    return 0, ""
+
+
+def _run_graders(course: Course, args: list[str]) -> tuple[int, str]:
+    """pytest on the grader files, in a process of its own: (exit code, what it printed)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", *args],
+        cwd=course.root,
+        env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTEST_DISABLE_PLUGIN_AUTOLOAD="1"),
+        capture_output=True,
+        text=True,
+        preexec_fn=_grader_limits,
+    )
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def limit_grader_memory() -> None:
+    """The memory limit of a process that grades in process (it reads what student code
+    sent back; every reply is capped, this is the last line)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if soft == resource.RLIM_INFINITY or soft > GRADER_MEMORY_BYTES:
+        resource.setrlimit(resource.RLIMIT_AS, (GRADER_MEMORY_BYTES, hard))
+
+
+def _grader_limits() -> None:
+    """The grader process's own memory limit (it reads what student code sent back), and it
+    dies with the process that started it."""
+    resource.setrlimit(resource.RLIMIT_AS, (GRADER_MEMORY_BYTES, GRADER_MEMORY_BYTES))
+    ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def grade_file(
+    path: Path,
+    assignment: str,
+    unsandboxed: bool = False,
+    functions: list[str] | None = None,
+    hide: list[Path] = (),
+    in_process: bool = False,
+    course: Course | None = None,
+) -> GradeReport:
+    """Grade one submission (notebook or Python file) against one assignment's graders.
+
+    The graders run in a pytest process of their own, or with `in_process=True` in this one
+    without pytest (imported once and reused for every submission it grades: a grading job,
+    `check`; they never run student code, which runs in the sandbox). Both give the same report.
+    `course` is the course whose graders grade it (default: the one found from the current
+    folder, see course.find_course); its whole folder is hidden from the student's code.
+    Raises SandboxUnavailable when no sandbox can be made here, unless `unsandboxed`.
+    """
+    jail.require(unsandboxed)
+    course = course or find_course()
+    spec = course.assignment(assignment)
+    wanted = list(functions or spec.graded)
+    with tempfile.TemporaryDirectory(prefix="attention-grade-") as tmp:
+        report_path = Path(tmp) / "report.json"
+        args = [
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--no-header",
+            "-o",
+            "addopts=",
+            "--rootdir",
+            str(course.root),
+            "--course",
+            str(course.root),
+            *[str(spec.grader_file(f)) for f in wanted],
+            "--submission",
+            str(Path(path).resolve()),
+            "--report",
+            str(report_path),
+            *(["--unsandboxed"] if unsandboxed else []),
+            *[arg for folder in hide for arg in ("--hide", str(folder))],
+        ]
+        if in_process:
+            code, output = _grade_here(course, path, wanted, unsandboxed, hide, report_path)
+        else:
+            code, output = _run_graders(course, args)
+        try:
+            raw = json.loads(report_path.read_text())
+            faults, tests = list(raw["faults"]), list(raw["tests"])
+        except (OSError, ValueError, KeyError, TypeError):
+            raw, faults, tests = None, [], []
+        if raw is None or code not in (0, 1) or faults:
+            tail = output.strip().splitlines()[-15:]
+            raise GradingError(
+                "the graders failed on this submission (not the student's fault): "
+                + "; ".join(faults[:5] or tail[-1:] or ["no report"])
+            )
+    scores = {f: FunctionScore(f) for f in wanted}
+    for t in tests:
+        scores[t["function"]].tests.append(
+            TestResult(
+                t["test"], t["description"], float(t["points"]), bool(t["passed"]), t["message"]
+            )
+        )
+    untested = [f for f, score in scores.items() if not score.tests]
+    if untested:
+        raise GradingError(f"no grader test ran for {', '.join(untested)}")
+    return GradeReport(assignment, scores, raw["cell_errors"], raw["notes"], unsandboxed)

@@ -1,0 +1,323 @@
+"""What every grader file uses: declaring calls, reading the student's results, failing clearly.
+
+A grader file declares, at import time, the calls it needs (`call(...)`); the session runs them
+all at once in one worker process (see conftest.py), and each test reads the outcome of its
+calls through the `student` fixture. Failure messages name the property and the likely
+misconception; they never show expected values or grader code.
+
+Besides the basic checks (`expect_close`, `expect_shape`, ...), the checks several graders share
+live here: reading a result against the reference's shape or rank (`ArrayReader`, and
+`PairReader` for functions returning (output, weights)), a batch against its slices
+(`expect_batch_slice`), read-only inputs against writable ones (`expect_readonly_twin`), and
+`hinting`, which adds a test's advice to a failure from the call itself.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+import pytest
+
+from attention_course.sandbox.program import Call, Outcome
+
+points = pytest.mark.points
+
+RTOL = 1e-6
+ATOL = 1e-9
+
+REGISTRY: dict[str, Call] = {}
+DECLARED_BY: dict[str, list[Call]] = {}  # module -> the calls it declared
+_counter = itertools.count()
+
+
+class Fail(AssertionError):
+    """A failed property, with the message the student sees."""
+
+
+def rng(seed: int) -> np.random.Generator:
+    return np.random.default_rng(seed)
+
+
+def call(
+    function: str, *args: Any, readonly: bool = False, errstate: bool = False, **kwargs: Any
+) -> Call:
+    """Declare a call of the student's `function`; its outcome is read in a test."""
+    key = f"{function}#{next(_counter)}"
+    c = Call(key, function, tuple(args), dict(kwargs), readonly=readonly, errstate=errstate)
+    REGISTRY[key] = c
+    DECLARED_BY.setdefault(sys._getframe(1).f_globals.get("__name__", ""), []).append(c)
+    return c
+
+
+class Student:
+    """The outcomes of every declared call for one submission."""
+
+    def __init__(self, outcomes: dict[str, Outcome]):
+        self.outcomes = outcomes
+
+    def outcome(self, c: Call) -> Outcome:
+        return self.outcomes[c.key]
+
+    def value(self, c: Call) -> Any:
+        """The return value of `c`, or a Fail saying why there is none."""
+        out = self.outcome(c)
+        if out.status != "ok":
+            raise Fail(f"{c.function} {out.describe()}")
+        return out.value
+
+    def pair(self, c: Call) -> tuple[np.ndarray, np.ndarray]:
+        """A function that must return `(output, weights)` (a list of the two is accepted)."""
+        got = self.value(c)
+        if not isinstance(got, (tuple, list)) or len(got) != 2:
+            raise Fail(f"{c.function} must return a tuple (output, weights), got {_kind(got)}")
+        return tuple(got)
+
+
+@contextmanager
+def hinting(hint: str) -> Iterator[None]:
+    """Add `hint` to a failure inside whose message does not already contain it.
+
+    For tests whose advice also fits failures the checks inside word on their own: the call
+    itself raising ("raised ValueError: ..."), a result of the wrong type or rank."""
+    try:
+        yield
+    except Fail as exc:
+        if hint in str(exc):
+            raise
+        raise Fail(f"{exc} {hint}") from None
+
+
+def _kind(x: Any) -> str:
+    if isinstance(x, np.ndarray):
+        return f"an array of shape {x.shape}"
+    if isinstance(x, tuple):
+        return f"a tuple of {len(x)} items"
+    return f"a {type(x).__name__}"
+
+
+def expect_array(got: Any, what: str, float_dtype: bool = True) -> np.ndarray:
+    if not isinstance(got, np.ndarray):
+        raise Fail(f"{what}: expected a numpy array, got {_kind(got)}")
+    if float_dtype and not np.issubdtype(got.dtype, np.floating):
+        raise Fail(f"{what}: expected a float array, got dtype {got.dtype}")
+    return got
+
+
+def expect_shape(got: Any, shape: tuple, what: str, hint: str = "") -> np.ndarray:
+    got = expect_array(got, what, float_dtype=False)
+    if got.shape != tuple(shape):
+        raise Fail(f"{what}: shape {got.shape}, expected {tuple(shape)}. {hint}".rstrip())
+    return got
+
+
+def expect_close(
+    got: Any, want: np.ndarray, what: str, hint: str = "", rtol: float = RTOL, atol: float = ATOL
+) -> None:
+    """Shape first, then float dtype, then values (NaN never equals NaN)."""
+    want = np.asarray(want)
+    expect_shape(got, want.shape, what, hint)
+    expect_array(got, what, float_dtype=np.issubdtype(want.dtype, np.floating))
+    if np.isnan(got.astype(np.float64, copy=False)).any():
+        raise Fail(f"{what}: contains NaN. {hint}".rstrip())
+    if not np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=False):
+        raise Fail(f"{what}: values are not the expected ones. {hint}".rstrip())
+
+
+def expect_equal(got: Any, want: np.ndarray, what: str, hint: str = "") -> None:
+    """Exact equality, for masks and exact zeros."""
+    want = np.asarray(want)
+    expect_shape(got, want.shape, what, hint)
+    if got.dtype != want.dtype:
+        raise Fail(f"{what}: dtype {got.dtype}, expected {want.dtype}. {hint}".rstrip())
+    if not np.array_equal(got, want):
+        raise Fail(f"{what}: values are not the expected ones. {hint}".rstrip())
+
+
+def expect_not_constant(got: np.ndarray, what: str) -> np.ndarray:
+    """An array that is not one value everywhere, as no real result is (unfinished code often
+    returns zeros or ones of the right shape)."""
+    if got.size > 1 and np.all(got == got.flat[0]):
+        raise Fail(f"{what}: every entry is the same value, whatever the input: is it finished?")
+    return got
+
+
+def expect_rank(got: Any, like: np.ndarray, what: str) -> np.ndarray:
+    """A float array with as many dimensions as the contract's result `like`, not one value
+    everywhere. For relational tests (batch against slices, read-only against writable): the
+    exact shape has a test of its own, so these only need the rank."""
+    got = expect_array(got, what)
+    if got.ndim != like.ndim:
+        raise Fail(f"{what}: shape {got.shape}, expected {like.ndim} dimensions like {like.shape}")
+    return expect_not_constant(got, what)
+
+
+class ArrayReader:
+    """Reads the array a student's function returns, checked against its reference.
+
+    `hint` is the advice shape failures carry unless a test gives its own."""
+
+    def __init__(self, reference: Callable[..., np.ndarray], hint: str):
+        self.reference = reference
+        self.hint = hint
+
+    def checked(self, student: Student, c: Call, what: str, hint: str | None = None) -> np.ndarray:
+        """The student's result for `c`: the reference's shape, a float array."""
+        want = self.reference(*c.args, **c.kwargs)
+        got = expect_shape(student.value(c), want.shape, what, self.hint if hint is None else hint)
+        return expect_array(got, what)
+
+    def ranked(self, student: Student, c: Call, what: str) -> np.ndarray:
+        """The student's result for `c` as a float array of the reference's rank, not one value
+        everywhere (see `expect_rank`), for relational tests."""
+        got = student.value(c)
+        return expect_rank(got, self.reference(*c.args, **c.kwargs), what)
+
+
+def expect_batch_slice(
+    batch: Any,
+    lead: tuple,
+    i: tuple,
+    single: np.ndarray,
+    what: str,
+    hint: str,
+    batch_what: str | None = None,
+) -> None:
+    """Slice `i` of a batched result equals `single`, the result for that slice on its own.
+
+    The batch must have the batch dimensions `lead` followed by the shape of `single`;
+    `batch_what` names the batch in that failure (default: `what`)."""
+    batch = expect_array(batch, what)
+    if batch.shape != (*lead, *single.shape):
+        raise Fail(
+            f"{batch_what or what}: shape {batch.shape}, expected the batch dimensions {lead} "
+            f"followed by the shape {single.shape} of the result for one slice. {hint}"
+        )
+    expect_close(batch[i], single, what, hint)
+
+
+def expect_readonly_twin(got: np.ndarray, got_ro: Any, name: str, hint: str) -> None:
+    """`got_ro`, from a call with read-only inputs, equals `got` from the same call with writable
+    ones (code that writes into an input raises on read-only arrays)."""
+    expect_close(got_ro, got, f"{name} for read-only inputs, against writable ones", hint)
+
+
+def expect_zero_where(got: np.ndarray, mask: np.ndarray, what: str, hint: str) -> None:
+    """The entries of `got` where `mask` is True are exactly 0 (forbidden attention weights)."""
+    expect_equal(got[mask], np.zeros(int(mask.sum()), dtype=got.dtype), what, hint)
+
+
+def renormalised(w: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Unmasked weights restricted to the allowed keys and rescaled: what a mask must give."""
+    with np.errstate(all="ignore"):
+        kept = np.where(mask, 0.0, w)
+        return kept / kept.sum(axis=-1, keepdims=True)
+
+
+# Functions returning (output, weights): attention and its variants. Tests compare the weights
+# first, as wrong weights explain a wrong output.
+PAIR_PARTS = (("weights", 1), ("output", 0))
+Reference = Callable[..., tuple[np.ndarray, np.ndarray]]
+
+
+class PairReader:
+    """Reads the (output, weights) a student's function returns, checked against its reference.
+
+    `hint` is the advice shape failures carry unless a test gives its own."""
+
+    def __init__(self, reference: Reference, hint: str):
+        self.reference = reference
+        self.hint = hint
+
+    def checked(
+        self, student: Student, c: Call, what: str, hint: str | None = None, varies: bool = True
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The student's (output, weights) for `c`, with the shapes of the reference's and float
+        dtype checked (and, unless `varies` is False, an output that is not one value
+        everywhere, as no real one is)."""
+        hint = self.hint if hint is None else hint
+        out, w = student.pair(c)
+        want_out, want_w = self.reference(*c.args, **c.kwargs)
+        expect_shape(out, want_out.shape, f"output of {what}", hint)
+        expect_shape(w, want_w.shape, f"weights of {what}", hint)
+        expect_array(out, f"output of {what}")
+        expect_array(w, f"weights of {what}")
+        if varies:
+            expect_not_constant(out, f"output of {what}")
+        return out, w
+
+    def ranked(self, student: Student, c: Call, what: str) -> tuple[np.ndarray, np.ndarray]:
+        """The student's (output, weights) for `c` as float arrays of the reference's ranks,
+        neither one value everywhere (see `expect_rank`), for relational tests."""
+        out, w = student.pair(c)
+        want_out, want_w = self.reference(*c.args, **c.kwargs)
+        return (
+            expect_rank(out, want_out, f"output of {what}"),
+            expect_rank(w, want_w, f"weights of {what}"),
+        )
+
+
+def expect_pair_slice(
+    batch: tuple,
+    lead: tuple,
+    i: tuple,
+    single: tuple,
+    name: str,
+    hint: str,
+    batch_name: str | None = None,
+) -> None:
+    """Slice `i` of a batch's (output, weights) equals the (output, weights) of slice `name` on
+    its own (see `expect_batch_slice`; `batch_name` names the batch in a shape failure)."""
+    for part, k in PAIR_PARTS:
+        expect_batch_slice(
+            batch[k],
+            lead,
+            i,
+            single[k],
+            f"{part} of {name}, against it alone",
+            hint,
+            batch_what=f"{part} of {batch_name}" if batch_name else None,
+        )
+
+
+def expect_pair_close(got: tuple, want: tuple, what: str, hint: str) -> None:
+    """An (output, weights) pair has the values of `want`, weights first; `what` follows the
+    part's name in a failure ("of 3 queries" gives "weights of 3 queries: ...")."""
+    for part, k in PAIR_PARTS:
+        expect_close(got[k], want[k], f"{part} {what}", hint)
+
+
+def expect_pair_readonly_twin(got: tuple, got_ro: tuple, hint: str) -> None:
+    """The (output, weights) of a call with read-only inputs equal those with writable ones."""
+    expect_pair_close(got_ro, got, "for read-only inputs, against writable ones", hint)
+
+
+def expect_unmodified(student: Student, c: Call, hint: str = "") -> None:
+    """The arrays passed in are unchanged after the call."""
+    student.value(c)
+    out = student.outcome(c)
+    inputs = [a for a in list(c.args) + list(c.kwargs.values()) if isinstance(a, np.ndarray)]
+    if len(out.inputs_after) != len(inputs):
+        raise Fail(f"{c.function}: its inputs could not be checked after the call")
+    for before, after in zip(inputs, out.inputs_after, strict=True):
+        if (
+            not isinstance(after, np.ndarray)
+            or after.shape != before.shape
+            or not (np.array_equal(after, before, equal_nan=True))
+        ):
+            raise Fail(f"{c.function} modified an input array in place. {hint}".rstrip())
+
+
+def expect_no_warnings(student: Student, c: Call, hint: str = "") -> None:
+    """No numeric RuntimeWarning (overflow, invalid value, divide by zero) during the call.
+
+    Other warnings a student's code emits on purpose are not the numerics' fault and cost
+    nothing."""
+    out = student.outcome(c)
+    numeric = [w for w in out.warnings if w.startswith("RuntimeWarning")]
+    if numeric:
+        raise Fail(f"{c.function} emitted a warning ({numeric[0]}). {hint}".rstrip())

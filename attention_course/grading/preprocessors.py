@@ -1,0 +1,186 @@
+"""nbgrader preprocessors: check the submission, run it in the sandbox, grade outside it.
+
+`CheckSubmission` (first of the sanitizing steps) refuses a submission folder that holds a
+symbolic link, a special file or an oversized notebook, before anything reads it further.
+`SandboxedExecute` replaces nbgrader's `Execute`: the notebook's cells run in an IPython shell
+inside the sandbox (no Jupyter kernel, see execute.py), and only inert outputs come back.
+`GradeOutOfKernel` runs after it: for every grade cell whose hidden part names a grader
+(`# grader: grader_tests/test_<function>.py`), it grades the submission once with
+`grading.grade_file` (student code in its own sandboxed worker, comparisons in a pytest process
+that never runs student code) and REPLACES that cell's outputs with PASS/FAIL lines and the
+score as a plain float, which `SaveAutoGrades` then stores. Whatever the notebook printed or
+displayed in a grade cell is discarded, so nothing a student cell does can change a score.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from dataclasses import asdict, replace
+from pathlib import Path
+
+import nbformat
+from nbformat.notebooknode import NotebookNode
+from nbgrader.preprocessors import NbGraderPreprocessor
+from traitlets import Bool, Float
+
+from attention_course.course import graded_course
+from attention_course.errors import SubmissionRefused
+from attention_course.sandbox.execute import execute_notebook
+from attention_course.grading.feedback import RECORD_KEY, cell_feedback, cell_score
+from attention_course.grading.graders import grade_file
+from attention_course.settings import DEFAULT
+from attention_course.sandbox.safety import check_submission_folder
+from attention_course.grading.submissions import restore_metadata
+
+GRADER_LINE = re.compile(r"^# grader: grader_tests/test_(\w+)\.py\s*$", re.MULTILINE)
+
+
+def _graded_course(resources: dict) -> list[Path]:
+    """The course of the notebook nbgrader is converting (the folder it works in), to hide
+    from student code."""
+    return graded_course(Path(resources.get("metadata", {}).get("path") or "."))
+
+
+class CheckSubmission(NbGraderPreprocessor):
+    """Refuse a submission folder with links, special files or an oversized notebook."""
+
+    def preprocess(self, nb, resources):
+        # In the sanitizing pass, the notebook being read is the submitted one.
+        folder = Path(resources["metadata"]["path"])
+        check_submission_folder(folder, DEFAULT.submission_bytes)
+        return nb, resources
+
+
+class RestoreMetadata(NbGraderPreprocessor):
+    """A notebook whose nbgrader metadata was lost (saved by another tool, cells copied into a
+    new notebook) is rebuilt from the released one: each solution cell gets the student's cell
+    of the same id or the one that defines its function. Graded by function name, then; a
+    notebook with none of its functions is refused, saying so."""
+
+    def preprocess(self, nb, resources):
+        if any("nbgrader" in cell.get("metadata", {}) for cell in nb.cells):
+            return nb, resources
+        folder = Path(resources["metadata"]["path"])  # submitted/<student>/<assignment>
+        root, assignment = folder.parents[1].parent, folder.name
+        released = root / "release" / assignment / f"{resources['nbgrader']['notebook']}.ipynb"
+        rebuilt, missing = restore_metadata(nb, nbformat.read(released, as_version=4))
+        solutions = [
+            c.metadata["nbgrader"]["grade_id"]
+            for c in rebuilt.cells
+            if c.metadata.get("nbgrader", {}).get("solution")
+        ]
+        if solutions and len(missing) == len(solutions):
+            raise SubmissionRefused(
+                "its nbgrader metadata was lost and none of its cells could be matched: it "
+                f"defines none of {', '.join(missing)}"
+            )
+        # Told to the grading pass (a conversion of its own) through the notebook's metadata.
+        rebuilt.metadata.setdefault("attention_course", {})["restored"] = missing
+        self.log.warning("%s had lost its nbgrader metadata: graded by function name", folder)
+        return rebuilt, resources
+
+
+class SandboxedExecute(NbGraderPreprocessor):
+    """Run the notebook's code cells in the sandbox, within a time budget per cell and in all.
+
+    A cell that kills its process (say `os._exit`) or ignores its time limit gets an error
+    output saying so, and execution goes on with the next cell; once the budget is spent, the
+    remaining cells are not run. Neither changes a score: the graded functions run again in
+    the grading worker.
+    """
+
+    timeout = Float(DEFAULT.notebook_cell_timeout, help="Seconds for one cell").tag(config=True)
+    total_timeout = Float(
+        DEFAULT.notebook_timeout, help="Seconds for the whole notebook; later cells are not run"
+    ).tag(config=True)
+    unsandboxed = Bool(
+        False, help="Run student code without the sandbox (limits only); say so in the feedback"
+    ).tag(config=True)
+
+    def preprocess(self, nb, resources):
+        limits = replace(
+            DEFAULT, notebook_cell_timeout=self.timeout, notebook_timeout=self.total_timeout
+        )
+        run = execute_notebook(nb, limits, self.unsandboxed, hide=_graded_course(resources))
+        state = resources.setdefault("attention_course", {})
+        if run.died_at is not None:
+            state["kernel_died"] = f"cell {run.died_at}"
+            self.log.warning("The notebook's process died at cell %s; grading goes on", run.died_at)
+        if run.out_of_time:
+            state["out_of_time"] = True
+        return nb, resources
+
+
+def grader_cells(nb: NotebookNode) -> dict[int, str]:
+    """Grade cells that name an out-of-kernel grader: cell index -> function."""
+    found = {}
+    for index, cell in enumerate(nb.cells):
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type == "code" and meta.get("grade"):
+            match = GRADER_LINE.search(cell.source)
+            if match:
+                found[index] = match.group(1)
+    return found
+
+
+class GradeOutOfKernel(NbGraderPreprocessor):
+    """Run the hidden graders in their own processes and write each grade cell's outputs."""
+
+    unsandboxed = Bool(
+        False, help="Run student code without the sandbox (limits only); say so in the feedback"
+    ).tag(config=True)
+    in_process = Bool(
+        False, help="Run the graders in this process (a grading job), not in a pytest process"
+    ).tag(config=True)
+
+    def preprocess(self, nb, resources):
+        cells = grader_cells(nb)
+        if not cells:
+            return nb, resources
+        assignment = resources["nbgrader"]["assignment"]
+        with tempfile.TemporaryDirectory(prefix="attention-autograde-") as tmp:
+            path = Path(tmp) / f"{resources['nbgrader']['notebook']}.ipynb"
+            nbformat.write(nb, path)
+            report = grade_file(
+                path,
+                assignment,
+                self.unsandboxed,
+                in_process=self.in_process,
+                functions=sorted(set(cells.values())),
+                hide=_graded_course(resources),
+            )
+        extra = []
+        restored = nb.metadata.get("attention_course", {}).get("restored")
+        restored = [str(name) for name in restored] if isinstance(restored, list) else None
+        if restored is not None:
+            extra.append(
+                "this notebook had lost its nbgrader metadata: its functions were found by name"
+                + (f" (none found for {', '.join(restored)})" if restored else "")
+            )
+        died = resources.get("attention_course", {}).get("kernel_died")
+        if died:
+            extra.append(
+                f"the notebook's process died at {died}; your functions were still "
+                "graded in a separate process"
+            )
+        for index, function in cells.items():
+            cell = nb.cells[index]
+            points = float(cell.metadata["nbgrader"].get("points", 0))
+            score = cell_score(points, report, function)
+            tests = [asdict(t) for t in report.functions[function].tests]
+            cell.outputs = [
+                nbformat.v4.new_output(
+                    "stream", name="stdout", text=cell_feedback(report, function, extra)
+                ),
+                nbformat.v4.new_output(
+                    "execute_result",
+                    data={"text/plain": repr(score)},
+                    metadata={RECORD_KEY: {"tests": tests}},
+                    execution_count=cell.get("execution_count"),
+                ),
+            ]
+        self.log.info(
+            "Graded %s outside the kernel: %g / %g", assignment, report.score, report.max_score
+        )
+        return nb, resources

@@ -1,0 +1,119 @@
+"""The graders without pytest's machinery, for a process that grades one submission after
+another (a grading job, `check`): grader files are imported once, and each submission costs
+one program run in the sandbox and one plain call per grader test.
+
+It runs exactly what `pytest grader_tests` runs (a test compares the two): the grader files'
+`test_*` functions in file order, with the `student` and `passed_only_with_course` arguments
+pytest_plugin.py gives them, through the same `Session`. The grader files are the course's,
+imported by path (course_graders.py).
+"""
+
+from __future__ import annotations
+
+import inspect
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from attention_course.settings import Limits
+from attention_course.grading.notebook import program_from_file
+from attention_course.sandbox.program import Call, run_program
+from attention_course.grading import harness
+from attention_course.grading.session import HELPER_NOTE, Session, record, report
+
+
+@dataclass(frozen=True)
+class GraderTest:
+    function: str
+    name: str
+    fn: Callable
+    points: float
+    params: tuple[str, ...]
+
+
+_MODULES: dict[tuple[str, str], tuple[list[GraderTest], list[Call]]] = {}
+_LOADING = threading.Lock()  # grading itself is safe in threads; importing is done once
+
+
+def _points(fn: Callable) -> float:
+    for mark in getattr(fn, "pytestmark", []):
+        if mark.name == "points":
+            return float(mark.args[0])
+    raise LookupError(f"{fn.__module__}.{fn.__name__} has no points marker")
+
+
+def load(course: Course, function: str) -> tuple[list[GraderTest], list[Call]]:
+    """The grader tests of `function` (file order) and the calls its file declares."""
+    with _LOADING:
+        return _load(course, function)
+
+
+def _load(course: Course, function: str) -> tuple[list[GraderTest], list[Call]]:
+    key = (str(course.grader_dir), function)
+    if key not in _MODULES:
+        module = course_graders.grader(course, function)
+        # its own calls, and those of the grader modules it uses (pasted_helpers' checks)
+        uses = {module.__name__} | {
+            getattr(v, "__module__", "") for v in vars(module).values() if callable(v)
+        }
+        calls = [c for name in sorted(uses) for c in harness.DECLARED_BY.get(name, [])]
+        tests = [
+            GraderTest(function, name, fn, _points(fn), tuple(inspect.signature(fn).parameters))
+            for name, fn in vars(module).items()
+            if name.startswith("test_")
+            and inspect.isfunction(fn)
+            and fn.__module__ == module.__name__
+        ]
+        tests.sort(key=lambda t: t.fn.__code__.co_firstlineno)
+        _MODULES[key] = (tests, calls)
+    return _MODULES[key]
+
+
+def grade(
+    course: Course,
+    submission: Path,
+    functions: list[str],
+    unsandboxed: bool = False,
+    hide: list[Path] = (),
+) -> dict:
+    """The report `pytest grader_tests --submission ... --report` writes, for `functions`."""
+    faults: list[str] = []
+    tests: list[GraderTest] = []
+    calls: list[Call] = []
+    for function in functions:
+        try:
+            found, declared = load(course, function)
+        except Exception as exc:  # a grader file that does not import: a fault of grading
+            faults.append(f"{course.assignment_grader(function)}: could not be collected ({exc})")
+            continue
+        tests += found
+        calls += declared
+
+    calls = list({c.key: c for c in calls}.values())  # files may share a helper's calls
+
+    def run(cells, wanted):
+        hidden = [*course.hidden(), *hide]
+        return run_program(cells, wanted, Limits(), hide=hidden, unsandboxed=unsandboxed)
+
+    session = Session(program_from_file(submission), calls, run, course)
+    results = []
+    for t in tests:
+        args = {}
+        message, passed = "", False
+        try:
+            if "student" in t.params:
+                args["student"] = session.student
+            if HELPER_NOTE in t.params:
+                args[HELPER_NOTE] = session.passed_only_with_course.get(t.function, [])
+            session.call(t.fn, t.function, args)
+            passed = True
+        except harness.Fail as exc:
+            message = str(exc)
+        except Exception as exc:
+            text = str(exc).strip().splitlines()
+            faults.append(
+                f"{t.function}::{t.name}: {type(exc).__name__}: {text[0] if text else ''}"[:500]
+            )
+        results.append(record(t.function, t.name, t.fn, t.points, passed, message))
+    return report(session, results, faults)

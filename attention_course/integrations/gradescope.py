@@ -1,0 +1,209 @@
+"""A Gradescope autograder for one assignment: the zip.
+
+`build_autograder` writes `setup.sh` (Python 3.11+, bubblewrap and the course's pinned
+dependencies on Gradescope's Ubuntu image), `run_autograder`, `autograder.json` (the assignment
+and its functions' points) and the grading code under `course/`: this package, the assignment's
+graders and the reference. What runs inside, for every submission, is `gradescope_run`.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+from attention_course.course import ASSIGNMENTS, COURSE_ROOT, get_assignment
+from attention_course.integrations.gradescope_run import (
+    CONFIG,
+    GRADESCOPE_ROOT,
+    INTERNAL_ERROR,
+    ROOT_ENV,
+    TIMED_OUT,
+    failure_result,
+)
+
+VENV = "/opt/attention-course/venv"  # where setup.sh installs Python and the dependencies
+COURSE_DIR = "course"  # the grading code's folder in the zip (/autograder/source/course)
+
+
+def _support(graders: Path) -> list[Path]:
+    """Every file of grader_tests/ but the graders themselves (one per function)."""
+    return sorted(p for p in graders.glob("*.py") if not p.name.startswith("test_"))
+
+
+class AutograderError(ValueError):
+    """The autograder cannot be built (unknown assignment, missing files); one line."""
+
+
+SETUP_SH = r"""#!/usr/bin/env bash
+# Gradescope runs this once, as root, when it builds the autograder's image (Ubuntu): it installs
+# bubblewrap (the sandbox for student code), Python 3.11 or newer and the course's dependencies,
+# pinned to the versions the autograder was built with.
+set -euo pipefail
+SOURCE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+VENV="${ATTENTION_COURSE_VENV:-@VENV@}"
+export DEBIAN_FRONTEND=noninteractive
+
+apt-get update -qq
+apt-get install -y -qq bubblewrap python3 python3-venv python3-pip >/dev/null
+new_enough() { "$1" -c 'import sys; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1; }
+PY=""
+for candidate in python3 python3.13 python3.12 python3.11; do
+  if command -v "$candidate" >/dev/null && new_enough "$candidate"; then
+    PY="$(command -v "$candidate")"
+    break
+  fi
+done
+if [ -z "$PY" ]; then  # Ubuntu 22.04 ships Python 3.10; 3.11 is in its universe
+  apt-get install -y -qq python3.11 >/dev/null
+  PY="$(command -v python3.11)"
+fi
+version="$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+apt-get install -y -qq "python${version}-venv" >/dev/null 2>&1 || true
+
+mkdir -p "$(dirname "$VENV")"
+"$PY" -m venv "$VENV"
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check -r "$SOURCE/requirements.txt"
+PYTHONPATH="$SOURCE/@COURSE@" "$VENV/bin/python" \
+  -c "import attention_course.integrations.gradescope_run, attention_course.reports.tables"  # all it needs is here
+
+# The graders and the reference are for the grading process alone.
+chmod -R go-rwx "$SOURCE"
+probe=(bwrap --ro-bind / / --dev /dev --proc /proc --unshare-all --die-with-parent true)
+if "${probe[@]}" 2>/dev/null; then
+  echo "setup: bubblewrap can make a sandbox here: student code will not see /autograder"
+else
+  echo "setup: WARNING: bubblewrap cannot make a sandbox in this container; student code will"
+  echo "setup: run under time and memory limits only, and could read the files of /autograder"
+fi
+"""
+
+RUN_AUTOGRADER = r"""#!/usr/bin/env bash
+# Gradescope runs this for every submission: it grades the notebook in <root>/submission/ with
+# the course's graders and sandbox, and always leaves <root>/results/results.json behind.
+ROOT="${@ROOT_ENV@:-@ROOT@}"
+PYTHON="${ATTENTION_COURSE_PYTHON:-${ATTENTION_COURSE_VENV:-@VENV@}/bin/python}"
+RESULTS="$ROOT/results/results.json"
+mkdir -p "$ROOT/results"
+rm -f "$RESULTS"
+cd "$ROOT" || exit 0
+# Stopped before Gradescope's own time limit (10 minutes unless set), so a result is written.
+PYTHONPATH="$ROOT/source/@COURSE@" timeout --kill-after=10 "${ATTENTION_COURSE_TIMEOUT:-480}" \
+  "$PYTHON" -m attention_course.integrations.gradescope_run --root "$ROOT"
+status=$?
+if [ ! -s "$RESULTS" ]; then  # the grading program could not run, or ran out of time
+  echo "run_autograder: the grading program ended with status $status without writing $RESULTS"
+  if [ "$status" = 124 ] || [ "$status" = 137 ]; then
+    cat > "$RESULTS" <<'JSON'
+@TIMED_OUT@
+JSON
+  else
+    cat > "$RESULTS" <<'JSON'
+@FALLBACK@
+JSON
+  fi
+fi
+exit 0
+"""
+
+
+def _fill(template: str, **values: str) -> str:
+    for key, value in values.items():
+        template = template.replace(f"@{key}@", value)
+    return template
+
+
+def requirements(root: Path = COURSE_ROOT) -> str:
+    """The course's dependencies, pinned to the versions installed here (the ones it is tested
+    with); a dependency not installed here keeps its range."""
+    import re
+    import tomllib
+    from importlib.metadata import PackageNotFoundError, version
+
+    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    lines = []
+    for dep in project["dependencies"]:
+        name = re.match(r"[A-Za-z0-9._-]+", dep).group(0)  # "numpy>=1.26" -> "numpy"
+        try:
+            lines.append(f"{name}=={version(name)}")
+        except PackageNotFoundError:
+            lines.append(dep)
+    return "\n".join(lines) + "\n"
+
+
+def points(assignment: str, root: Path = COURSE_ROOT) -> dict[str, float]:
+    """Each graded function's points, from the test cells of the instructor's notebook."""
+    from attention_course.course import grade_cell_id
+
+    path = root / "source" / assignment / f"{assignment}.ipynb"
+    try:
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        meta = {
+            c["metadata"]["nbgrader"]["grade_id"]: c["metadata"]["nbgrader"]
+            for c in cells
+            if "nbgrader" in c.get("metadata", {})
+        }
+        return {f: float(meta[grade_cell_id(f)]["points"]) for f in ASSIGNMENTS[assignment].graded}
+    except (OSError, ValueError, KeyError, TypeError):
+        raise AutograderError(
+            f"{path}: cannot read the points of {assignment}'s test cells"
+        ) from None
+
+
+def autograder_files(
+    assignment: str, root: Path = COURSE_ROOT, unsandboxed: bool = False
+) -> dict[str, bytes]:
+    """Path in the zip -> content: the scripts, the settings, the pinned dependencies and the
+    grading code. `unsandboxed` grades even where Gradescope's machine cannot make a sandbox
+    (every result then says UNSANDBOXED)."""
+    spec = get_assignment(assignment)
+    config = {"assignment": assignment, "points": points(assignment, root)}
+    if unsandboxed:
+        config["unsandboxed"] = True
+    fallback = json.dumps(failure_result(config, INTERNAL_ERROR))
+    timed_out = json.dumps(failure_result(config, TIMED_OUT))
+    files = {
+        CONFIG: json.dumps(config, indent=1) + "\n",
+        "setup.sh": _fill(SETUP_SH, VENV=VENV, COURSE=COURSE_DIR),
+        "run_autograder": _fill(
+            RUN_AUTOGRADER,
+            ROOT_ENV=ROOT_ENV,
+            ROOT=str(GRADESCOPE_ROOT),
+            VENV=VENV,
+            COURSE=COURSE_DIR,
+            FALLBACK=fallback,
+            TIMED_OUT=timed_out,
+        ),
+        "requirements.txt": requirements(root),
+    }
+    sources = [root / "pyproject.toml", *sorted((root / "attention_course").rglob("*.py"))]
+    graders = root / "grader_tests"
+    sources += _support(graders)
+    sources += [graders / f"test_{function}.py" for function in spec.graded]
+    for path in sources:
+        if not path.is_file():
+            raise AutograderError(f"{path}: missing (is {root} the course folder?)")
+        files[f"{COURSE_DIR}/{path.relative_to(root).as_posix()}"] = path.read_text()
+    return {name: text.encode() for name, text in files.items()}
+
+
+def build_autograder(
+    assignment: str, out: Path, root: Path = COURSE_ROOT, unsandboxed: bool = False
+) -> list[str]:
+    """Write the autograder zip; the same sources give the same bytes. Returns its file names."""
+    if assignment not in ASSIGNMENTS:
+        known = ", ".join(ASSIGNMENTS)
+        raise AutograderError(f"unknown assignment {assignment!r} (known: {known})")
+    files = autograder_files(assignment, root, unsandboxed)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+            for name in sorted(files):
+                info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+                mode = 0o755 if name in ("setup.sh", "run_autograder") else 0o644
+                info.external_attr = (0o100000 | mode) << 16
+                info.compress_type = zipfile.ZIP_DEFLATED
+                archive.writestr(info, files[name])
+    except OSError as exc:
+        raise AutograderError(f"cannot write {out}: {exc.strerror}") from None
+    return sorted(files)

@@ -1,0 +1,180 @@
+"""What Gradescope's run_autograder runs for every submission: grade it, always write results.
+
+`main` grades `<root>/submission/*.ipynb` with the same graders and sandbox as `attention-course
+check`, hiding all of `<root>` from student code, and always writes `<root>/results/results.json`
+in Gradescope's documented format (https://gradescope-autograders.readthedocs.io/en/latest/specs/):
+one test per function with its feedback lines; a notebook that is missing, misnamed or not JSON,
+and a crash of the grading itself, each get a result that says so. `<root>` is /autograder on
+Gradescope; the assignment and its points come from `<root>/source/autograder.json`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+
+from attention_course.course import COURSE_ROOT, get_assignment
+
+GRADESCOPE_ROOT = Path("/autograder")
+ROOT_ENV = "AUTOGRADER_ROOT"  # run_autograder's root, for a stand-in folder in tests
+CONFIG = "autograder.json"  # the assignment and its functions' points, in the zip
+TEST_KEYS = {"score", "max_score", "status", "name", "number", "output", "tags", "visibility"}
+TIMED_OUT = (
+    "Grading your notebook took too long and was stopped: does some code loop forever or run "
+    "far too long when the notebook is run from the top?"
+)
+INTERNAL_ERROR = (
+    "Your notebook could not be graded because of a problem on the grading side, not in your "
+    "notebook. Your instructor can see the details; please tell them."
+)
+
+
+def failure_result(config: dict, why: str) -> dict:
+    """Zero points for every function, each test saying why (no notebook, not JSON, ...)."""
+    tests = [
+        {
+            "name": function,
+            "score": 0.0,
+            "max_score": most,
+            "status": "failed",
+            "output": f"Not graded: {why}",
+            "visibility": "visible",
+        }
+        for function, most in config["points"].items()
+    ]
+    return {
+        "score": 0.0,
+        "output": f"{config['assignment']}: not graded. {why}",
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "extra_data": {
+            "assignment": config["assignment"],
+            "max_score": sum(config["points"].values()),
+        },
+        "tests": tests,
+    }
+
+
+def find_notebook(folder: Path, assignment: str) -> tuple[Path | None, str]:
+    """The submitted notebook and a note for the student: `<assignment>.ipynb`, else the only
+    notebook, else the one holding this assignment's test cells. Links are never followed."""
+    from attention_course.course import grade_cell_id
+    from attention_course.grading.notebook import NotebookError, read_notebook
+
+    expected = f"{assignment}.ipynb"
+    found = sorted(
+        p
+        for p in folder.rglob("*.ipynb")
+        if ".ipynb_checkpoints" not in p.parts and p.is_file() and not p.is_symlink()
+    )
+    if not found:
+        return None, f"No notebook (.ipynb) in your submission: upload {expected}."
+    for path in found:
+        if path.name == expected:
+            return path, ""
+    if len(found) == 1:
+        return found[0], f"Graded {found[0].name} (this assignment's notebook is {expected})."
+    ids = {grade_cell_id(f) for f in get_assignment(assignment).graded}
+    for path in found:
+        try:
+            cells = read_notebook(path)["cells"]
+        except NotebookError:
+            continue
+        names = {c.get("metadata", {}).get("nbgrader", {}).get("grade_id") for c in cells}
+        if ids <= names:
+            return path, f"Graded {path.name}: of {len(found)} notebooks, the one of {assignment}."
+    return found[0], f"Graded {found[0].name}, the first of {len(found)} notebooks."
+
+
+def grade_submission(root: Path, config: dict) -> dict:
+    """results.json for the submission in `<root>/submission/`."""
+    from attention_course.grading.graders import grade_file
+    from attention_course.grading.notebook import NotebookError, read_notebook
+    from attention_course.reports.tables import function_table, gradescope_results
+
+    assignment = config["assignment"]
+    path, note = find_notebook(root / "submission", assignment)
+    if path is None:
+        return failure_result(config, note)
+    shown = path.relative_to(root / "submission")
+    try:
+        read_notebook(path)
+    except NotebookError as exc:
+        why = str(exc).replace(str(path), str(shown))
+        return failure_result(config, f"{why}. Download the notebook again and resubmit.")
+    unsandboxed = bool(config.get("unsandboxed"))
+    report = grade_file(path, assignment, unsandboxed, hide=[root], in_process=True)
+    print(function_table(report))  # stdout: for the instructor only
+    raw = gradescope_results(report)
+    notes = [note] if note else []
+    notes += [f"Note: {n}" for n in report.notes]
+    return {
+        "score": raw["score"],
+        "output": "\n".join([raw["output"], *notes]),
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "extra_data": {"assignment": assignment, "max_score": raw["max_score"]},
+        "tests": [
+            {
+                **{k: v for k, v in test.items() if k in TEST_KEYS},
+                "status": "passed" if test["score"] >= test["max_score"] else "failed",
+            }
+            for test in raw["tests"]
+        ],
+    }
+
+
+def run(root: Path) -> int:
+    """Grade and write `<root>/results/results.json`, whatever happens. Returns an exit code."""
+    from attention_course.sandbox import jail
+
+    start = time.monotonic()
+    code, config = 0, None
+    try:
+        config = json.loads((root / "source" / CONFIG).read_text())
+        print("grading code:", COURSE_ROOT)
+        status = jail.probe()
+        sandbox = status.detail if status.ok else f"NONE ({status.detail})"
+        if not status.ok and config.get("unsandboxed"):
+            sandbox += "; grading UNSANDBOXED as the autograder was built to"
+        print("sandbox:", sandbox, flush=True)
+        results = grade_submission(root, config)
+    except BaseException:  # noqa: BLE001 - whatever goes wrong, Gradescope gets a result
+        traceback.print_exc(file=sys.stdout)  # the details stay in the instructor's stdout
+        if isinstance(config, dict) and "points" in config:
+            results = failure_result(config, INTERNAL_ERROR)
+        else:
+            results = {"score": 0.0, "output": INTERNAL_ERROR, "stdout_visibility": "hidden"}
+        code = 1
+    results["execution_time"] = round(time.monotonic() - start)
+    out = root / "results" / "results.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    part = out.with_suffix(".json.part")
+    part.write_text(json.dumps(results, indent=1))
+    os.replace(part, out)
+    return code
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m attention_course.integrations.gradescope_run",
+        description="Grade <root>/submission/*.ipynb and write <root>/results/results.json "
+        "(what run_autograder calls on Gradescope).",
+    )
+    parser.add_argument(
+        "--root",
+        type=Path,
+        default=Path(os.environ.get(ROOT_ENV, GRADESCOPE_ROOT)),
+        help=f"the autograder folder (default: ${ROOT_ENV} or {GRADESCOPE_ROOT})",
+    )
+    args = parser.parse_args(argv)
+    return run(args.root.resolve())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

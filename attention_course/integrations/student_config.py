@@ -1,0 +1,65 @@
+"""The students' Jupyter configuration: nbgrader's student tools only, short Validate answers.
+
+nbgrader installs every extension for everybody, so students see formgrader, "Create
+Assignment" and the course list in JupyterLab. `write_student_config` writes a Jupyter
+configuration folder for students: a JupyterLab started with `JUPYTER_CONFIG_DIR` set to it shows
+the Assignments tab and the Validate button (answering with the failing check first, see
+jupyter_validate.py) and none of the instructor tools, and nbgrader finds the course's exchange.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from attention_course.course import COURSE_ROOT
+
+# Server extensions: off for students, or added for them.
+SERVER_EXTENSIONS = {
+    "nbgrader.server_extensions.formgrader": False,
+    "nbgrader.server_extensions.course_list": False,
+    "attention_course.integrations.jupyter_validate": True,
+}
+# JupyterLab plugins of nbgrader that only instructors need.
+INSTRUCTOR_PLUGINS = (
+    "@jupyter/nbgrader:formgrader",
+    "@jupyter/nbgrader:create-assignment",
+    "@jupyter/nbgrader:course-list",
+)
+
+
+def course_settings(root: Path = COURSE_ROOT) -> tuple[str, str]:
+    """(course id, exchange folder) from the course's nbgrader_config.py."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
+    return config.CourseDirectory.course_id, config.Exchange.root
+
+
+def write_student_config(
+    dest: Path, course_id: str | None = None, exchange: str | None = None, root: Path = COURSE_ROOT
+) -> list[Path]:
+    """Write the students' Jupyter configuration folder `dest`; returns the files written.
+
+    `course_id` and `exchange` default to the course's (nbgrader_config.py).
+    """
+    if course_id is None or exchange is None:
+        default_id, default_exchange = course_settings(root)
+        course_id = course_id or default_id
+        exchange = exchange or default_exchange
+    files = {
+        dest / "jupyter_server_config.json": {
+            "ServerApp": {"jpserver_extensions": SERVER_EXTENSIONS}
+        },
+        dest / "labconfig" / "page_config.json": {
+            "disabledExtensions": {plugin: True for plugin in INSTRUCTOR_PLUGINS}
+        },
+        dest / "nbgrader_config.json": {
+            "CourseDirectory": {"course_id": course_id},
+            "Exchange": {"root": str(exchange)},
+        },
+    }
+    for path, data in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(data, indent=2) + "\n")
+    return list(files)

@@ -1,0 +1,552 @@
+"""The question bank as Python objects, read from plain data (a YAML or JSON mapping).
+
+Reading never raises on a mistake in the data: each mistake becomes a :class:`Problem` (file,
+question id, reason) so that ``attention-course quiz validate`` can list them all.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from attention_course import settings
+
+QUESTION_TYPES = (
+    "single_choice",
+    "multiple_select",
+    "numeric",
+    "shape",
+    "matching",
+    "free_text",
+)
+
+Shape = tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One mistake in a bank file."""
+
+    path: str
+    question: str | None
+    reason: str
+
+    def __str__(self) -> str:
+        where = f"question {self.question!r}: " if self.question else ""
+        return f"{self.path}: {where}{self.reason}"
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A choice (single/multiple choice) or a right-hand option (matching)."""
+
+    id: str
+    text: str
+    correct: bool = False
+    feedback: str = ""
+    misconception: str | None = None
+
+
+@dataclass(frozen=True)
+class WrongAnswer:
+    """A typical wrong numeric or shape answer, fixed or computed by a formula."""
+
+    misconception: str | None
+    feedback: str
+    value: float | Shape | None = None
+    formula: str | None = None
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """How far a numeric answer may be from the key: absolute or relative (a fraction)."""
+
+    abs: float | None = None
+    rel: float | None = None
+
+    def half_width(self, key: float) -> float:
+        return self.abs if self.abs is not None else float(self.rel) * abs(key)
+
+    def accepts(self, given: float, key: float) -> bool:
+        return abs(given - key) <= self.half_width(key) * (1 + 1e-12) + 1e-12
+
+    def describe(self) -> str:
+        return f"±{self.abs:g}" if self.abs is not None else f"±{100 * float(self.rel):g}%"
+
+
+@dataclass(frozen=True)
+class Idea:
+    """A key idea of a free-text answer, worth ``points``.
+
+    Found in a sentence that holds one of ``phrases`` (not negated just before it) and, when
+    given, also one of ``together``; with ``contrast`` the sentence must set it against
+    something ("instead of", "unlike", "not", ...). Without the idea named by ``needs`` it
+    counts half. See quiz/free_text.py."""
+
+    label: str
+    phrases: tuple[str, ...]
+    points: float = 1.0
+    together: tuple[str, ...] = ()
+    contrast: bool = False
+    needs: str | None = None
+
+
+@dataclass(frozen=True)
+class WrongIdea:
+    """A known wrong idea: a sentence that affirms one of ``phrases`` costs ``penalty`` points.
+
+    Not affirmed when the sentence speaks of recurrent networks before it, or sets it against
+    something ("instead of", "unlike", "not", ...), or one of ``unless`` comes just before it."""
+
+    label: str
+    phrases: tuple[str, ...]
+    penalty: float = 1.0
+    unless: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    type: str
+    section: str
+    prompt: str
+    points: float = settings.DEFAULT_POINTS
+    explanation: str = ""
+    choices: tuple[Choice, ...] = ()
+    answer: Any = None
+    template: str | None = None
+    tolerance: Tolerance | None = None
+    wrong_answers: tuple[WrongAnswer, ...] = ()
+    items: tuple[str, ...] = ()
+    rubric: tuple[Idea, ...] = ()
+    wrong_ideas: tuple[WrongIdea, ...] = ()
+    sample_answer: str = ""
+    misconception: str | None = None  # what a wrong answer with no more specific label shows
+
+    @property
+    def templated(self) -> bool:
+        return self.template is not None
+
+    def choice(self, choice_id: str) -> Choice | None:
+        return next((c for c in self.choices if c.id == choice_id), None)
+
+
+@dataclass(frozen=True)
+class Bank:
+    quiz: str
+    title: str
+    source: str
+    path: Path
+    sections: dict[str, str]
+    parameters: dict[str, list]
+    misconceptions: dict[str, str]
+    questions: tuple[Question, ...]
+    variant_count: int = settings.VARIANT_COUNT
+    description: str = ""
+
+    def question(self, question_id: str) -> Question | None:
+        return next((q for q in self.questions if q.id == question_id), None)
+
+    @property
+    def max_score(self) -> float:
+        return sum(q.points for q in self.questions)
+
+
+@dataclass
+class _Reader:
+    """Turns one bank mapping into a :class:`Bank`, noting every problem it meets."""
+
+    path: Path
+    problems: list[Problem] = field(default_factory=list)
+
+    def problem(self, question: str | None, reason: str) -> None:
+        self.problems.append(Problem(str(self.path), question, reason))
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def text(self, data: dict, key: str, qid: str | None, required: bool = True) -> str:
+        value = data.get(key)
+        if value is None:
+            if required:
+                self.problem(qid, f"missing {key!r}")
+            return ""
+        if not isinstance(value, str) or (required and not value.strip()):
+            self.problem(qid, f"{key!r} must be a non-empty string")
+            return ""
+        return value.strip()
+
+    def number(self, value: Any, qid: str | None, what: str) -> float | None:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            self.problem(qid, f"{what} must be a finite number, not {value!r}")
+            return None
+        if not math.isfinite(value):
+            self.problem(qid, f"{what} must be a finite number, not {value!r}")
+            return None
+        return float(value)
+
+    def label(self, data: dict, qid: str) -> str | None:
+        value = data.get("misconception")
+        if value is not None and not isinstance(value, str):
+            self.problem(qid, f"misconception label must be a string, not {value!r}")
+            return None
+        return value
+
+    # -- bank ----------------------------------------------------------------------------------
+
+    def bank(self, data: Any) -> Bank | None:
+        if not isinstance(data, dict):
+            self.problem(None, "a bank must be a mapping with 'quiz', 'title' and 'questions'")
+            return None
+        quiz = self.text(data, "quiz", None)
+        if quiz and quiz != self.path.stem and self.path.suffix in settings.BANK_SUFFIXES:
+            self.problem(None, f"quiz id {quiz!r} does not match the file name {self.path.name!r}")
+        title = self.text(data, "title", None)
+        source = self.text(data, "source", None)
+        sections = self.string_map(data.get("sections"), "sections", required=True)
+        misconceptions = self.string_map(data.get("misconceptions"), "misconceptions")
+        parameters = self.parameters(data.get("parameters"))
+        variant_count = data.get("variant_count", settings.VARIANT_COUNT)
+        if type(variant_count) is not int or variant_count < 1:
+            self.problem(None, f"variant_count must be a positive integer, not {variant_count!r}")
+            variant_count = settings.VARIANT_COUNT
+        raw_questions = data.get("questions")
+        if not isinstance(raw_questions, list) or not raw_questions:
+            self.problem(None, "'questions' must be a non-empty list")
+            raw_questions = []
+        questions = []
+        seen: set[str] = set()
+        for index, raw in enumerate(raw_questions, 1):
+            question = self.question(raw, index)
+            if question is None:
+                continue
+            if question.id in seen:
+                self.problem(question.id, "duplicate question id")
+                continue
+            seen.add(question.id)
+            questions.append(question)
+        return Bank(
+            quiz=quiz,
+            title=title,
+            source=source,
+            path=self.path,
+            sections=sections,
+            parameters=parameters,
+            misconceptions=misconceptions,
+            questions=tuple(questions),
+            variant_count=variant_count,
+            description=self.text(data, "description", None, required=False),
+        )
+
+    def string_map(self, value: Any, what: str, required: bool = False) -> dict[str, str]:
+        if value is None and not required:
+            return {}
+        if not isinstance(value, dict) or not value:
+            self.problem(None, f"{what!r} must be a non-empty mapping of names to text")
+            return {}
+        out = {}
+        for key, text in value.items():
+            if not isinstance(text, str) or not text.strip():
+                self.problem(None, f"{what}: {key!r} must map to a non-empty string")
+            else:
+                out[str(key)] = text.strip()
+        return out
+
+    def parameters(self, value: Any) -> dict[str, list]:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            self.problem(None, "'parameters' must be a mapping of names to {choices: [...]}")
+            return {}
+        out: dict[str, list] = {}
+        for name, spec in value.items():
+            if not str(name).isidentifier():
+                self.problem(None, f"parameter name {name!r} is not an identifier")
+                continue
+            choices = spec.get("choices") if isinstance(spec, dict) else None
+            if isinstance(spec, dict) and "range" in spec:
+                lo_hi = spec["range"]
+                step = spec.get("step", 1)
+                if (
+                    isinstance(lo_hi, list)
+                    and len(lo_hi) == 2
+                    and all(isinstance(x, int) and not isinstance(x, bool) for x in [*lo_hi, step])
+                    and step > 0
+                    and lo_hi[0] <= lo_hi[1]
+                ):
+                    choices = list(range(lo_hi[0], lo_hi[1] + 1, step))
+                else:
+                    self.problem(None, f"parameter {name!r}: range must be [low, high] of integers")
+                    continue
+            if (
+                not isinstance(choices, list)
+                or not choices
+                or not all(isinstance(c, int | float) and not isinstance(c, bool) for c in choices)
+            ):
+                self.problem(None, f"parameter {name!r} needs 'choices': a list of numbers")
+                continue
+            out[str(name)] = choices
+        return out
+
+    # -- questions -----------------------------------------------------------------------------
+
+    def question(self, raw: Any, index: int) -> Question | None:
+        if not isinstance(raw, dict):
+            self.problem(f"#{index}", "a question must be a mapping")
+            return None
+        qid = raw.get("id")
+        if not isinstance(qid, str) or not qid.isidentifier():
+            self.problem(f"#{index}", f"missing or invalid 'id' {qid!r} (use a Python identifier)")
+            return None
+        qtype = raw.get("type")
+        if qtype not in QUESTION_TYPES:
+            self.problem(qid, f"unknown type {qtype!r} (known: {', '.join(QUESTION_TYPES)})")
+            return None
+        common: dict[str, Any] = {
+            "id": qid,
+            "type": qtype,
+            "section": self.text(raw, "section", qid),
+            "prompt": self.text(raw, "prompt", qid),
+            "explanation": self.text(raw, "explanation", qid, required=False),
+            "misconception": self.label(raw, qid),
+        }
+        points = raw.get("points", settings.DEFAULT_POINTS)
+        value = self.number(points, qid, "points")
+        if value is not None and (value <= 0 or (2 * value) != int(2 * value)):
+            self.problem(qid, f"points must be a positive multiple of 0.5, not {points!r}")
+        elif value is not None:
+            common["points"] = value
+        reader = getattr(self, f"_{qtype}")
+        extra = reader(raw, qid)
+        return None if extra is None else Question(**common, **extra)
+
+    def choices(self, raw: dict, qid: str, key: str = "choices") -> tuple[Choice, ...]:
+        items = raw.get(key)
+        if not isinstance(items, list) or len(items) < 2:
+            self.problem(qid, f"{key!r} must be a list of at least two entries")
+            return ()
+        out, seen = [], set()
+        for item in items:
+            if not isinstance(item, dict):
+                self.problem(qid, f"each of {key!r} must be a mapping with 'id' and 'text'")
+                continue
+            cid = item.get("id")
+            if not isinstance(cid, str) or not cid.strip() or cid != cid.strip():
+                self.problem(qid, f"choice id {cid!r} must be a non-empty string without spaces")
+                continue
+            if cid.casefold() in seen:
+                self.problem(qid, f"duplicate choice id {cid!r}")
+                continue
+            seen.add(cid.casefold())
+            correct = item.get("correct", False)
+            if not isinstance(correct, bool):
+                self.problem(qid, f"choice {cid!r}: 'correct' must be true or false")
+                correct = False
+            out.append(
+                Choice(
+                    id=cid,
+                    text=self.text(item, "text", qid),
+                    correct=correct,
+                    feedback=self.text(item, "feedback", qid, required=False),
+                    misconception=self.label(item, qid),
+                )
+            )
+        return tuple(out)
+
+    def _single_choice(self, raw: dict, qid: str) -> dict | None:
+        choices = self.choices(raw, qid)
+        n_correct = sum(c.correct for c in choices)
+        if choices and n_correct != 1:
+            reason = "no answer: no choice is marked correct" if n_correct == 0 else "more than one"
+            self.problem(qid, f"{reason} (a single-choice question needs exactly one)")
+        return {"choices": choices}
+
+    def _multiple_select(self, raw: dict, qid: str) -> dict | None:
+        choices = self.choices(raw, qid)
+        if choices and not any(c.correct for c in choices):
+            self.problem(qid, "no answer: no choice is marked correct")
+        return {"choices": choices}
+
+    def wrong_answers(self, raw: dict, qid: str, kind: str) -> tuple[WrongAnswer, ...]:
+        items = raw.get("wrong_answers", [])
+        if not isinstance(items, list):
+            self.problem(qid, "'wrong_answers' must be a list")
+            return ()
+        out = []
+        for item in items:
+            if not isinstance(item, dict) or ("value" in item) == ("formula" in item):
+                self.problem(qid, "each wrong answer needs exactly one of 'value' or 'formula'")
+                continue
+            value = item.get("value")
+            if value is not None:
+                if kind == "shape":
+                    value = self.shape(value, qid)
+                else:
+                    value = self.number(value, qid, "value")
+            formula = item.get("formula")
+            if formula is not None and not isinstance(formula, str):
+                self.problem(qid, f"wrong answer formula must be a name, not {formula!r}")
+                continue
+            out.append(
+                WrongAnswer(
+                    misconception=self.label(item, qid),
+                    feedback=self.text(item, "feedback", qid, required=False),
+                    value=value,
+                    formula=formula,
+                )
+            )
+        return tuple(out)
+
+    def key_or_template(self, raw: dict, qid: str) -> tuple[Any, str | None] | None:
+        has_answer, template = "answer" in raw, raw.get("template")
+        if has_answer and template is not None:
+            self.problem(qid, "give either 'answer' or 'template', not both")
+            return None
+        if not has_answer and template is None:
+            self.problem(qid, "no answer: give 'answer' or a 'template' formula name")
+            return None
+        if template is not None and not isinstance(template, str):
+            self.problem(qid, f"'template' must be a formula name, not {template!r}")
+            return None
+        return raw.get("answer"), template
+
+    def _numeric(self, raw: dict, qid: str) -> dict | None:
+        found = self.key_or_template(raw, qid)
+        tolerance = self.tolerance(raw.get("tolerance"), qid)
+        if found is None:
+            return None
+        answer, template = found
+        if template is None:
+            answer = self.number(answer, qid, "answer")
+        return {
+            "answer": answer,
+            "template": template,
+            "tolerance": tolerance,
+            "wrong_answers": self.wrong_answers(raw, qid, "numeric"),
+        }
+
+    def tolerance(self, raw: Any, qid: str) -> Tolerance | None:
+        if raw is None:
+            self.problem(qid, "numeric question without tolerance (give {abs: x} or {rel: y})")
+            return None
+        if not isinstance(raw, dict) or len(raw) != 1 or next(iter(raw)) not in ("abs", "rel"):
+            self.problem(qid, f"tolerance must be {{abs: x}} or {{rel: y}}, not {raw!r}")
+            return None
+        kind, value = next(iter(raw.items()))
+        number = self.number(value, qid, f"tolerance {kind}")
+        if number is None:
+            return None
+        if number < 0 or (kind == "rel" and not 0 < number < 1):
+            self.problem(qid, f"tolerance {kind} out of range: {value!r}")
+            return None
+        return Tolerance(**{kind: number})
+
+    def shape(self, value: Any, qid: str) -> Shape | None:
+        if (
+            isinstance(value, list | tuple)
+            and value
+            and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value)
+        ):
+            return tuple(value)
+        self.problem(qid, f"a shape must be a list of non-negative integers, not {value!r}")
+        return None
+
+    def _shape(self, raw: dict, qid: str) -> dict | None:
+        found = self.key_or_template(raw, qid)
+        if found is None:
+            return None
+        answer, template = found
+        if template is None:
+            answer = self.shape(answer, qid)
+        return {
+            "answer": answer,
+            "template": template,
+            "wrong_answers": self.wrong_answers(raw, qid, "shape"),
+        }
+
+    def _matching(self, raw: dict, qid: str) -> dict | None:
+        items = raw.get("items")
+        if (
+            not isinstance(items, list)
+            or len(items) < 2
+            or not all(isinstance(i, str) and i.strip() for i in items)
+            or len(set(items)) != len(items)
+        ):
+            self.problem(qid, "'items' must be a list of at least two distinct strings")
+            return None
+        options = self.choices(raw, qid, key="options")
+        answer = raw.get("answer")
+        if not isinstance(answer, dict):
+            self.problem(qid, "no answer: 'answer' must map every item to an option id")
+            return None
+        option_ids = {o.id for o in options}
+        if set(answer) != set(items):
+            self.problem(qid, "'answer' must have exactly the keys listed in 'items'")
+        for item, option in answer.items():
+            if option not in option_ids:
+                self.problem(qid, f"answer for {item!r} is {option!r}, which is not an option id")
+        return {"items": tuple(items), "choices": options, "answer": dict(answer)}
+
+    def _phrases(self, raw: Any, qid: str, what: str, required: bool = True) -> tuple[str, ...]:
+        if raw is None and not required:
+            return ()
+        if (
+            not isinstance(raw, list)
+            or not raw
+            or not all(isinstance(p, str) and p.strip() for p in raw)
+        ):
+            self.problem(qid, f"{what} needs a non-empty list of phrases")
+            return ()
+        return tuple(p.strip() for p in raw)
+
+    def _free_text(self, raw: dict, qid: str) -> dict | None:
+        rubric = raw.get("rubric")
+        if not isinstance(rubric, list) or not rubric:
+            self.problem(qid, "no answer: a free-text question needs a 'rubric' of key ideas")
+            return None
+        ideas = []
+        for n, item in enumerate(rubric, 1):
+            if not isinstance(item, dict):
+                self.problem(qid, f"rubric idea {n} must be a mapping")
+                continue
+            label = str(item.get("label", f"idea {n}"))
+            phrases = self._phrases(item.get("any"), qid, f"rubric idea {label!r} 'any'")
+            together = self._phrases(
+                item.get("together"), qid, f"rubric idea {label!r} 'together'", required=False
+            )
+            points = self.number(item.get("points", item.get("weight", 1)), qid, "idea points")
+            if not phrases or points is None or points <= 0:
+                continue
+            ideas.append(
+                Idea(
+                    label, phrases, points, together, bool(item.get("contrast")), item.get("needs")
+                )
+            )
+        labels = {i.label for i in ideas}
+        for idea in ideas:
+            if idea.needs is not None and idea.needs not in labels:
+                self.problem(qid, f"rubric idea {idea.label!r} needs {idea.needs!r}, not an idea")
+        wrong = []
+        for n, item in enumerate(raw.get("wrong_ideas") or [], 1):
+            if not isinstance(item, dict):
+                self.problem(qid, f"wrong idea {n} must be a mapping")
+                continue
+            label = str(item.get("label", f"wrong idea {n}"))
+            phrases = self._phrases(item.get("any"), qid, f"wrong idea {label!r} 'any'")
+            unless = self._phrases(item.get("unless"), qid, f"wrong idea {label!r} 'unless'", False)
+            penalty = self.number(item.get("penalty", 1), qid, "wrong idea penalty")
+            if phrases and penalty is not None and penalty > 0:
+                wrong.append(WrongIdea(label, phrases, penalty, unless))
+        return {
+            "rubric": tuple(ideas),
+            "wrong_ideas": tuple(wrong),
+            "sample_answer": self.text(raw, "sample_answer", qid),
+        }
+
+
+def read_bank(path: Path, data: Any) -> tuple[Bank | None, list[Problem]]:
+    """Build a bank from already-parsed data; return it with the problems found."""
+    reader = _Reader(path)
+    bank = reader.bank(data)
+    return bank, reader.problems

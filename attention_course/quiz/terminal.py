@@ -1,0 +1,102 @@
+"""Taking a quiz in a terminal: showing questions, reading answers, giving feedback at once."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable
+from typing import Any, Protocol, TextIO
+
+from attention_course.quiz.checking import Result
+from attention_course.quiz.sessions import Shown
+
+WIDTH = 88
+
+
+class Session(Protocol):
+    title: str
+
+    def questions(self) -> list[Shown]: ...
+
+    def check(self, question_id: str, raw: Any) -> Result: ...
+
+
+def render_question(shown: Shown, number: int, total: int) -> str:
+    """A question as text: prompt, choices or items, and the expected answer format."""
+    points = f"{shown.points:g} point" + ("" if shown.points == 1 else "s")
+    lines = [f"[{number}/{total}] {shown.id} ({points})"]
+    lines += textwrap.wrap(shown.prompt, WIDTH, initial_indent="  ", subsequent_indent="  ")
+    if shown.items:
+        lines.append("  Items: " + ", ".join(shown.items))
+        lines.append("  Options:")
+    for cid, text in shown.choices:
+        lines += textwrap.wrap(
+            text, WIDTH, initial_indent=f"    {cid}) ", subsequent_indent="       "
+        )
+    lines.append(f"  Answer format: {shown.format}.")
+    return "\n".join(lines)
+
+
+def render_result(result: Result) -> str:
+    """What the student sees: the final outcome only (a free-text answer is marked by hand, so
+    it shows no score here)."""
+    if result.status == "needs_review":
+        lines = ["  -> recorded (marked by hand)"]
+    else:
+        lines = [f"  -> {result.status} ({result.score:g}/{result.points:g})"]
+    for line in result.feedback:
+        lines += textwrap.wrap(line, WIDTH, initial_indent="     ", subsequent_indent="     ")
+    return "\n".join(lines)
+
+
+def summary(results: list[Result]) -> str:
+    marked = [r for r in results if r.status != "needs_review"]
+    by_hand = [r for r in results if r.status == "needs_review"]
+    text = f"Score: {sum(r.score for r in marked):g} / {sum(r.points for r in marked):g}"
+    if by_hand:
+        points = sum(r.points for r in by_hand)
+        names = ", ".join(r.question for r in by_hand)
+        text += f" (+ {points:g} points marked by hand: {names})"
+    return text
+
+
+def run_with_answers(session: Session, answers: dict[str, Any], out: TextIO) -> list[Result]:
+    """Non-interactive: check every question against ``answers`` and print the feedback."""
+    questions = session.questions()
+    results = []
+    print(session.title, file=out)
+    for n, shown in enumerate(questions, 1):
+        result = session.check(shown.id, answers.get(shown.id))
+        results.append(result)
+        print("", file=out)
+        print(render_question(shown, n, len(questions)), file=out)
+        print(f"  Your answer: {answers.get(shown.id)!r}", file=out)
+        print(render_result(result), file=out)
+    print(summary(results), file=out)
+    return results
+
+
+def run_interactive(session: Session, ask: Callable[[str], str], out: TextIO) -> list[Result]:
+    """Interactive: ask each question; an answer in the wrong format is asked again."""
+    questions = session.questions()
+    results = []
+    print(session.title, file=out)
+    print("Type your answer and press Enter; an empty line skips the question.", file=out)
+    for n, shown in enumerate(questions, 1):
+        print("", file=out)
+        print(render_question(shown, n, len(questions)), file=out)
+        while True:
+            try:
+                raw: str | None = ask("  your answer> ")
+            except EOFError:
+                print("", file=out)
+                print(summary(results), file=out)
+                return results
+            raw = raw.strip() or None
+            result = session.check(shown.id, raw)
+            print(render_result(result), file=out)
+            if result.status != "invalid":
+                break
+        results.append(result)
+    print("", file=out)
+    print(summary(results), file=out)
+    return results

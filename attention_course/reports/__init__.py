@@ -1,0 +1,1 @@
+"""Presenting grades: tables, the class report with its files and figure, feedback pages."""

@@ -1,0 +1,376 @@
+"""The class report: which ideas the class got wrong, from the gradebook (nothing is regraded).
+
+Scores come from the gradebook. Which grader tests each student passed comes from the score
+outputs of the autograded notebooks, where grading recorded them (`preprocessors.RECORD_KEY`);
+a record that does not add up to the gradebook's score (a manual grade, a stale notebook) is left
+out and named. For the graded quiz, the rows are its questions and the quiz's item analysis
+(`attention_course.quiz.grading`) joins the report.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from attention_course.course import ASSIGNMENTS, COURSE_ROOT, grade_cell_id
+from attention_course.grading.feedback import RECORD_KEY
+
+NOT_ATTEMPTED = "raised NotImplementedError"  # what a function left as the stub says
+
+
+class ReportError(ValueError):
+    """The report cannot be made (no course, no gradebook, nothing graded); one line."""
+
+
+# --------------------------------------------------------------------------- reading
+
+
+@dataclass
+class Cell:
+    """One grade cell of one submission, as the gradebook holds it."""
+
+    score: float
+    max_score: float
+    auto_score: float | None
+    manual_score: float | None
+    needs_manual_grade: bool
+
+
+@dataclass
+class Submission:
+    student: str
+    total: float
+    cells: dict[str, Cell]
+    records: dict[str, dict]  # grade cell id -> what grading recorded in the autograded notebook
+    autograded: bool  # an autograded notebook exists (False: autograding failed)
+
+
+def _gradebook(root: Path):
+    from attention_course.classgrade.nbgrader_api import CourseError, _config, _gradebook
+
+    try:
+        url = _config(root).CourseDirectory.db_url
+    except CourseError as exc:
+        raise ReportError(str(exc)) from None
+    if url.startswith("sqlite:///"):  # opening a missing SQLite gradebook would create it
+        path = Path(url.removeprefix("sqlite:///").split("?")[0])
+        if not path.exists():
+            raise ReportError(f"no gradebook at {path} (autograde the assignment first)")
+    return _gradebook(root)
+
+
+def _records(path: Path) -> dict[str, dict]:
+    """grade cell id -> the record in its score output, for one autograded notebook (an id on
+    more than one cell is ignored)."""
+    try:
+        nb = json.loads(path.read_text(encoding="utf-8"))
+        cells = [c for c in nb["cells"] if isinstance(c, dict)]
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+    found: dict[str, dict] = {}
+    seen: Counter = Counter()
+    for cell in cells:
+        meta = cell.get("metadata")
+        meta = meta.get("nbgrader") if isinstance(meta, dict) else None
+        if not (isinstance(meta, dict) and meta.get("grade") and meta.get("grade_id")):
+            continue
+        seen[str(meta["grade_id"])] += 1
+        for out in cell.get("outputs") or []:
+            if not isinstance(out, dict) or out.get("output_type") != "execute_result":
+                continue
+            record = out.get("metadata", {}).get(RECORD_KEY)
+            if isinstance(record, dict):
+                found[str(meta["grade_id"])] = record
+    return {cid: record for cid, record in found.items() if seen[cid] == 1}
+
+
+def read_class(assignment: str, root: Path = COURSE_ROOT) -> list[Submission]:
+    """Every submission of `assignment` in the course's gradebook, with its recorded tests."""
+    from nbgrader.api import MissingEntry
+
+    subs = []
+    with _gradebook(root) as gb:
+        try:
+            found = gb.assignment_submissions(assignment)
+        except MissingEntry:
+            return []
+        for sub in found:
+            cells, records, autograded = {}, {}, False
+            for nb in sub.notebooks:
+                for g in nb.grades:
+                    cells[g.name] = Cell(
+                        float(g.score),
+                        float(g.max_score),
+                        g.auto_score,
+                        g.manual_score,
+                        bool(g.needs_manual_grade),
+                    )
+                path = root / "autograded" / sub.student_id / assignment / f"{nb.name}.ipynb"
+                autograded = autograded or path.exists()
+                records.update(_records(path))
+            subs.append(Submission(sub.student_id, float(sub.score), cells, records, autograded))
+    return sorted(subs, key=lambda s: s.student)
+
+
+# --------------------------------------------------------------------------- statistics
+
+
+@dataclass
+class GroupStats:
+    """Scores of one graded function (or one quiz) across the class."""
+
+    name: str
+    points: float
+    scores: list[float]
+
+    @property
+    def mean(self) -> float:
+        return statistics.fmean(self.scores) if self.scores else 0.0
+
+    @property
+    def sd(self) -> float:
+        return statistics.pstdev(self.scores) if self.scores else 0.0
+
+    @property
+    def full_marks(self) -> int:
+        return sum(s >= self.points for s in self.scores)
+
+
+@dataclass
+class ItemStats:
+    """One grader test (or quiz question) across the class."""
+
+    group: str  # the function, or the quiz
+    item: str  # the grader test, or the question id
+    description: str
+    points: float
+    graded: int = 0  # students whose result is known
+    passed: int = 0
+    not_attempted: int = 0  # failed because the function was left as the stub / no answer
+    pending: int = 0  # answers still to be graded by hand (not counted in `graded`)
+    hints: Counter = field(default_factory=Counter)  # what the failures said -> students
+
+    @property
+    def failed(self) -> int:
+        return self.graded - self.passed
+
+    @property
+    def pass_rate(self) -> float:
+        return self.passed / self.graded if self.graded else 0.0
+
+
+@dataclass
+class ClassReport:
+    assignment: str
+    group_label: str  # "function" or "quiz"
+    item_label: str  # "grader test" or "question"
+    max_score: float
+    totals: dict[str, float]  # student -> gradebook total
+    groups: list[GroupStats]
+    items: list[ItemStats]  # most failed first
+    notes: list[str]
+    not_autograded: list[str]
+    item_analysis: str = ""  # the quiz's item analysis
+
+    @property
+    def mean(self) -> float:
+        return statistics.fmean(self.totals.values()) if self.totals else 0.0
+
+    @property
+    def sd(self) -> float:
+        return statistics.pstdev(self.totals.values()) if self.totals else 0.0
+
+
+def _most_failed_first(items: list[ItemStats]) -> list[ItemStats]:
+    order = {id(item): i for i, item in enumerate(items)}
+    return sorted(items, key=lambda t: (not t.graded, t.pass_rate, -t.points, order[id(t)]))
+
+
+TEST_FIELDS = {
+    "test": str,
+    "description": str,
+    "points": (int, float),
+    "passed": bool,
+    "message": str,
+}
+
+
+def _readable(tests: object) -> bool:
+    """A record's tests: a non-empty list of {test, description, points, passed, message}."""
+    return (
+        isinstance(tests, list)
+        and bool(tests)
+        and all(
+            isinstance(t, dict)
+            and all(isinstance(t.get(k), kind) for k, kind in TEST_FIELDS.items())
+            for t in tests
+        )
+    )
+
+
+def _consistent(record_tests: list[dict], cell: Cell) -> bool:
+    """Do the recorded tests give the score the gradebook holds (as cell_score computes it)?"""
+    total = sum(float(t["points"]) for t in record_tests)
+    got = sum(float(t["points"]) for t in record_tests if t["passed"])
+    expected = round(cell.max_score * got / total, 6) if total else 0.0
+    return cell.manual_score is None and abs(expected - cell.score) < 1e-6
+
+
+def function_report(assignment: str, subs: list[Submission]) -> ClassReport:
+    """A code assignment: one group per graded function, one item per grader test."""
+    functions = ASSIGNMENTS[assignment].graded
+    items: dict[tuple[str, str], ItemStats] = {}
+    groups, notes = [], []
+    for function in functions:
+        cid = grade_cell_id(function)
+        points = next((s.cells[cid].max_score for s in subs if cid in s.cells), 0.0)
+        groups.append(
+            GroupStats(function, points, [s.cells[cid].score for s in subs if cid in s.cells])
+        )
+        for sub in subs:
+            tests = sub.records.get(cid, {}).get("tests")
+            if not sub.autograded or cid not in sub.cells:
+                continue
+            if not _readable(tests):
+                notes.append(f"{sub.student}: no recorded tests for {function} (autograde again)")
+                continue
+            if not _consistent(tests, sub.cells[cid]):
+                notes.append(
+                    f"{sub.student}: {function}'s recorded tests do not add up to the gradebook's "
+                    f"{sub.cells[cid].score:g} (a manual grade, or an older autograde): left out"
+                )
+                continue
+            skipped = all(NOT_ATTEMPTED in str(t["message"]) for t in tests if not t["passed"])
+            skipped = skipped and not any(t["passed"] for t in tests)
+            for t in tests:
+                key = (function, str(t["test"]))
+                if key not in items:
+                    items[key] = ItemStats(
+                        function, key[1], str(t["description"]), float(t["points"])
+                    )
+                stats = items[key]
+                stats.graded += 1
+                if t["passed"]:
+                    stats.passed += 1
+                elif skipped:
+                    stats.not_attempted += 1
+                else:
+                    stats.hints[str(t["message"]) or "(no message)"] += 1
+    return ClassReport(
+        assignment,
+        "function",
+        "grader test",
+        sum(g.points for g in groups),
+        {s.student: s.total for s in subs},
+        groups,
+        _most_failed_first(list(items.values())),
+        notes,
+        [s.student for s in subs if not s.autograded],
+    )
+
+
+def quiz_report(assignment: str, subs: list[Submission]) -> ClassReport:
+    """The graded quiz: one group per quiz, one item per question, and the item analysis."""
+    from attention_course.quiz.checking import Result
+    from attention_course.settings import GRADED_QUIZZES
+    from attention_course.quiz.grading import Graded, format_item_analysis, item_analysis
+    from attention_course.quiz.loading import load_bank
+    from attention_course.quiz.notebooks import grade_cell_id as quiz_cell_id
+
+    cells = {name for s in subs for name in s.cells}
+    banks = [load_bank(q) for q in GRADED_QUIZZES]
+    banks = [b for b in banks if any(quiz_cell_id(b.quiz, q.id) in cells for q in b.questions)]
+    graded_subs = [s for s in subs if s.autograded]
+    groups, items, notes, analyses = [], [], [], []
+    for bank in banks:
+        ids = [quiz_cell_id(bank.quiz, q.id) for q in bank.questions]
+        groups.append(
+            GroupStats(
+                bank.quiz,
+                sum(q.points for q in bank.questions),
+                [sum(s.cells[c].score for c in ids if c in s.cells) for s in subs],
+            )
+        )
+        graded = {s.student: Graded(s.student, 0, []) for s in graded_subs}
+        for question, cid in zip(bank.questions, ids, strict=True):
+            stats = ItemStats(bank.quiz, question.id, _prompt(question.prompt), question.points)
+            for sub in graded_subs:
+                cell = sub.cells.get(cid)
+                if cell is None:
+                    continue
+                result = _quiz_result(Result, sub.records.get(cid), cell, question)
+                graded[sub.student].results.append(result)
+                if cell.needs_manual_grade:
+                    stats.pending += 1
+                    continue
+                stats.graded += 1
+                if cell.score >= cell.max_score:
+                    stats.passed += 1
+                elif result.status == "unanswered":
+                    stats.not_attempted += 1
+                elif result.status == "invalid":
+                    stats.hints["an answer in the wrong format"] += 1
+                else:
+                    for label in result.misconceptions or ["(no misconception named)"]:
+                        meaning = bank.misconceptions.get(label, "")
+                        stats.hints[f"{label}: {meaning}" if meaning else label] += 1
+            items.append(stats)
+        complete = [g for g in graded.values() if len(g.results) == len(bank.questions)]
+        if complete:
+            analyses.append(format_item_analysis(bank, item_analysis(bank, complete)))
+    return ClassReport(
+        assignment,
+        "quiz",
+        "question",
+        sum(g.points for g in groups),
+        {s.student: s.total for s in subs},
+        groups,
+        _most_failed_first(items),
+        notes,
+        [s.student for s in subs if not s.autograded],
+        "\n\n".join(analyses),
+    )
+
+
+def _prompt(text: str, width: int = 90) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _quiz_result(result_cls, record: dict | None, cell: Cell, question):
+    """The recorded result of one answer; a hand-graded (or unrecorded) one from the gradebook."""
+    fraction = cell.score / cell.max_score if cell.max_score else 0.0
+    saved = record.get("result") if isinstance(record, dict) else None
+    if isinstance(saved, dict) and cell.manual_score is None:
+        try:
+            return result_cls(**saved)
+        except TypeError:
+            pass
+    if cell.needs_manual_grade:
+        status = "needs_review"
+    elif question.type == "free_text" and cell.manual_score is None and cell.auto_score == 0:
+        status = "unanswered"  # nbgrader gives 0 to an answer cell left as it was released
+    else:
+        status = "correct" if fraction >= 1 else ("partial" if fraction > 0 else "wrong")
+    return result_cls(question.id, status, fraction, question.points)
+
+
+def class_report(assignment: str, root: Path = COURSE_ROOT) -> ClassReport:
+    """The report of one assignment (or the graded quiz) from the course's gradebook."""
+    from attention_course.settings import GRADED_ASSIGNMENT
+
+    if assignment not in ASSIGNMENTS and assignment != GRADED_ASSIGNMENT:
+        known = ", ".join([*ASSIGNMENTS, GRADED_ASSIGNMENT])
+        raise ReportError(f"unknown assignment {assignment!r} (known: {known})")
+    subs = read_class(assignment, root)
+    if not subs:
+        raise ReportError(
+            f"no submissions of {assignment} in the gradebook of {root} "
+            f"(run `attention-course autograde {assignment}` first)"
+        )
+    if assignment == GRADED_ASSIGNMENT:
+        return quiz_report(assignment, subs)
+    return function_report(assignment, subs)

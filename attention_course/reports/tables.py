@@ -1,0 +1,112 @@
+"""Presenting grades: a per-function table for people, Gradescope's results.json for machines."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from attention_course.course import grade_cell_id
+from attention_course.grading.feedback import UNSANDBOXED_NOTE, cell_feedback
+from attention_course.grading.graders import GradeReport
+
+if TYPE_CHECKING:
+    from attention_course.classgrade.run import ClassRun
+
+
+def function_table(report: GradeReport, verbose: bool = True) -> str:
+    width = max([len("function")] + [len(f) for f in report.functions])
+    lines = [f"{report.assignment}", f"{'function':<{width}}  score", "-" * (width + 14)]
+    for name, f in report.functions.items():
+        lines.append(f"{name:<{width}}  {f.score:>5g} / {f.max_score:g}")
+    lines.append("-" * (width + 14))
+    lines.append(f"{'total':<{width}}  {report.score:>5g} / {report.max_score:g}")
+    if verbose:
+        for name, f in report.functions.items():
+            if f.score < f.max_score:
+                lines += ["", cell_feedback(report, name).rstrip()]
+    for note in report.notes:
+        lines.append(f"note: {note}")
+    if report.unsandboxed:
+        lines.append(f"note: {UNSANDBOXED_NOTE}")
+    return "\n".join(lines)
+
+
+def gradescope_results(report: GradeReport) -> dict:
+    """Gradescope's autograder results.json: top-level score and one test per function."""
+    return {
+        "score": report.score,
+        "max_score": report.max_score,
+        "output": f"{report.assignment}: {report.score:g} / {report.max_score:g}"
+        + (f" ({UNSANDBOXED_NOTE})" if report.unsandboxed else ""),
+        "tests": [
+            {
+                "name": name,
+                "score": f.score,
+                "max_score": f.max_score,
+                "output": cell_feedback(report, name),
+                "visibility": "visible",
+            }
+            for name, f in report.functions.items()
+        ],
+    }
+
+
+def class_table(rows: dict[str, dict[str, float]], columns: list[str], title: str) -> str:
+    """Students down, functions across: the scores stored in the gradebook."""
+    heads = [c.removesuffix("_tests") for c in columns] + ["total"]
+    sw = max([len("student")] + [len(s) for s in rows])
+    widths = [max(len(h), 5) for h in heads]
+    lines = [
+        title,
+        "  ".join(
+            [f"{'student':<{sw}}"] + [f"{h:>{w}}" for h, w in zip(heads, widths, strict=True)]
+        ),
+    ]
+    for student in sorted(rows):
+        cells = [rows[student].get(c) for c in columns + ["total"]]
+        text = ["-" if v is None else f"{v:g}" for v in cells]
+        lines.append(
+            "  ".join(
+                [f"{student:<{sw}}"] + [f"{t:>{w}}" for t, w in zip(text, widths, strict=True)]
+            )
+        )
+    return "\n".join(lines)
+
+
+def score_columns(assignment: str) -> list[str]:
+    """The grade cells to show: each graded function's, in notebook order; for the quiz, the
+    total only."""
+    from attention_course.course import ASSIGNMENTS
+
+    if assignment in ASSIGNMENTS:
+        return [grade_cell_id(f) for f in ASSIGNMENTS[assignment].graded]
+    return []  # the quiz: its many questions are in `attention-course report`
+
+
+def class_run_lines(run: ClassRun, graded: bool = True) -> list[str]:
+    """What an autograde run did, in words: counts, then every submission not graded and why
+    (graded=False leaves out the count line)."""
+    lines = []
+    if graded:
+        counts = [
+            f"{run.count(status)} {label}"
+            for status, label in (
+                ("graded", "graded"),
+                ("unchanged", "unchanged since last graded"),
+                ("not graded", "not graded"),
+                ("busy", "graded by another run"),
+                ("error", "grading errors"),
+            )
+            if run.count(status)
+        ]
+        lines.append(f"{run.assignment}: " + ", ".join(counts))
+    for student, outcome in sorted(run.outcomes.items()):
+        if outcome.status in ("not graded", "error") or (
+            outcome.status == "unchanged" and outcome.reason
+        ):
+            kind = "grading error" if outcome.status == "error" else "not graded"
+            lines.append(f"  {student}: {kind}: {outcome.reason}")
+    if run.count("error"):
+        lines.append(
+            "  (a grading error is not the student's fault: it is tried again by the next run)"
+        )
+    return lines

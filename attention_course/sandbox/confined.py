@@ -1,0 +1,257 @@
+"""One sandboxed process that answers requests, driven by the grading process under its own clock.
+
+`Confined(script, settings, limits)` starts `inside/<script>` in the sandbox (`jail.py`) with
+pipes for requests, replies and stderr. `request` sends a frame and waits for the reply until a
+deadline that only this side keeps: a process that ignores its alarms, hangs, dies, or writes
+anything but a well-formed reply within the caps is killed, and `Died` says why in words a
+student can read. Nothing the process can write changes what is asked next or for how long.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+
+from attention_course.sandbox import cgroups
+from attention_course.sandbox import jail
+from attention_course.sandbox.inside import wire
+from attention_course.settings import Limits
+
+
+class Died(Exception):
+    """The sandboxed process is gone (killed here, or it ended); the message is the reason."""
+
+
+def _stopped(seconds: float) -> str:
+    return f"was stopped after {seconds:g} s (an endless loop, or far too slow)"
+
+
+class Confined:
+    def __init__(
+        self,
+        script: str,
+        settings: dict,
+        limits: Limits,
+        unsandboxed: bool = False,
+        hide: list[Path] = (),
+    ):
+        self.limits = limits
+        self.unsandboxed = unsandboxed
+        self._settings = dict(settings, nproc=limits.processes)
+        if jail.mpl_cache() is not None:
+            self._settings["mpl_cache"] = jail.MPL_CACHE
+        self._script = script
+        self._hide = list(hide)
+        self._caps = wire.Caps(limits.frame_bytes, limits.frame_bytes, limits.result_elements)
+        self._proc: subprocess.Popen | None = None
+        self._cgroup: cgroups.Cgroup | None = None
+        self._scratch: str | None = None
+        self._stderr = bytearray()
+        self._uid: int | None = None
+        self._seq = 0
+        self.peak_memory: int | None = None
+
+    # ------------------------------------------------------------------ start and stop
+
+    def start(self, deadline: float) -> None:
+        """Start the process and wait for it to say it is ready (Died if it does not)."""
+        status = jail.require(self.unsandboxed)
+        env = jail.environment()
+        if self.unsandboxed or not status.ok:
+            self._scratch = tempfile.mkdtemp(prefix="attention-unsandboxed-")
+            env.update(HOME=self._scratch, MPLCONFIGDIR=f"{self._scratch}/.matplotlib")
+            env["IPYTHONDIR"] = f"{self._scratch}/.ipython"
+            argv = jail.python_argv(self._script, self._settings, str(jail.INSIDE_DIR))
+            cwd = self._scratch
+        else:
+            argv = jail.command(
+                jail.python_argv(self._script, self._settings), self.limits, status.mode, self._hide
+            )
+            self._uid = jail.host_uid(argv)
+            cwd = "/"
+            if status.cgroup:
+                name = f"attention-course-{uuid.uuid4().hex[:12]}"
+                self._cgroup = cgroups.Cgroup.create(
+                    name, self.limits.memory_bytes, self.limits.processes
+                )
+        limit = jail.rlimits(self.limits)
+        group = self._cgroup
+
+        def before_exec() -> None:
+            limit()
+            if group is not None:
+                group.join()
+
+        self._proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            preexec_fn=before_exec,
+        )
+        threading.Thread(target=self._drain, daemon=True).start()
+        timeout = self.limits.startup_timeout
+        reply = self._receive(min(deadline, time.monotonic() + timeout), timeout)
+        if reply[0].get("op") != "ready":
+            raise self._dead("did not start properly")
+
+    def _drain(self) -> None:
+        stream = self._proc.stderr
+        while True:
+            chunk = stream.read1(65536) if hasattr(stream, "read1") else stream.read(65536)
+            if not chunk:
+                return
+            self._stderr += chunk
+            del self._stderr[:-8192]
+
+    def cpu_seconds(self) -> float | None:
+        """CPU time the sandbox has used so far, where its cgroup counts it."""
+        return self._cgroup.cpu_seconds() if self._cgroup is not None else None
+
+    @property
+    def host_uid(self) -> int | None:
+        """The unprivileged host uid of this sandbox (grading as root), else None."""
+        return self._uid
+
+    def stderr_tail(self, lines: int = 15) -> str:
+        return "\n".join(self._stderr.decode(errors="replace").splitlines()[-lines:])
+
+    def close(self, grace: float = 0.0) -> None:
+        """Stop the process and everything it started; nothing of it outlives this call.
+
+        With a `grace`, a process that is done is first asked to end (its request pipe is
+        closed) and given that long, so that it ends as a process should (and its CPU time is
+        counted where it belongs); then, or at once, it is killed."""
+        proc = self._proc
+        if proc is not None and proc.poll() is None and grace > 0:
+            try:
+                proc.stdin.close()
+                proc.wait(timeout=grace)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        if proc is not None and proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        if proc is not None:
+            proc.wait()
+            for stream in (proc.stdin, proc.stdout, proc.stderr):
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+        if self._cgroup is not None:
+            self.peak_memory = self._cgroup.peak_memory()
+            self._cgroup.remove()
+            self._cgroup = None
+        if self._uid is not None:
+            _kill_uid(self._uid)
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch = None
+
+    def __enter__(self) -> Confined:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close(grace=0.5 if exc[0] is None else 0.0)
+
+    # ------------------------------------------------------------------ requests
+
+    def request(
+        self, header: dict, arrays: list = (), timeout: float = 10.0, deadline: float = None
+    ) -> tuple[dict, list]:
+        """Send one request and return the reply, or raise Died (the process is then gone).
+
+        The process has `timeout` seconds (plus the grace of its own alarm) and never more
+        than until `deadline` (time.monotonic()).
+        """
+        self._seq += 1
+        header = dict(header, seq=self._seq)
+        now = time.monotonic()
+        until = now + timeout + self.limits.grace
+        if deadline is not None:
+            until = min(until, deadline)
+        shown = round(min(timeout, until - now), 3)
+        try:
+            wire.write_frame(self._proc.stdin.fileno(), header, arrays, deadline=until)
+        except (OSError, wire.Deadline):
+            reason = self._exit_reason() if self._proc.poll() is not None else _stopped(shown)
+            raise self._dead(reason) from None
+        reply = self._receive(until, shown)
+        if reply[0].get("seq") != self._seq:  # not an answer to this request: forged
+            raise self._dead("sent back a reply to no request it was given")
+        return reply
+
+    def _receive(self, until: float, timeout: float) -> tuple[dict, list]:
+        try:
+            return wire.read_frame(self._proc.stdout.fileno(), self._caps, until)
+        except wire.Deadline:
+            raise self._dead(_stopped(timeout)) from None
+        except wire.Closed:
+            raise self._dead(self._exit_reason()) from None
+        except wire.WireError as exc:
+            raise self._dead(f"sent back something that could not be read ({exc})") from None
+
+    def _dead(self, reason: str) -> Died:
+        """Stop the process; the exception to raise."""
+        self.close()
+        return Died(reason)
+
+    def _exit_reason(self) -> str:
+        proc = self._proc
+        try:
+            code = proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            return "stopped answering"
+        failcnt = self._memory_failures()
+        sig = -code if code < 0 else (code - 128 if code > 128 and not self.unsandboxed else 0)
+        if sig == signal.SIGKILL:
+            if failcnt:
+                return "was killed: it used more than the memory limit"
+            return "was killed (signal 9: out of memory?)"
+        if sig:
+            try:
+                return f"was killed by signal {signal.Signals(sig).name}"
+            except ValueError:
+                return f"was killed by signal {sig}"
+        return f"ended with exit code {code} (os._exit or a crash?)"
+
+    def _memory_failures(self) -> int:
+        if self._cgroup is None or self._cgroup.version != "v1":
+            return 0
+        try:
+            return int((self._cgroup.dirs["memory"] / "memory.failcnt").read_text())
+        except (OSError, ValueError):
+            return 0
+
+
+def _kill_uid(uid: int) -> None:
+    """Kill every process of a sandbox's own host uid (root mode: nothing else runs as it)."""
+    for _ in range(3):
+        found = False
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry.name}/status") as f:
+                    owner = next((ln.split()[1] for ln in f if ln.startswith("Uid:")), "")
+                if owner == str(uid):
+                    found = True
+                    os.kill(int(entry.name), signal.SIGKILL)
+            except (OSError, ProcessLookupError):
+                pass
+        if not found:
+            return
+        time.sleep(0.01)

@@ -1,0 +1,318 @@
+"""Run a student's program in a sandboxed worker and bring back plain data.
+
+The process that calls `run_program` (a grader holding the reference) never executes student
+code. The worker (`inside/worker.py`) runs in the sandbox of `jail.py`, one step at a time: this
+side sends each cell and each call, and gives it a deadline that only this side keeps. If the
+worker dies or hangs, the step that was running is recorded with the reason (this side knows it:
+it asked for it), and a fresh worker carries on with the rest; later calls of a function that
+hung or killed its worker are skipped, not re-run. All workers of one submission share one
+absolute deadline, and each worker has its own.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from attention_course import trace
+from attention_course.sandbox.confined import Confined, Died
+from attention_course.settings import Limits
+
+__all__ = ["Call", "Limits", "Outcome", "ProgramRun", "SandboxError", "run_program"]
+
+
+class SandboxError(RuntimeError):
+    """The worker could not be started at all (a fault of the grading machine, not the student)."""
+
+
+@dataclass(frozen=True)
+class Call:
+    """One call of a student function; arguments are arrays or plain Python values."""
+
+    key: str
+    function: str
+    args: tuple = ()
+    kwargs: dict = field(default_factory=dict)
+    readonly: bool = False  # pass read-only arrays
+    errstate: bool = False  # run under np.errstate(over/invalid/divide="raise")
+
+
+@dataclass
+class Outcome:
+    """What one call did. status: ok, error, timeout, missing, crashed, skipped or unreadable."""
+
+    status: str
+    value: Any = None
+    error_type: str = ""
+    error_message: str = ""
+    inputs_after: list = field(default_factory=list)
+    warnings: list = field(default_factory=list)
+    seconds: float = 0.0
+    detail: str = ""
+
+    def describe(self) -> str:
+        """One line for a student: why there is no usable return value."""
+        if self.status == "error":
+            text = f"raised {self.error_type}: {self.error_message}".rstrip(": ")
+            if self.error_type == "NameError":
+                text += (
+                    " (only the set-up cell and the solution cells are graded: define "
+                    "helpers and imports inside the function's own cell)"
+                )
+            return text
+        if self.status == "missing":
+            return "is not defined (did its cell run without errors?)"
+        if self.status == "timeout":
+            return "ran longer than the time limit (an endless loop?)"
+        return self.detail or self.status
+
+
+@dataclass
+class CellReport:
+    index: int
+    cell_id: str
+    error_type: str
+    error_message: str
+
+
+@dataclass
+class ProgramRun:
+    outcomes: dict[str, Outcome]
+    cell_errors: list[CellReport]
+    notes: list[str]
+    workers: int
+
+
+# --------------------------------------------------------------------------- encoding
+
+
+class UnsupportedValue(ValueError):
+    """The student's function returned something other than arrays, numbers or strings."""
+
+
+def _encode_input(value: Any, arrays: list[np.ndarray]) -> dict:
+    if isinstance(value, np.ndarray):
+        arrays.append(value)
+        return {"array": len(arrays) - 1}
+    if isinstance(value, tuple):
+        return {"tuple": [_encode_input(v, arrays) for v in value]}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return {"value": value}
+    raise TypeError(f"cannot pass {type(value).__name__} to a worker")
+
+
+def _decode_output(spec: Any, arrays: list[np.ndarray]) -> Any:
+    if not isinstance(spec, dict) or len(spec) == 0:
+        raise ValueError("malformed value")
+    if "value" in spec:
+        value = spec["value"]
+        if value is not None and not isinstance(value, (bool, int, float, str)):
+            raise ValueError("malformed value")
+        return value
+    if "float" in spec:
+        return float(spec["float"])
+    if "array" in spec:
+        index = spec["array"]
+        if type(index) is not int or not 0 <= index < len(arrays):
+            raise ValueError("malformed value")
+        arr = arrays[index]
+        return arr[()] if spec.get("scalar") is True else arr
+    if "tuple" in spec:
+        return tuple(_decode_output(s, arrays) for s in spec["tuple"])
+    if "list" in spec:
+        return [_decode_output(s, arrays) for s in spec["list"]]
+    if "dict" in spec:
+        return {str(k): _decode_output(v, arrays) for k, v in dict(spec["dict"]).items()}
+    if "unsupported" in spec:
+        raise UnsupportedValue(f"returned {str(spec['unsupported'])[:80]}, not arrays or numbers")
+    raise ValueError("malformed value")
+
+
+def _outcome(reply: dict, arrays: list[np.ndarray]) -> Outcome:
+    """A call's reply, checked field by field (the worker runs student code)."""
+    try:
+        status = str(reply["status"])
+        out = Outcome(status=status, seconds=float(reply.get("seconds", 0.0)))
+        out.warnings = [str(w)[:500] for w in list(reply.get("warnings", []))[:10]]
+        out.inputs_after = [_decode_output(s, arrays) for s in list(reply.get("inputs_after", []))]
+        if status == "ok":
+            out.value = _decode_output(reply["value"], arrays)
+        elif status == "error":
+            out.error_type = str(reply["error"]["type"])[:100]
+            out.error_message = str(reply["error"]["message"])[:500]
+        elif status not in ("timeout", "missing"):
+            raise ValueError(f"unknown status {status[:40]!r}")
+        return out
+    except UnsupportedValue as exc:
+        return Outcome(status="unreadable", detail=str(exc))
+    except Exception:
+        return Outcome(status="unreadable", detail="its result could not be read back")
+
+
+def _cell_error(reply: dict) -> tuple[str, str] | None:
+    error = reply.get("error")
+    if not error:
+        return None
+    if not isinstance(error, dict):
+        return ("Error", "the cell failed")
+    return str(error.get("type"))[:100], str(error.get("message"))[:500]
+
+
+class _Program:
+    """The state of one submission's run across workers."""
+
+    def __init__(self, cells, calls, limits, hide, unsandboxed):
+        self.cells = cells
+        self.calls = calls
+        self.limits = limits
+        self.hide = hide
+        self.unsandboxed = unsandboxed
+        self.outcomes: dict[str, Outcome] = {}
+        self.cell_errors: dict[int, CellReport] = {}
+        self.notes: list[str] = []
+        self.skip_cells: set[int] = set()
+        self.dead: dict[str, str] = {}  # function -> why its later calls are skipped
+        self.workers = 0
+        self.result_bytes = 0
+        self.deadline = time.monotonic() + limits.submission_timeout
+        self.requests = []
+        for c in calls:
+            arrays: list[np.ndarray] = []
+            header = {
+                "op": "call",
+                "function": c.function,
+                "args": [_encode_input(a, arrays) for a in c.args],
+                "kwargs": {k: _encode_input(v, arrays) for k, v in c.kwargs.items()},
+                "readonly": c.readonly,
+                "errstate": c.errstate,
+                "timeout": limits.call_timeout,
+            }
+            self.requests.append((header, arrays))
+
+    def skip_rest(self, indices: list[int], detail: str) -> None:
+        for i in indices:
+            self.outcomes[self.calls[i].key] = Outcome(status="skipped", detail=detail)
+
+    def run_worker(self, run: list[int]) -> None:
+        """One worker: every cell not known to kill a worker, then the calls in `run`."""
+        limits = self.limits
+        deadline = min(self.deadline, time.monotonic() + limits.worker_timeout)
+        self.workers += 1
+        step: tuple[str, int] | None = None
+        worker = Confined(
+            "worker.py",
+            {"max_elements": limits.result_elements},
+            limits,
+            unsandboxed=self.unsandboxed,
+            hide=self.hide,
+        )
+        try:
+            worker.start(deadline)
+            trace.mark("first student cell", worker.cpu_seconds())
+            for index, (cid, source) in enumerate(self.cells):
+                if index in self.skip_cells:
+                    continue
+                step = ("cell", index)
+                request = {"op": "cell", "id": cid, "source": source}
+                request["timeout"] = limits.cell_timeout
+                reply, _ = worker.request(request, timeout=limits.cell_timeout, deadline=deadline)
+                error = _cell_error(reply)
+                if error:
+                    self.cell_errors[index] = CellReport(index, cid, *error)
+            for i in run:
+                call = self.calls[i]
+                if call.function in self.dead:
+                    self.skip_rest([i], self.dead[call.function])
+                    continue
+                step = ("call", i)
+                header, arrays = self.requests[i]
+                reply, out = worker.request(
+                    header, arrays, timeout=limits.call_timeout, deadline=deadline
+                )
+                self.result_bytes += sum(a.nbytes for a in out)
+                if self.result_bytes > limits.program_result_bytes:
+                    got = Outcome(status="unreadable", detail="returned more data than allowed")
+                else:
+                    got = _outcome(reply, out)
+                self.outcomes[call.key] = got
+                if got.status == "timeout":
+                    self.dead[call.function] = (
+                        f"not run: an earlier call of {call.function} ran longer than the "
+                        "time limit"
+                    )
+        except Died as exc:
+            self.died(step, str(exc), worker)
+        finally:
+            worker.close(grace=0.5)  # a worker that is done ends on its own
+
+    def died(self, step: tuple[str, int] | None, reason: str, worker: Confined) -> None:
+        if step is None:
+            if time.monotonic() >= self.deadline - self.limits.grace:
+                return  # out of time: the caller skips what is left
+            raise SandboxError(
+                f"the grading worker did not start: {reason}\n{worker.stderr_tail()}"
+            )
+        kind, index = step
+        if kind == "cell":
+            cid = self.cells[index][0]
+            self.cell_errors[index] = CellReport(index, cid, "WorkerDied", f"the cell {reason}")
+            self.skip_cells.add(index)
+            self.notes.append(f"cell {cid!r} {reason}; the remaining cells ran in a fresh process")
+            return
+        call = self.calls[index]
+        status = "timeout" if "stopped after" in reason else "crashed"
+        self.outcomes[call.key] = Outcome(status=status, detail=reason)
+        self.dead[call.function] = f"not run: an earlier call of {call.function} {reason}"
+        self.notes.append(f"{call.function} {reason}")
+
+    def run(self) -> ProgramRun:
+        while True:
+            pending = [i for i, c in enumerate(self.calls) if c.key not in self.outcomes]
+            run = []
+            for i in pending:
+                function = self.calls[i].function
+                if function in self.dead:
+                    self.skip_rest([i], self.dead[function])
+                else:
+                    run.append(i)
+            if not run and self.workers > 0:
+                break
+            if time.monotonic() >= self.deadline:
+                seconds = f"{self.limits.submission_timeout:g}"
+                self.skip_rest(run, f"not run: the submission used up its {seconds} s")
+                self.notes.append(f"grading stopped: the submission used up its {seconds} s")
+                break
+            if self.workers > self.limits.max_restarts:
+                self.skip_rest(run, "not run: the worker crashed too many times")
+                self.notes.append("gave up after too many worker crashes")
+                break
+            self.run_worker(run)
+        return ProgramRun(
+            outcomes=self.outcomes,
+            cell_errors=[self.cell_errors[i] for i in sorted(self.cell_errors)],
+            notes=self.notes,
+            workers=self.workers,
+        )
+
+
+def run_program(
+    cells: list[tuple[str, str]],
+    calls: list[Call],
+    limits: Limits | None = None,
+    hide: list[Path] | None = None,
+    unsandboxed: bool = False,
+) -> ProgramRun:
+    """Execute `cells` (id, source) in a sandboxed worker, then every call; collect outcomes.
+
+    `hide` lists more folders the worker must not see (the course folder is never mounted).
+    `unsandboxed=True` runs the worker with limits only: the caller must say so to the user.
+    """
+    keys = [c.key for c in calls]
+    if len(set(keys)) != len(keys):
+        raise ValueError("call keys must be unique")
+    program = _Program(cells, calls, limits or Limits(), list(hide or []), unsandboxed)
+    return program.run()

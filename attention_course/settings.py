@@ -1,0 +1,93 @@
+"""Every default of the engine, in one place: the course folder, the limits on student code
+(times in seconds, sizes in bytes), and the quiz's."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+# The course folder: the file that declares it, and the variable that names it.
+COURSE_FILE = "course.toml"
+COURSE_ENV = "ATTENTION_COURSE_DIR"
+
+MiB = 1024**2
+GiB = 1024**3
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Defaults for one submission; every grading path uses these unless told otherwise."""
+
+    # The grading worker (set-up and solution cells, then calls of the graded functions).
+    startup_timeout: float = 30.0  # Python and numpy start inside the sandbox
+    cell_timeout: float = 10.0  # one set-up or solution cell
+    call_timeout: float = 5.0  # one call of a graded function
+    grace: float = 2.0  # after a step's own alarm, before the process is killed
+    worker_timeout: float = 60.0  # one worker, from its start
+    submission_timeout: float = 120.0  # every worker of one submission, together
+    max_restarts: int = 10  # fresh workers after crashes, per submission
+
+    # One submission end to end in `autograde` (notebook run, grading, feedback).
+    grading_timeout: float = 300.0
+
+    # The notebook run that fills in the outputs of the feedback.
+    notebook_cell_timeout: float = 5.0  # one cell of the notebook
+    notebook_timeout: float = 20.0  # the whole notebook
+
+    # Each sandbox (a worker, or the notebook run).
+    memory_bytes: int = 2 * GiB  # the whole sandbox (cgroup) and each process (address space)
+    file_bytes: int = 64 * MiB  # largest file a process may write
+    tmp_bytes: int = 128 * MiB  # the sandbox's private /tmp, its only writable folder
+    processes: int = 32  # processes and threads of the sandbox's user
+
+    # What comes back out of a sandbox.
+    frame_bytes: int = 64 * MiB  # one reply
+    result_elements: int = 1 << 22  # array elements in one reply
+    program_result_bytes: int = 256 * MiB  # all replies of one submission's calls
+    cell_output_bytes: int = 2 * MiB  # the outputs of one notebook cell
+    notebook_output_bytes: int = 16 * MiB  # all outputs of one notebook
+    submission_bytes: int = 32 * MiB  # a submitted notebook file
+
+
+DEFAULT = Limits()
+
+
+# ---- The quiz ----
+
+
+# Question banks: one YAML (or JSON) file per quiz, named after the quiz id, in the folder the
+# course.toml names ([quiz] banks).
+BANK_SUFFIXES = (".yaml", ".yml", ".json")
+# The course's named formulas, when course.toml does not name them: beside the banks' folder.
+FORMULAS_FILE = "formulas.py"
+
+# Per-student variants. A student's variant number is drawn from sha256(quiz id, student id);
+# the numbers of variant v are drawn from sha256(quiz id, v, parameter name).
+VARIANT_COUNT = 256
+
+# Points of a question that does not say.
+DEFAULT_POINTS = 1.0
+
+# LMS exports: how many variants of each templated question go into a GIFT or QTI file
+# (Moodle draws one per student from the question's category, Canvas from a question group).
+EXPORT_FORMATS = ("gift", "qti", "jupyterquiz", "selfcheck", "widgets")
+EXPORT_VARIANTS = 5
+EXPORT_SUFFIX = {
+    "gift": ".gift.txt",
+    "qti": ".qti.zip",
+    "jupyterquiz": ".jupyterquiz.json",
+    "selfcheck": ".selfcheck.json",
+    "widgets": ".selfcheck.ipynb",
+}
+
+# Self-check files: length in bytes of the random salt written into each file.
+SALT_BYTES = 16
+SELFCHECK_FORMAT_VERSION = 1
+
+
+# Class grading.
+GRADES_CSV = Path("grades.csv")
+ITEM_ANALYSIS_TOP_WRONG = 3
+
+# The graded quiz notebook: the comment that marks a question's grader cell.
+GRADER_MARKER = "# quiz-grader:"

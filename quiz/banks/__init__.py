@@ -1,1 +1,0 @@
-"""Question banks: plain YAML data files, one quiz per file (a package only so they install)."""
