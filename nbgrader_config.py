@@ -19,7 +19,6 @@ from nbgrader.preprocessors import (
 )
 
 from attention_course.classgrade import gradebook
-from attention_course.reports import notebook_html
 from attention_course.grading.preprocessors import (
     CheckSubmission,
     GradeOutOfKernel,
@@ -27,6 +26,7 @@ from attention_course.grading.preprocessors import (
     SandboxedExecute,
 )
 from attention_course.grading.quiz_answers import GradeQuizAnswers, HideReviewNotes
+from attention_course.reports import notebook_html
 
 ROOT = Path(__file__).resolve().parent
 
@@ -62,6 +62,8 @@ c.Autograde.sanitize_preprocessors = [
 # IPython shell (no Jupyter kernel), the graded functions in a separate worker called by
 # GradeOutOfKernel. The notebook run only fills in the outputs students see in their feedback;
 # scores come from the worker, so the notebook gets short limits: per cell, and in all.
+c.GradeQuizAnswers.course_root = str(ROOT)  # its quiz banks hold the key
+c.GradeOutOfKernel.course_root = str(ROOT)  # its graders grade
 c.SandboxedExecute.timeout = 5
 c.SandboxedExecute.total_timeout = 20
 c.Autograde.autograde_preprocessors = [

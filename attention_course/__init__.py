@@ -1,3 +1,3 @@
 """attention-course: autograded nbgrader exercises and quizzes on the attention mechanism."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -92,6 +92,22 @@ class Course:
     def release_notebook(self, assignment: str) -> Path:
         return self.root / "release" / assignment / f"{assignment}.ipynb"
 
+    def parts(self) -> list[Path]:
+        """What makes the course (no student data, no gradebook): course.toml,
+        nbgrader_config.py, source/ and release/, the graders, the quiz's banks and formulas,
+        and samples/ where there is one. What a copy of the course needs."""
+        found = [self.root / COURSE_FILE, self.root / "nbgrader_config.py", self.grader_dir]
+        found += [self.root / "source", self.root / "release", self.root / "samples"]
+        if self.quiz:
+            found += [self.quiz.banks, self.quiz.formulas]
+        found.append(self.reference_file)
+        inside = [p for p in found if p.exists() and p.resolve().is_relative_to(self.root)]
+        return [
+            p
+            for p in dict.fromkeys(inside)
+            if not any(p != q and p.is_relative_to(q) for q in inside)
+        ]
+
     def hidden(self) -> list[Path]:
         """What student code must never see: the whole course folder (graders, reference,
         solutions, banks), and the banks and graders where they lie outside it."""

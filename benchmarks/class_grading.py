@@ -24,11 +24,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from grading_speed import write_class  # noqa: E402
 
-from attention_course.classgrade.run import autograde_class  # noqa: E402
 from attention_course.classgrade.nbgrader_api import (
     copy_course,  # noqa: E402
     release,  # noqa: E402
 )
+from attention_course.classgrade.run import autograde_class  # noqa: E402
 
 ASSIGNMENT = "attention_basics"
 

@@ -32,9 +32,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cputime import CpuClock  # noqa: E402
 from grading_speed import write_class  # noqa: E402
 
-from attention_course.classgrade.run import autograde_class  # noqa: E402
-from attention_course.classgrade.nbgrader_api import copy_course  # noqa: E402
 from attention_course.classgrade.gradebook import DB_ENV  # noqa: E402
+from attention_course.classgrade.nbgrader_api import copy_course  # noqa: E402
+from attention_course.classgrade.run import autograde_class  # noqa: E402
 from tests.pgserver import PostgresServer  # noqa: E402
 
 ASSIGNMENT = "attention_basics"

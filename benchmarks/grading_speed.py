@@ -35,9 +35,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from cputime import CpuClock  # noqa: E402
 
-from attention_course.course import COURSE_ROOT  # noqa: E402
 from attention_course.classgrade.nbgrader_api import copy_course  # noqa: E402
 from attention_course.cli.samples import sample_notebooks  # noqa: E402
+from attention_course.course import COURSE_ROOT  # noqa: E402
 
 BIN = Path(sys.executable).parent
 KINDS = ("demo-instructor", "demo-partial", "demo-stub")

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import reference as ref
 from attention_course.grading.harness import Fail, Student, call
+
+from . import reference as ref
 
 HELPERS = ("softmax", "scaled_dot_product_attention", "causal_mask")
 

@@ -6,8 +6,9 @@ import numbers
 
 import numpy as np
 
-from . import reference as ref
 from attention_course.grading.harness import Fail, call, points
+
+from . import reference as ref
 
 FN = "attention_cost"
 KEYS = ("score_flops", "mix_flops", "weights_bytes")

@@ -2,8 +2,9 @@
 
 import numpy as np
 
-from . import reference as ref
 from attention_course.grading.harness import Fail, call, expect_array, expect_shape, points
+
+from . import reference as ref
 
 SIZES = (1, 2, 5, 8)
 CALLS = {n: call("causal_mask", n) for n in SIZES}

@@ -2,7 +2,6 @@
 
 import numpy as np
 
-from . import reference as ref
 from attention_course.grading.harness import (
     ArrayReader,
     call,
@@ -13,6 +12,8 @@ from attention_course.grading.harness import (
     points,
     rng,
 )
+
+from . import reference as ref
 
 FN = "combine_heads"
 r = rng(701)

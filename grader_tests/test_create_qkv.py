@@ -1,6 +1,5 @@
 """Grader for create_qkv(X, W_q, W_k, W_v): 5 points."""
 
-from . import reference as ref
 from attention_course.grading.harness import (
     Fail,
     call,
@@ -13,6 +12,8 @@ from attention_course.grading.harness import (
     points,
     rng,
 )
+
+from . import reference as ref
 
 r = rng(201)
 # d_model 6, d_k 3, d_v 2: W_v is narrower than W_q and W_k.

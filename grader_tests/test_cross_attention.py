@@ -2,7 +2,6 @@
 
 import numpy as np
 
-from . import reference as ref
 from attention_course.grading.harness import (
     PairReader,
     call,
@@ -17,6 +16,8 @@ from attention_course.grading.harness import (
     renormalised,
     rng,
 )
+
+from . import reference as ref
 from .pasted_helpers import expect_same_with_pasted_helpers
 
 FN = "cross_attention"

@@ -3,7 +3,6 @@
 
 import numpy as np
 
-from . import reference as ref
 from attention_course.grading.harness import (
     Fail,
     call,
@@ -19,6 +18,8 @@ from attention_course.grading.harness import (
     points,
     rng,
 )
+
+from . import reference as ref
 from .pasted_helpers import expect_same_with_pasted_helpers
 
 FN = "multi_head_attention"

@@ -2,7 +2,6 @@
 
 import numpy as np
 
-from . import reference as ref
 from attention_course.grading.harness import (
     Fail,
     PairReader,
@@ -19,6 +18,8 @@ from attention_course.grading.harness import (
     renormalised,
     rng,
 )
+
+from . import reference as ref
 
 FN = "scaled_dot_product_attention"
 r = rng(301)

@@ -2,7 +2,6 @@
 
 import numpy as np
 
-from . import reference as ref
 from attention_course.grading.harness import (
     call,
     expect_close,
@@ -12,6 +11,8 @@ from attention_course.grading.harness import (
     points,
     rng,
 )
+
+from . import reference as ref
 
 r = rng(101)
 ROWS = call("softmax", r.normal(size=(5, 7)))

@@ -2,7 +2,6 @@
 
 import numpy as np
 
-from . import reference as ref
 from attention_course.grading.harness import (
     ArrayReader,
     Fail,
@@ -14,6 +13,8 @@ from attention_course.grading.harness import (
     points,
     rng,
 )
+
+from . import reference as ref
 
 FN = "split_heads"
 r = rng(601)

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from attention_course.course import ALL_ASSIGNMENTS, COURSE_ROOT, REFERENCE_FILE
 from attention_course.grading.graders import GradeReport, grade_file
+from tests.course import ALL_ASSIGNMENTS, COURSE_ROOT, REFERENCE_FILE
 
 
 def grade_reference_variants(

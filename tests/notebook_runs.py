@@ -7,7 +7,7 @@ import re
 import nbformat
 from nbclient import NotebookClient
 
-from attention_course.course import COURSE_ROOT
+from tests.course import COURSE_ROOT
 
 _SOLUTION = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$\n?", re.MULTILINE)
 

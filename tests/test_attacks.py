@@ -30,12 +30,12 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from attention_course.sandbox import jail
-from attention_course.course import COURSE_ROOT, GRADER_DIR, REFERENCE_FILE
-from attention_course.classgrade.run import autograde_class
 from attention_course.classgrade.nbgrader_api import copy_course, gradebook_scores, release
-from attention_course.settings import DEFAULT
+from attention_course.classgrade.run import autograde_class
 from attention_course.cli.samples import fill, sample_notebooks
+from attention_course.sandbox import jail
+from attention_course.settings import DEFAULT
+from tests.course import COURSE_ROOT, GRADER_DIR, REFERENCE_FILE
 
 ASSIGNMENT = "attention_basics"
 CANARY = f"CANARY-{uuid.uuid4().hex}"  # in an honest student's notebook only

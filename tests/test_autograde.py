@@ -5,10 +5,10 @@ from __future__ import annotations
 import nbformat
 import pytest
 
-from attention_course.course import ASSIGNMENTS, grade_cell_id
 from attention_course.classgrade.nbgrader_api import gradebook_scores
-from attention_course.grading.graders import grade_file
 from attention_course.cli.samples import HOSTILE, PARTIAL, PARTIAL_UNAFFECTED, QUIZ_ASSIGNMENT
+from attention_course.grading.graders import grade_file
+from tests.course import ASSIGNMENTS, grade_cell_id
 
 NAMES = sorted(ASSIGNMENTS)
 
@@ -138,9 +138,9 @@ def test_check_scores_equal_autograde_scores(graded_class, assignment, student):
 def _quiz_expected(answered) -> dict[str, float]:
     """Grade cell -> points, worked out from the banks: full points where the sample student
     answered right (`answered(index)`), none elsewhere; free text waits for the instructor."""
-    from attention_course.settings import GRADED_QUIZZES
     from attention_course.quiz.loading import load_bank
     from attention_course.quiz.notebooks import grade_cell_id as quiz_cell
+    from tests.course import GRADED_QUIZZES
 
     expected = {}
     for quiz in GRADED_QUIZZES:
@@ -161,8 +161,8 @@ def _quiz_expected(answered) -> dict[str, float]:
 def test_quiz_scores_through_the_course_configuration(graded_class, student, answered):
     """The graded quiz, autograded with the course's own nbgrader_config.py: an unanswered
     quiz scores 0, a half-right one the points of its right answers, and nothing else."""
-    from attention_course.settings import GRADED_QUIZZES
     from attention_course.quiz.loading import load_bank
+    from tests.course import GRADED_QUIZZES
 
     root, results = graded_class
     assert results[QUIZ_ASSIGNMENT].outcomes[student].status == "graded"
@@ -178,13 +178,13 @@ def test_an_unanswered_and_a_half_answered_quiz(tmp_path):
     """Autograded as every day (`autograde_class`, the course's nbgrader_config.py): a quiz left
     as released scores 0, one with every other question answered (right) and the rest left
     blank scores the points of those answers."""
-    from attention_course.classgrade.run import autograde_class
     from attention_course.classgrade.nbgrader_api import copy_course
+    from attention_course.classgrade.run import autograde_class
     from attention_course.cli.samples import fill_quiz
-    from attention_course.settings import GRADED_QUIZZES
     from attention_course.quiz.loading import load_bank
     from attention_course.quiz.samples import correct_answer
     from attention_course.quiz.variants import for_student
+    from tests.course import GRADED_QUIZZES
 
     root = copy_course(tmp_path / "course")
     released = root / "release" / QUIZ_ASSIGNMENT / f"{QUIZ_ASSIGNMENT}.ipynb"

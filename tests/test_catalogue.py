@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from attention_course.course import ASSIGNMENTS
 from attention_course.grading.graders import GradeReport
 from tests.conftest import grade_reference_variants
+from tests.course import ASSIGNMENTS
 
 CATALOGUE = Path(__file__).resolve().parent / "catalogue"
 WRONG = sorted((CATALOGUE / "wrong").glob("*.py"))

@@ -10,8 +10,8 @@ import sys
 import nbformat
 import pytest
 
-from attention_course.course import ASSIGNMENTS, COURSE_ROOT
 from attention_course.cli.samples import sample_notebooks
+from tests.course import ASSIGNMENTS, COURSE_ROOT
 from tests.test_notebooks import cell_points
 
 

@@ -21,11 +21,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from attention_course.course import COURSE_ROOT, grade_cell_id
-from attention_course.classgrade.run import STATE_DIR, autograde_class
 from attention_course.classgrade.nbgrader_api import copy_course, gradebook_exists, gradebook_scores
-from attention_course.grading.graders import grade_file
+from attention_course.classgrade.run import STATE_DIR, autograde_class
 from attention_course.cli.samples import sample_notebooks
+from attention_course.grading.graders import grade_file
+from tests.course import COURSE_ROOT, grade_cell_id
 
 ASSIGNMENT = "attention_basics"
 CLI = [str(Path(sys.executable).parent / "attention-course")]

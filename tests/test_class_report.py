@@ -13,18 +13,17 @@ from collections import Counter
 
 import pytest
 
-from attention_course.course import ASSIGNMENTS, grade_cell_id
-from attention_course.reports.class_report import class_report, read_class
 from attention_course.classgrade.nbgrader_api import _gradebook, gradebook_scores
-from attention_course.grading.feedback import RECORD_KEY
-from attention_course.reports.files import histogram
 from attention_course.cli.samples import PARTIAL, QUIZ_ASSIGNMENT
+from attention_course.grading.feedback import RECORD_KEY
 from attention_course.quiz.checking import grade
-from attention_course.settings import GRADED_QUIZZES
 from attention_course.quiz.loading import load_bank
 from attention_course.quiz.notebooks import grade_cell_id as quiz_cell_id
 from attention_course.quiz.samples import wrong_answer
 from attention_course.quiz.variants import for_student
+from attention_course.reports.class_report import class_report, read_class
+from attention_course.reports.files import histogram
+from tests.course import ASSIGNMENTS, GRADED_QUIZZES, grade_cell_id
 
 CODE = sorted(ASSIGNMENTS)
 ALL = [*CODE, QUIZ_ASSIGNMENT]

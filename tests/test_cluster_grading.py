@@ -19,9 +19,9 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from attention_course.classgrade.run import autograde_class
-from attention_course.classgrade.nbgrader_api import gradebook_scores
 from attention_course.classgrade.gradebook import DB_ENV
+from attention_course.classgrade.nbgrader_api import gradebook_scores
+from attention_course.classgrade.run import autograde_class
 from attention_course.cli.samples import sample_notebooks
 from tests.test_class_grading import (
     ASSIGNMENT,

@@ -4,7 +4,7 @@ exactly as it found it."""
 
 from __future__ import annotations
 
-from attention_course.course import ALL_ASSIGNMENTS, COURSE_ROOT
+from tests.course import ALL_ASSIGNMENTS, COURSE_ROOT
 
 
 def test_the_demo_grades_its_class_and_leaves_the_repository_as_it_was(demo_run):

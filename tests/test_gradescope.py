@@ -15,9 +15,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from attention_course.course import ASSIGNMENTS, COURSE_ROOT, REFERENCE_FILE
-from attention_course.integrations.gradescope import build_autograder
 from attention_course.cli.samples import fill, sample_notebooks
+from attention_course.integrations.gradescope import build_autograder
+from tests.course import ASSIGNMENTS, COURSE_ROOT, REFERENCE_FILE
 from tests.test_notebooks import cell_points
 
 ASSIGNMENT = "attention_basics"

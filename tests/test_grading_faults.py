@@ -20,10 +20,10 @@ import nbformat
 import pytest
 
 import grader_tests.test_causal_mask as causal_mask_grader
-from attention_course.sandbox import confined
-from attention_course.course import COURSE_ROOT, REFERENCE_FILE
-from attention_course.grading.graders import GradingError, grade_file
 from attention_course.grading import runner as run_graders
+from attention_course.grading.graders import GradingError, grade_file
+from attention_course.sandbox import confined
+from tests.course import COURSE_ROOT, REFERENCE_FILE
 
 ASSIGNMENT = "attention_basics"
 
@@ -237,9 +237,9 @@ if os.environ.get("ATTENTION_COURSE_TEST_FAULT") == "worker":
 def test_autograde_records_no_score_and_grades_it_next_time(tmp_path_factory, monkeypatch, capsys):
     """A class run whose grading worker cannot start: the submission is an error (exit 1),
     not a score, nothing is recorded for it, and the next run grades it."""
-    from attention_course.cli import main as cli
-    from attention_course.classgrade.run import STATE_DIR
     from attention_course.classgrade.nbgrader_api import copy_course, gradebook_scores
+    from attention_course.classgrade.run import STATE_DIR
+    from attention_course.cli import main as cli
     from attention_course.cli.samples import fill
 
     root = copy_course(tmp_path_factory.mktemp("faults") / "course")

@@ -11,13 +11,13 @@ import sys
 import pytest
 
 from attention_course.grading import graders as grading
-from attention_course.course import COURSE_ROOT, REFERENCE_FILE
 from attention_course.grading.graders import (
     GRADER_MEMORY_BYTES,
     FunctionScore,
     GradeReport,
     _grader_limits,
 )
+from tests.course import COURSE_ROOT, REFERENCE_FILE
 
 
 def _function() -> FunctionScore:
@@ -84,7 +84,9 @@ def test_grading_in_process_lowers_the_memory_limit_never_raises_it(soft):
         if soft is not None:
             resource.setrlimit(resource.RLIMIT_AS, (soft, resource.RLIM_INFINITY))
 
-    code = "from attention_course.grading.graders import limit_grader_memory; limit_grader_memory(); "
+    code = (
+        "from attention_course.grading.graders import limit_grader_memory; limit_grader_memory(); "
+    )
     expected = GRADER_MEMORY_BYTES if soft is None else min(soft, GRADER_MEMORY_BYTES)
     got = _limits_in_a_child(start, code)
     assert got == str((expected, resource.RLIM_INFINITY)), got

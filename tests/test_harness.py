@@ -8,9 +8,9 @@ import re
 import numpy as np
 import pytest
 
-from attention_course.sandbox.program import Call, Outcome
 from attention_course.grading import harness
 from attention_course.grading.harness import Fail, Student
+from attention_course.sandbox.program import Call, Outcome
 
 C = Call("f#x", "f", (np.arange(4.0).reshape(2, 2),))
 

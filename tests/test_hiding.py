@@ -19,10 +19,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from attention_course.sandbox import jail
-from attention_course.course import COURSE_ROOT, graded_course
 from attention_course.classgrade.nbgrader_api import copy_course
 from attention_course.grading.preprocessors import GradeOutOfKernel, SandboxedExecute
+from attention_course.sandbox import jail
+from tests.course import COURSE_ROOT, graded_course
 
 ASSIGNMENT = "attention_basics"
 

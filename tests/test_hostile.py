@@ -15,8 +15,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from attention_course.course import REFERENCE_FILE
 from tests.conftest import grade_reference_variants
+from tests.course import REFERENCE_FILE
 
 # A course folder to attack, outside the repository (a test never writes there, whatever the
 # machine lacks) and outside /tmp (the sandbox's /tmp is a private one anyway).

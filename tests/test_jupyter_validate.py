@@ -5,10 +5,14 @@ from __future__ import annotations
 import nbformat
 import pytest
 
-from attention_course.integrations import jupyter_validate
-from attention_course.course import COURSE_ROOT
-from attention_course.integrations.jupyter_validate import ShortValidator, _statement_at, short_failure
 from attention_course.cli.samples import sample_notebooks
+from attention_course.integrations import jupyter_validate
+from attention_course.integrations.jupyter_validate import (
+    ShortValidator,
+    _statement_at,
+    short_failure,
+)
+from tests.course import COURSE_ROOT
 
 CELL = """import warnings
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from attention_course.course import ASSIGNMENTS
 from attention_course.settings import DEFAULT
+from tests.course import ASSIGNMENTS
 
 # The most graded functions one submission has, each of which may loop forever.
 FUNCTIONS = max(len(a.graded) for a in ASSIGNMENTS.values())

@@ -9,7 +9,6 @@ import nbformat
 import pytest
 from nbconvert.filters.markdown_mistune import MarkdownWithMath
 
-from attention_course.course import COURSE_ROOT
 from attention_course.reports.notebook_html import (
     OUTPUT_CSS,
     CourseHTMLHeader,
@@ -17,6 +16,7 @@ from attention_course.reports.notebook_html import (
     UnsupportedFormula,
     latex_to_mathml,
 )
+from tests.course import COURSE_ROOT
 
 NOTEBOOKS = sorted((COURSE_ROOT / "source").glob("*/*.ipynb"))
 

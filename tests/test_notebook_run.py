@@ -19,10 +19,10 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from attention_course.course import ALL_ASSIGNMENTS
+from attention_course.cli.samples import sample_notebooks
 from attention_course.sandbox.execute import execute_notebook
 from attention_course.settings import DEFAULT
-from attention_course.cli.samples import sample_notebooks
+from tests.course import ALL_ASSIGNMENTS
 
 FEATURES = [
     "import numpy as np\nprint('hi')\n1 + 1",

@@ -9,9 +9,9 @@ import nbformat
 import numpy as np
 import pytest
 
-from attention_course.course import ASSIGNMENTS, COURSE_ROOT, SETUP_CELL_ID, grade_cell_id
 from attention_course.grading.notebook import program_cells
 from attention_course.grading.preprocessors import GRADER_LINE
+from tests.course import ASSIGNMENTS, COURSE_ROOT, SETUP_CELL_ID, grade_cell_id
 
 NAMES = sorted(ASSIGNMENTS)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from attention_course.course import ASSIGNMENTS
 from attention_course.grading.feedback import cell_feedback
 from tests.conftest import grade_reference_variants
+from tests.course import ASSIGNMENTS
 
 HELPER_TEST = "test_same_with_your_pasted_helpers"
 USERS = ("self_attention", "cross_attention", "multi_head_attention")

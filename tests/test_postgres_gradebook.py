@@ -16,9 +16,9 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from attention_course.classgrade.run import autograde_class
-from attention_course.classgrade.nbgrader_api import gradebook_settings
 from attention_course.classgrade.gradebook import DB_ENV, SubmissionLocks
+from attention_course.classgrade.nbgrader_api import gradebook_settings
+from attention_course.classgrade.run import autograde_class
 from tests.test_class_grading import ASSIGNMENT, CLI, expected_total, fresh_course, write_class
 from tests.test_cluster_grading import scores_in, submission_rows
 

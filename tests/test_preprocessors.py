@@ -9,7 +9,6 @@ import os
 import nbformat
 import pytest
 
-from attention_course.course import ASSIGNMENTS, COURSE_ROOT, grade_cell_id
 from attention_course.classgrade.nbgrader_api import copy_course
 from attention_course.errors import SubmissionRefused
 from attention_course.grading.feedback import RECORD_KEY
@@ -20,6 +19,7 @@ from attention_course.grading.preprocessors import (
     SandboxedExecute,
     grader_cells,
 )
+from tests.course import ASSIGNMENTS, COURSE_ROOT, grade_cell_id
 from tests.test_notebooks import cell_points
 
 ASSIGNMENT = "attention_basics"

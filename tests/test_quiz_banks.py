@@ -9,14 +9,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from quiz import formulas
-from attention_course import settings
 from attention_course.quiz.loading import bank_files, check_bank_file, load_bank
 from attention_course.quiz.model import QUESTION_TYPES
 from attention_course.quiz.variants import instantiate, variant_parameters
+from quiz import formulas
+from tests import course
 
 BANKS = bank_files()
-COURSE_TEXT = settings.COURSE_ROOT.parent / "shared" / "course-text"
+COURSE_TEXT = course.COURSE_ROOT.parent / "shared" / "course-text"
 WEEK15_SECTIONS = {
     "1. Queries, Keys & Values",
     "2. Scaled Dot-Product Attention, Step by Step",

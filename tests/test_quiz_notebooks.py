@@ -13,18 +13,19 @@ import nbformat
 import pytest
 
 from attention_course import settings
-from attention_course.quiz.loading import load_bank
 from attention_course.grading.quiz_answers import NotALiteral, read_answer
+from attention_course.quiz.loading import load_bank
 from attention_course.quiz.notebooks import embeddable_source, graded_notebook, selfcheck_notebook
 from attention_course.quiz.samples import correct_answer, wrong_answer
 from attention_course.quiz.selfcheck import build_selfcheck
 from attention_course.quiz.variants import for_student
+from tests import course
 
-BANKS = [load_bank(q) for q in settings.GRADED_QUIZZES]
+BANKS = [load_bank(q) for q in course.GRADED_QUIZZES]
 
 
 def test_committed_source_notebook_is_generated_from_the_banks() -> None:
-    committed = settings.GRADED_NOTEBOOK.read_text(encoding="utf-8")
+    committed = course.GRADED_NOTEBOOK.read_text(encoding="utf-8")
     assert committed == nbformat.writes(graded_notebook(BANKS)), (
         "regenerate it: attention-course quiz notebook"
     )
@@ -133,9 +134,9 @@ def autograded(tmp_path_factory: pytest.TempPathFactory) -> dict:
     from attention_course.grading.quiz_answers import GradeQuizAnswers
 
     root = tmp_path_factory.mktemp("course")
-    assignment = settings.GRADED_ASSIGNMENT
+    assignment = course.QUIZ_ASSIGNMENT
     (root / "source" / assignment).mkdir(parents=True)
-    shutil.copy(settings.GRADED_NOTEBOOK, root / "source" / assignment)
+    shutil.copy(course.GRADED_NOTEBOOK, root / "source" / assignment)
     config = Config()
     config.CourseDirectory.root = str(root)
     config.CourseDirectory.course_id = "quiz-test"
@@ -299,7 +300,7 @@ def test_feedback_hides_the_instructors_notes() -> None:
     review.outputs = [new_output("stream", name="stdout", text="Provisional score 2 of 2")]
     nb, _ = HideReviewNotes().preprocess(nb, {})
     assert [o["text"] for o in review.outputs] == [REVIEW_HIDDEN]
-    config = (settings.COURSE_ROOT / "nbgrader_config.py").read_text()
+    config = (course.COURSE_ROOT / "nbgrader_config.py").read_text()
     assert "HideReviewNotes," in config.split("c.GenerateFeedback.preprocessors")[1]
 
 
@@ -322,8 +323,7 @@ def test_widget_choices_are_readable_whole(quiz: str) -> None:
     whose labels cannot be cut off."""
     import ipywidgets as widgets
 
-    from attention_course.quiz import answer_core
-    from attention_course.quiz import seeding
+    from attention_course.quiz import answer_core, seeding
     from attention_course.quiz.notebooks import WIDGETS_UI
 
     namespace: dict = {"SELF_CHECK": build_selfcheck(load_bank(quiz), salt="s")}
@@ -355,11 +355,11 @@ def test_a_bank_that_cannot_be_read_is_a_grading_error_not_a_zero(tmp_path) -> N
     from attention_course.grading.graders import GradingError
     from attention_course.grading.quiz_answers import GradeQuizAnswers
 
-    resources = {"nbgrader": {"student": "alice", "assignment": settings.GRADED_ASSIGNMENT}}
+    resources = {"nbgrader": {"student": "alice", "assignment": course.QUIZ_ASSIGNMENT}}
     nb = graded_notebook(BANKS)
     with pytest.raises(GradingError, match="the quiz cannot be graded"):
         GradeQuizAnswers(bank_dir=str(tmp_path)).preprocess(nb, resources)  # no banks there
-    shutil.copytree(settings.BANK_DIR, tmp_path / "banks")
+    shutil.copytree(course.BANK_DIR, tmp_path / "banks")
     bank = tmp_path / "banks" / "knowledge_check.yaml"
     bank.write_text(bank.read_text().replace("id: mask_inf", "id: mask_infinity"))
     with pytest.raises(GradingError, match="has no question 'mask_inf'"):

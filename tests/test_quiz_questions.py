@@ -10,6 +10,7 @@ from attention_course.quiz.loading import bank_files, load_bank
 from attention_course.quiz.samples import correct_answer, invalid_answer, wrong_answer
 from attention_course.quiz.selfcheck import build_selfcheck, check
 from attention_course.quiz.variants import for_student
+from tests import course
 
 BANKS = {p.stem: load_bank(p.stem) for p in bank_files()}
 KEYS = {name: build_selfcheck(bank, salt="test-salt") for name, bank in BANKS.items()}
@@ -256,9 +257,7 @@ def test_matching_options_of_several_letters_are_compared_by_value(tmp_path) -> 
     scored, with the feedback of the wrong picks only."""
     import yaml
 
-    from attention_course import settings
-
-    data = yaml.safe_load((settings.BANK_DIR / "concept_check.yaml").read_text(encoding="utf-8"))
+    data = yaml.safe_load((course.BANK_DIR / "concept_check.yaml").read_text(encoding="utf-8"))
     question = next(q for q in data["questions"] if q["id"] == "library_analogy")
     renamed = {o["id"]: f"option-{o['id'].lower()}" for o in question["options"]}
     for option in question["options"]:

@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from attention_course.course import COURSE_ROOT, REFERENCE_FILE
 from attention_course.classgrade.nbgrader_api import copy_course, release, source_assignments
+from tests.course import COURSE_ROOT, REFERENCE_FILE
 
 RELEASED = sorted(source_assignments())
 

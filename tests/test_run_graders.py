@@ -7,9 +7,9 @@ from __future__ import annotations
 import nbformat
 import pytest
 
-from attention_course.course import ASSIGNMENTS, REFERENCE_FILE
-from attention_course.grading.graders import grade_file
 from attention_course.cli.samples import sample_notebooks
+from attention_course.grading.graders import grade_file
+from tests.course import ASSIGNMENTS, REFERENCE_FILE
 from tests.test_catalogue import ASSIGNMENT_OF, ENTRIES
 
 

@@ -15,11 +15,11 @@ import nbformat
 import numpy as np
 import pytest
 
-from attention_course.course import COURSE_ROOT
 from attention_course.sandbox.confined import Confined, Died
 from attention_course.sandbox.inside import wire
-from attention_course.settings import DEFAULT, Limits
 from attention_course.sandbox.program import Call, SandboxError, run_program
+from attention_course.settings import DEFAULT, Limits
+from tests.course import COURSE_ROOT
 
 CAPS = wire.Caps(1 << 20, 1 << 20, 1000)
 
@@ -258,7 +258,9 @@ def test_check_refuses_a_notebook_that_claims_another_assignment(tmp_path):
 
 def test_doctor_finds_every_guarantee_holds():
     proc = subprocess.run(
-        [sys.executable, "-m", "attention_course.cli.main", "doctor"], capture_output=True, text=True
+        [sys.executable, "-m", "attention_course.cli.main", "doctor"],
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("  ")]

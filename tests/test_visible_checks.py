@@ -17,7 +17,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from attention_course.course import ASSIGNMENTS
+from tests.course import ASSIGNMENTS
 from tests.notebook_runs import errors, execute, filled_release
 
 CATALOGUE = Path(__file__).resolve().parent / "catalogue" / "wrong"

@@ -23,18 +23,18 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from attention_course.classgrade.run import (
+from attention_course.classgrade.gradebook import DB_ENV
+from attention_course.classgrade.jobs import (
     STATE_DIR,
     ClassRun,
     GradingJob,
     State,
     claim,
     finished,
-    grading_code,
     lost_reply,
 )
 from attention_course.classgrade.nbgrader_api import CourseError, gradebook_settings
-from attention_course.classgrade.gradebook import DB_ENV
+from attention_course.grading.fingerprint import grading_code
 from attention_course.settings import DEFAULT
 
 MIN_IN_FLIGHT = 64  # tasks sent ahead of the workers (each holds its submission's lock)

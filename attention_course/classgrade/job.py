@@ -39,7 +39,12 @@ def _total(root: Path, assignment: str, student: str) -> float | None:
 
 
 def grade(task: dict, root: Path, nb_api, unsandboxed: bool) -> dict:
-    from attention_course.classgrade.nbgrader_api import CourseError, autograde, failure_reason, generate_feedback
+    from attention_course.classgrade.nbgrader_api import (
+        CourseError,
+        autograde,
+        failure_reason,
+        generate_feedback,
+    )
 
     assignment, student = task["assignment"], task["student"]
     start = time.monotonic()

@@ -1,4 +1,4 @@
-"""The nbgrader course in this repository, driven through nbgrader's Python API.
+"""A course folder's nbgrader steps, driven through nbgrader's Python API.
 
 One process runs every step (release, autograde, feedback), which saves nbgrader's start-up
 time per step. The course folder is always passed explicitly, never taken from the working
@@ -18,7 +18,7 @@ import warnings
 from pathlib import Path
 
 from attention_course.classgrade import gradebook
-from attention_course.course import COURSE_ROOT
+from attention_course.course import Course
 
 DEFAULT_JOBS = os.cpu_count() or 1  # submissions autograded side by side
 
@@ -51,7 +51,7 @@ def _in(root: Path):
 
 
 def api(
-    root: Path = COURSE_ROOT,
+    root: Path,
     unsandboxed: bool = False,
     release_to: Path | None = None,
     in_process: bool = False,
@@ -89,7 +89,7 @@ def _error_lines(result: dict) -> list[str]:
     return [ln for ln in lines if "see the the above traceback" not in ln]
 
 
-def gradebook_settings(root: Path = COURSE_ROOT) -> tuple[str, str]:
+def gradebook_settings(root: Path) -> tuple[str, str]:
     """The gradebook's URL and the course id, as nbgrader_config.py (or --db) gives them."""
     config = _config(root)
     return config.CourseDirectory.db_url, config.CourseDirectory.get("course_id") or ""
@@ -104,7 +104,7 @@ def _gradebook(root: Path):
     return Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id)
 
 
-def gradebook_exists(root: Path = COURSE_ROOT) -> bool:
+def gradebook_exists(root: Path) -> bool:
     """False for a SQLite gradebook whose file is not there yet (opening it would make it)."""
     url = _config(root).CourseDirectory.db_url
     if url.startswith("sqlite:///"):
@@ -117,13 +117,13 @@ def _check(result: dict, step: str) -> None:
         raise CourseError(f"{step} failed:\n" + "\n".join(_error_lines(result)[-12:]))
 
 
-def source_assignments(root: Path = COURSE_ROOT) -> list[str]:
+def source_assignments(root: Path) -> list[str]:
     """Every assignment in source/, in name order."""
     source = root / "source"
     return sorted(p.name for p in source.iterdir() if p.is_dir() and any(p.glob("*.ipynb")))
 
 
-def release(assignments: list[str] | None = None, root: Path = COURSE_ROOT) -> list[str]:
+def release(root: Path, assignments: list[str] | None = None) -> list[str]:
     """Regenerate release/<assignment>/ from source/ with nbgrader (solutions and hidden tests
     stripped) and record the assignments in the gradebook."""
     names = assignments or source_assignments(root)
@@ -138,7 +138,7 @@ def release(assignments: list[str] | None = None, root: Path = COURSE_ROOT) -> l
     return names
 
 
-def registered(assignment: str, root: Path = COURSE_ROOT) -> bool:
+def registered(assignment: str, root: Path) -> bool:
     """Whether the gradebook knows the assignment and its notebooks (autograde needs both)."""
     from nbgrader.api import MissingEntry
 
@@ -151,7 +151,7 @@ def registered(assignment: str, root: Path = COURSE_ROOT) -> bool:
             return False
 
 
-def register(assignment: str, root: Path = COURSE_ROOT) -> None:
+def register(assignment: str, root: Path) -> None:
     """Record an assignment of source/ in the gradebook (its notebooks and locked cells), as
     `release` does, without touching release/: nbgrader writes its student version into a
     temporary folder that is thrown away."""
@@ -164,20 +164,26 @@ def register(assignment: str, root: Path = COURSE_ROOT) -> None:
         _check(result, f"recording {assignment} in the gradebook")
 
 
-def copy_course(dest: Path, source: Path = COURSE_ROOT) -> Path:
-    """A course folder of its own at `dest`: the course's nbgrader_config.py, source/ and
-    release/ (no student data, no gradebook). Grading code comes from this package."""
+def copy_course(dest: Path, source: Path) -> Path:
+    """A course folder of its own at `dest`: what makes the course at `source` (course.toml,
+    nbgrader_config.py, the notebooks, graders and quiz banks; see Course.parts), no student
+    data and no gradebook."""
     dest.mkdir(parents=True, exist_ok=True)
-    shutil.copy(source / "nbgrader_config.py", dest)
-    for folder in ("source", "release"):
-        shutil.copytree(source / folder, dest / folder)
+    course = Course.load(source)
+    for part in course.parts():
+        target = dest / part.relative_to(course.root)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if part.is_dir():
+            shutil.copytree(part, target, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy(part, target)
     return dest
 
 
 def autograde(
     assignment: str,
-    student: str = "*",
-    root: Path = COURSE_ROOT,
+    student: str,
+    root: Path,
     unsandboxed: bool = False,
     nb_api=None,
 ) -> dict:
@@ -187,8 +193,8 @@ def autograde(
     before nbgrader reads anything in it (the result says why).
     """
     from attention_course.errors import SubmissionRefused
-    from attention_course.settings import DEFAULT
     from attention_course.sandbox.safety import check_submission_folder
+    from attention_course.settings import DEFAULT
 
     if student != "*":
         try:
@@ -203,7 +209,7 @@ def autograde(
     return result
 
 
-def add_students(students: list[str], root: Path = COURSE_ROOT) -> None:
+def add_students(students: list[str], root: Path) -> None:
     """Make sure every student is in the gradebook (before jobs grade them side by side, so
     two never create the same student)."""
     with _gradebook(root) as gb:
@@ -211,7 +217,7 @@ def add_students(students: list[str], root: Path = COURSE_ROOT) -> None:
             gb.update_or_create_student(student)
 
 
-def record_ungraded(assignment: str, students: list[str], root: Path = COURSE_ROOT) -> None:
+def record_ungraded(assignment: str, students: list[str], root: Path) -> None:
     """Submissions that cannot be graded stand in the gradebook as nbgrader leaves a failed
     one: the student, the submission, no score (0 in totals and means), and no autograded copy
     of an earlier version that would no longer match."""
@@ -235,14 +241,12 @@ def failure_reason(result: dict) -> str:
     return "not graded: " + (errors[-1][:200] if errors else "nbgrader failed")
 
 
-def submitted_students(assignment: str, root: Path = COURSE_ROOT) -> list[str]:
+def submitted_students(assignment: str, root: Path) -> list[str]:
     """Students with a submitted/<student>/<assignment>/ folder."""
     return sorted(p.parent.name for p in (root / "submitted").glob(f"*/{assignment}") if p.is_dir())
 
 
-def generate_feedback(
-    assignment: str, student: str = "*", root: Path = COURSE_ROOT, nb_api=None
-) -> None:
+def generate_feedback(assignment: str, student: str, root: Path, nb_api=None) -> None:
     """Feedback HTML for the autograded submissions (nbgrader copies their folders into
     feedback/: each is checked first to hold nothing but regular files)."""
     from attention_course.errors import SubmissionRefused
@@ -261,7 +265,7 @@ def generate_feedback(
 
 
 def gradebook_scores(
-    assignment: str, root: Path = COURSE_ROOT, student: str | None = None
+    assignment: str, root: Path, student: str | None = None
 ) -> dict[str, dict[str, float]]:
     """Per student (or only `student`), per grade cell: the score nbgrader stored, and the
     total. Nothing when there is no gradebook yet (looking does not make one)."""

@@ -18,22 +18,23 @@ report through the same outcomes, state and progress.
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
-import json
-import os
 import select
-import signal
-import subprocess
-import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from attention_course.classgrade import gradebook
-from attention_course.sandbox import jail
-from attention_course.course import COURSE_ROOT, GRADER_DIR
+from attention_course.classgrade.jobs import (
+    STATE_DIR,
+    ClassRun,
+    GradingJob,
+    Outcome,
+    State,
+    _fingerprint,
+    _job_lost,
+    claim,
+    finished,
+)
 from attention_course.classgrade.nbgrader_api import (
     DEFAULT_JOBS,
     CourseError,
@@ -44,167 +45,17 @@ from attention_course.classgrade.nbgrader_api import (
     registered,
     submitted_students,
 )
+from attention_course.grading.fingerprint import grading_code
+from attention_course.grading.submissions import inspect
+from attention_course.sandbox import jail
 from attention_course.settings import DEFAULT
-from attention_course.grading.submissions import Inspection, inspect
 
-STATE_DIR = ".grading"
-
-
-@dataclass
-class Outcome:
-    """What happened to one submission in this run."""
-
-    student: str
-    status: str  # graded | not graded | unchanged | busy | error
-    reason: str = ""
-    total: float | None = None
-    seconds: float = 0.0
-
-
-@dataclass
-class ClassRun:
-    assignment: str
-    outcomes: dict[str, Outcome]
-    interrupted: bool = False
-    force: bool = False  # grade again even what was graded in this very version
-
-    def count(self, status: str) -> int:
-        return sum(o.status == status for o in self.outcomes.values())
-
-    @property
-    def ok(self) -> bool:
-        """Every submission has a score or a recorded reason; no fault of grading."""
-        return not self.interrupted and self.count("error") == 0
-
-
-_codes: dict[tuple, str] = {}  # what the files were (path, size, mtime) -> their digest
-
-
-def grading_code(assignment: str, root: Path) -> str:
-    """Changes when anything that decides a grade changes: graders, reference, this package,
-    the released and the source notebooks. (Hashed again only when one of the files changed:
-    a Dask worker asks for every submission it grades.)"""
-    here = Path(__file__).resolve().parent
-    parts = sorted(GRADER_DIR.glob("*.py")) + sorted(here.rglob("*.py"))
-    parts += sorted((root / "source" / assignment).glob("*.ipynb"))
-    parts += sorted((root / "release" / assignment).glob("*.ipynb"))
-    parts += [root / "nbgrader_config.py"]
-    seen = tuple((str(p), st.st_size, st.st_mtime_ns) for p in parts for st in [p.stat()])
-    if seen not in _codes:
-        digest = hashlib.sha256()
-        for path in parts:
-            digest.update(path.name.encode() + b"\0" + path.read_bytes())
-        _codes.clear()
-        _codes[seen] = digest.hexdigest()
-    return _codes[seen]
-
-
-class State:
-    """Per submission: the fingerprint and outcome of its last grading, and a lock while a run
-    grades it (a file lock, and `shared`, the gradebook's advisory lock, if there is one)."""
-
-    def __init__(
-        self, root: Path, assignment: str, shared: gradebook.SubmissionLocks | None = None
-    ):
-        self.folder = root / STATE_DIR / assignment
-        self.folder.mkdir(parents=True, exist_ok=True)
-        self.locks: dict[str, int] = {}
-        self.shared = shared
-
-    def last(self, student: str) -> dict:
-        try:
-            return json.loads((self.folder / f"{student}.json").read_text())
-        except (OSError, ValueError):
-            return {}
-
-    def record(self, student: str, fingerprint: str, outcome: Outcome) -> None:
-        path = self.folder / f"{student}.json"
-        part = path.with_suffix(".part")
-        part.write_text(json.dumps({"fingerprint": fingerprint, **asdict(outcome)}))
-        os.replace(part, path)  # whole or not at all, whenever the run is stopped
-
-    def lock(self, student: str) -> bool:
-        fd = os.open(self.folder / f"{student}.lock", os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            return False
-        if self.shared is not None and not self.shared.acquire(student):
-            os.close(fd)
-            return False
-        self.locks[student] = fd
-        return True
-
-    def unlock(self, student: str) -> None:
-        fd = self.locks.pop(student, None)
-        if fd is not None:
-            if self.shared is not None:
-                self.shared.release(student)
-            os.close(fd)  # closing releases the lock (so does dying)
-
-    def close(self) -> None:
-        for student in list(self.locks):
-            self.unlock(student)
-        if self.shared is not None:
-            self.shared.close()
-
-
-class GradingJob:
-    """One grading process (gradejob.py), one submission at a time. `env`: its environment
-    (default: this process's)."""
-
-    def __init__(self, root: Path, unsandboxed: bool, log, env: dict | None = None):
-        cmd = [sys.executable, "-m", "attention_course.classgrade.job", str(root)]
-        cmd += ["--unsandboxed"] if unsandboxed else []
-        self.proc = subprocess.Popen(
-            cmd,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=log,
-            text=True,
-            start_new_session=True,
-            env=env,
-        )
-        self.buffer = ""
-        self.task: str | None = None
-        self.deadline = time.monotonic() + DEFAULT.startup_timeout + 60
-        self.ready = False
-
-    def fileno(self) -> int:
-        return self.proc.stdout.fileno()
-
-    def send(self, assignment: str, student: str, feedback: bool, seconds: float) -> None:
-        self.task = student
-        self.deadline = time.monotonic() + seconds
-        task = {"assignment": assignment, "student": student, "feedback": feedback}
-        self.proc.stdin.write(json.dumps(task) + "\n")
-        self.proc.stdin.flush()
-
-    def read(self) -> list[dict] | None:
-        """Whole lines available now; None when the job has ended."""
-        chunk = os.read(self.fileno(), 65536).decode()
-        if not chunk:
-            return None
-        self.buffer += chunk
-        *lines, self.buffer = self.buffer.split("\n")
-        return [json.loads(line) for line in lines if line.strip()]
-
-    def kill(self) -> None:
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        self.proc.wait()
-
-
-def _fingerprint(found: Inspection) -> str:
-    return found.fingerprint or hashlib.sha256(found.reason.encode()).hexdigest()
+__all__ = ["STATE_DIR", "ClassRun", "Outcome", "autograde_class"]
 
 
 def autograde_class(
     assignment: str,
-    root: Path = COURSE_ROOT,
+    root: Path,
     students: list[str] | None = None,
     jobs: int = DEFAULT_JOBS,
     force: bool = False,
@@ -293,23 +144,6 @@ def _look(assignment, root, names, state, force) -> tuple[ClassRun, list[tuple[s
     return run, todo
 
 
-def claim(run: ClassRun, state: State, student: str, fingerprint: str, tell) -> bool:
-    """Lock a submission for this run. False (and its outcome told) when another run grades it
-    now, or graded this very version since this run looked."""
-    if not state.lock(student):
-        outcome = Outcome(student, "busy", "being graded by another run")
-    else:
-        last = state.last(student)
-        if run.force or last.get("fingerprint") != fingerprint:
-            return True
-        state.unlock(student)
-        reason, total = last.get("reason") or "", last.get("total")
-        outcome = Outcome(student, "unchanged", reason, total)
-    run.outcomes[student] = outcome
-    tell("done", student, outcome)
-    return False
-
-
 def _grade(run, todo, root, state, jobs, unsandboxed, feedback, tell, seconds) -> None:
     log_path = state.folder / "jobs.log"
     prints = dict(todo)
@@ -351,49 +185,3 @@ def _grade(run, todo, root, state, jobs, unsandboxed, feedback, tell, seconds) -
                 job.kill()
                 if job.task:
                     state.unlock(job.task)
-
-
-def finished(run, reply, state, prints, tell) -> None:
-    """Record what grading one submission gave (a job's reply), release it and tell."""
-    student = reply["student"]
-    if reply["graded"]:
-        outcome = Outcome(student, "graded", total=reply.get("total"), seconds=reply["seconds"])
-        if reply.get("feedback_error"):
-            outcome.reason = f"feedback not written: {reply['feedback_error']}"
-    elif reply.get("fault"):
-        outcome = Outcome(student, "error", reply.get("reason", ""), seconds=reply["seconds"])
-    else:
-        outcome = Outcome(student, "not graded", reply.get("reason", ""), seconds=reply["seconds"])
-    if outcome.status != "error":  # a fault of grading is tried again by the next run
-        state.record(student, prints[student], outcome)
-    state.unlock(student)
-    run.outcomes[student] = outcome
-    tell("done", student, outcome)
-
-
-def lost_reply(student: str, died: bool, seconds: float) -> dict:
-    """The reply for a submission whose job died (a fault of grading: tried again next run)
-    or ran past its deadline (recorded: the submission is not graded)."""
-    if died:
-        return {
-            "student": student,
-            "graded": False,
-            "fault": True,
-            "seconds": 0.0,
-            "reason": "its grading process ended unexpectedly",
-        }
-    return {
-        "student": student,
-        "graded": False,
-        "fault": False,
-        "seconds": seconds,
-        "reason": f"grading took longer than {seconds:g} s",
-    }
-
-
-def _job_lost(run, job, state, prints, died, seconds, tell) -> None:
-    student = job.task
-    job.kill()
-    job.task = None
-    if student is not None:
-        finished(run, lost_reply(student, died, seconds), state, prints, tell)

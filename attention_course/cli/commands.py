@@ -12,8 +12,7 @@ from attention_course.settings import COURSE_ENV, COURSE_FILE
 
 COURSE_HELP = "the course folder"
 WHERE = (
-    f" (default: ${COURSE_ENV}, else the folder holding {COURSE_FILE} at or above the "
-    "current one)"
+    f" (default: ${COURSE_ENV}, else the folder holding {COURSE_FILE} at or above the current one)"
 )
 
 

@@ -8,16 +8,32 @@ import os
 import sys
 from pathlib import Path
 
+from attention_course.course import Course, find_course
 from attention_course.errors import GradebookUnavailable, SandboxUnavailable, UserError
 
 
+def _the_course(args: argparse.Namespace) -> Course:
+    """The course of this command: --course, else $ATTENTION_COURSE_DIR, else the folder
+    holding course.toml at or above the current one (UserError when there is none)."""
+    return find_course(args.course)
+
+
 def _course(args: argparse.Namespace) -> Path:
-    root = args.course.resolve()
+    """The course folder of this command, checked to be an nbgrader course (and its
+    gradebook to answer, for commands with --db)."""
+    root = _the_course(args).root
     if not (root / "nbgrader_config.py").is_file():
         raise UserError(f"{root}: not a course folder (no nbgrader_config.py)")
     if "db" in args:
         _gradebook(root, args.db)
     return root
+
+
+def _known(course: Course, assignment: str, graded_only: bool = False) -> str:
+    names = tuple(course.assignments) if graded_only else course.all_assignments
+    if assignment not in names:
+        raise UserError(f"unknown assignment {assignment!r} (known: {', '.join(names)})")
+    return assignment
 
 
 def _gradebook(root: Path, db: str | None) -> str:
@@ -42,7 +58,7 @@ def release(args: argparse.Namespace) -> int:
 
     root = _course(args)
     try:
-        names = release_assignments(args.assignments or None, root)
+        names = release_assignments(root, args.assignments or None)
     except CourseError as exc:
         raise UserError(str(exc)) from None
     for name in names:
@@ -51,23 +67,27 @@ def release(args: argparse.Namespace) -> int:
 
 
 def check(args: argparse.Namespace) -> int:
-    from attention_course.course import QUIZ_ASSIGNMENT
     from attention_course.grading.graders import GradingError, grade_file, limit_grader_memory
     from attention_course.grading.notebook import NotebookError, detect_assignment, read_notebook
     from attention_course.grading.quizcheck import check_quiz
     from attention_course.reports.tables import function_table, gradescope_results
 
     path: Path = args.notebook
+    course = _the_course(args)
+    if args.assignment:
+        _known(course, args.assignment)
     try:
         if path.suffix != ".ipynb":
             raise NotebookError(f"{path}: expected a Jupyter notebook (.ipynb)")
         nb = read_notebook(path)
-        assignment = args.assignment or detect_assignment(nb, path)
-        if assignment == QUIZ_ASSIGNMENT:
-            report = check_quiz(path, args.student, _course(args))
+        assignment = args.assignment or detect_assignment(nb, path, course)
+        if assignment == course.quiz_assignment:
+            report = check_quiz(path, args.student, course.root)
         else:
             limit_grader_memory()
-            report = grade_file(path, assignment, unsandboxed=args.unsandboxed, in_process=True)
+            report = grade_file(
+                path, assignment, unsandboxed=args.unsandboxed, in_process=True, course=course
+            )
     except (NotebookError, GradingError, SandboxUnavailable) as exc:
         raise UserError(str(exc)) from None
     if args.json:
@@ -82,16 +102,17 @@ def print_scores(assignment: str, root: Path) -> None:
     from attention_course.reports.tables import class_table, score_columns
 
     rows = gradebook_scores(assignment, root)
-    print(class_table(rows, score_columns(assignment), f"{assignment} (gradebook)"))
+    print(class_table(rows, score_columns(assignment, root), f"{assignment} (gradebook)"))
 
 
 def autograde(args: argparse.Namespace) -> int:
-    from attention_course.classgrade.run import autograde_class
     from attention_course.classgrade.nbgrader_api import CourseError, submitted_students
+    from attention_course.classgrade.run import autograde_class
     from attention_course.cli.progress import Progress
     from attention_course.reports.tables import class_run_lines
 
     root = _course(args)
+    _known(Course.load(root), args.assignment)
     found = submitted_students(args.assignment, root)
     for student in args.student or []:
         if student not in found:
@@ -150,7 +171,8 @@ def autograde(args: argparse.Namespace) -> int:
 
 
 def scores(args: argparse.Namespace) -> int:
-    print_scores(args.assignment, _course(args))
+    root = _course(args)
+    print_scores(_known(Course.load(root), args.assignment), root)
     return 0
 
 
@@ -158,10 +180,10 @@ def report(args: argparse.Namespace) -> int:
     from attention_course.reports.class_report import ReportError, class_report
     from attention_course.reports.files import to_markdown, write_report
 
-    course = _course(args)
-    out = args.out or course / "reports" / args.assignment
+    root = _course(args)
+    out = args.out or root / "reports" / args.assignment
     try:
-        found = class_report(args.assignment, course)
+        found = class_report(args.assignment, root)
         written = write_report(found, out)
     except ReportError as exc:
         raise UserError(str(exc)) from None
@@ -187,7 +209,7 @@ def doctor(args: argparse.Namespace) -> int:
     from attention_course.sandbox.doctor import diagnose
 
     try:
-        checks = diagnose(args.course.resolve())
+        checks = diagnose(_the_course(args).root)
     except SandboxUnavailable as exc:
         raise UserError(str(exc)) from None
     width = max(len(c.name) for c in checks)
@@ -206,8 +228,8 @@ def demo(args: argparse.Namespace) -> int:
     from attention_course.cli.demo import run_demo
 
     try:
-        return run_demo(args.course)
-    except SandboxUnavailable as exc:
+        return run_demo(_the_course(args), args.into)
+    except (SandboxUnavailable, FileExistsError) as exc:
         raise UserError(str(exc)) from None
 
 

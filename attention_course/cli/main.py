@@ -7,6 +7,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+import attention_course
 from attention_course.errors import UserError
 from attention_course.startup import skip_slow_imports
 
@@ -16,7 +17,15 @@ __all__ = ["UserError", "build_parser", "main"]
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="attention-course",
-        description="Release, grade and quiz the attention-mechanism course.",
+        description="Release, grade and quiz a course on the attention mechanism: the course is "
+        "a folder (course.toml beside source/, release/, grader_tests/, quiz/), this engine "
+        "reads it by path.",
+    )
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"attention-course {attention_course.__version__}",
+        help="print the engine's version (the one feedback names) and exit",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -24,12 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     commands.add_parsers(sub)
 
-    try:
-        from attention_course.cli import quiz as quiz_cli
-    except ImportError:  # the quiz package is optional while it is being built
-        quiz_cli = None
-    if quiz_cli is not None:
-        quiz_cli.add_parser(sub)
+    from attention_course.cli import quiz as quiz_cli
+
+    quiz_cli.add_parser(sub)
     return parser
 
 

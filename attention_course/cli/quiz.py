@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from attention_course.cli.main import UserError
 from attention_course import settings
+from attention_course.course import find_course
+from attention_course.errors import UserError
 from attention_course.quiz.loading import (
     BankInvalid,
     bank_files,
@@ -19,6 +20,7 @@ from attention_course.quiz.loading import (
     resolve,
 )
 from attention_course.quiz.model import Bank
+from attention_course.settings import COURSE_ENV, COURSE_FILE
 
 TAKE_HELP = """\
 Take a quiz in the terminal with immediate feedback.
@@ -57,11 +59,31 @@ def _common() -> argparse.ArgumentParser:
     parent.add_argument(
         "--banks",
         type=Path,
-        default=settings.BANK_DIR,
+        default=None,
         metavar="DIR",
-        help="folder of bank files (default: the quiz package's banks/)",
+        help="folder of bank files (default: the course's, as its course.toml says)",
+    )
+    parent.add_argument(
+        "--course",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help=f"the course folder (default: ${COURSE_ENV}, else the folder holding {COURSE_FILE} "
+        "at or above the current one)",
     )
     return parent
+
+
+def _quiz_settings(args: argparse.Namespace):
+    quiz = find_course(args.course).quiz
+    if quiz is None:
+        raise UserError("this course declares no quiz ([quiz] in its course.toml)")
+    return quiz
+
+
+def _banks(args: argparse.Namespace) -> Path:
+    """The bank folder: --banks, else the course's."""
+    return _banks(args) if _banks(args) is not None else _quiz_settings(args).banks
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -69,7 +91,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "quiz",
         help="quizzes: take, grade, export, validate",
-        description="Quizzes on the attention mechanism: banks in quiz/banks/, one per quiz.",
+        description="The course's quizzes: one bank file per quiz, in the folder its "
+        "course.toml names ([quiz] banks, here quiz/banks/).",
     )
     sub = parser.add_subparsers(dest="quiz_command", required=True, metavar="QUIZ_COMMAND")
     common = _common()
@@ -177,24 +200,24 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         parents=[common],
         help="generate the graded nbgrader source notebook",
         description=(
-            f"Generate the nbgrader source notebook of the graded quiz "
-            f"({settings.GRADED_ASSIGNMENT}: {', '.join(settings.GRADED_QUIZZES)}) from the "
-            "banks. Never edit the notebook by hand: edit the banks and run this again."
+            "Generate the nbgrader source notebook of the graded quiz (course.toml's [quiz] "
+            "assignment and quizzes) from the banks. Never edit the notebook by hand: edit the "
+            "banks and run this again."
         ),
     )
     p.add_argument(
         "--out",
         type=Path,
-        default=settings.GRADED_NOTEBOOK,
+        default=None,
         metavar="PATH",
-        help="where to write it (default: source/attention_quiz/attention_quiz.ipynb)",
+        help="where to write it (default: source/<quiz assignment>/<quiz assignment>.ipynb)",
     )
     p.add_argument(
         "quizzes",
         nargs="*",
-        default=list(settings.GRADED_QUIZZES),
+        default=None,
         metavar="QUIZ",
-        help=f"quizzes to include (default: {' '.join(settings.GRADED_QUIZZES)})",
+        help="quizzes to include (default: course.toml's [quiz] quizzes)",
     )
     p.set_defaults(run=run_notebook)
 
@@ -222,7 +245,7 @@ def _read(path: Path) -> Any:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    for path in bank_files(args.banks):
+    for path in bank_files(_banks(args)):
         bank, problems = check_bank_file(path)
         if bank is None:
             print(f"{path.stem:20} INVALID: {problems[0]}")
@@ -239,7 +262,7 @@ def run_show(args: argparse.Namespace) -> int:
     from attention_course.quiz.sessions import BankSession
     from attention_course.quiz.terminal import render_question
 
-    bank = _load(args.quiz, args.banks)
+    bank = _load(args.quiz, _banks(args))
     session = BankSession(bank, args.student)
     shown = session.questions()
     print(bank.title)
@@ -256,13 +279,13 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def run_validate(args: argparse.Namespace) -> int:
-    targets = args.banks_to_check or [str(p) for p in bank_files(args.banks)]
+    targets = args.banks_to_check or [str(p) for p in bank_files(_banks(args))]
     if not targets:
-        raise UserError(f"no bank files in {args.banks}")
+        raise UserError(f"no bank files in {_banks(args)}")
     all_problems = []
     for target in targets:
         try:
-            path = resolve(target, args.banks)
+            path = resolve(target, _banks(args))
         except LookupError as exc:
             raise UserError(str(exc)) from None
         bank, problems = check_bank_file(path)
@@ -290,7 +313,7 @@ def _session(args: argparse.Namespace, student: str) -> Any:
         except ValueError as exc:
             raise UserError(f"{path}: {exc}") from None
         return SelfcheckSession(data, student)
-    return BankSession(_load(args.quiz, args.banks), student)
+    return BankSession(_load(args.quiz, _banks(args)), student)
 
 
 def run_take(args: argparse.Namespace) -> int:
@@ -323,9 +346,13 @@ def run_take(args: argparse.Namespace) -> int:
 
 
 def run_grade(args: argparse.Namespace) -> int:
-    from attention_course.quiz.grading import format_item_analysis, grade_response_files, item_analysis
+    from attention_course.quiz.grading import (
+        format_item_analysis,
+        grade_response_files,
+        item_analysis,
+    )
 
-    bank = _load(args.quiz, args.banks)
+    bank = _load(args.quiz, _banks(args))
     graded, errors = grade_response_files(bank, args.responses, args.out)
     for error in errors:
         print(f"attention-course: error: {error}", file=sys.stderr)
@@ -339,7 +366,7 @@ def run_grade(args: argparse.Namespace) -> int:
 def run_export(args: argparse.Namespace) -> int:
     from attention_course.quiz.exports import export_items
 
-    bank = _load(args.quiz, args.banks)
+    bank = _load(args.quiz, _banks(args))
     if args.variants < 1:
         raise UserError("--variants must be at least 1")
     out = args.out or Path(bank.quiz + settings.EXPORT_SUFFIX[args.format])
@@ -391,12 +418,14 @@ def run_notebook(args: argparse.Namespace) -> int:
 
     from attention_course.quiz.notebooks import graded_notebook
 
-    banks = [_load(q, args.banks) for q in args.quizzes]
+    quiz = _quiz_settings(args)
+    out = args.out or find_course(args.course).source_notebook(quiz.assignment)
+    banks = [_load(q, _banks(args)) for q in args.quizzes or quiz.quizzes]
     notebook = graded_notebook(banks)
     try:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(nbformat.writes(notebook), encoding="utf-8")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(nbformat.writes(notebook), encoding="utf-8")
     except OSError as exc:
-        raise UserError(f"cannot write {args.out}: {exc.strerror}") from None
-    print(f"Wrote {args.out} ({sum(len(b.questions) for b in banks)} questions)")
+        raise UserError(f"cannot write {out}: {exc.strerror}") from None
+    print(f"Wrote {out} ({sum(len(b.questions) for b in banks)} questions)")
     return 0

@@ -14,8 +14,7 @@ from pathlib import Path
 
 import nbformat
 
-from attention_course.course import COURSE_ROOT
-from attention_course.settings import GRADED_ASSIGNMENT as QUIZ_ASSIGNMENT  # the graded quiz notebook
+from attention_course.course import Course
 
 # --------------------------------------------------------------------------- partly correct
 
@@ -155,13 +154,13 @@ def fill(released: Path, replacements: dict[str, str], extra_cells: list[str] = 
     return nb
 
 
-def sample_notebooks(assignment: str, root: Path = COURSE_ROOT) -> dict[str, object]:
+def sample_notebooks(assignment: str, root: Path) -> dict[str, object]:
     """student id -> notebook (or a str holding invalid JSON) for one assignment."""
-    if assignment == QUIZ_ASSIGNMENT:
+    if assignment == Course.load(root).quiz_assignment:
         return sample_quiz_notebooks(root)
     released = root / "release" / assignment / f"{assignment}.ipynb"
     solutions = _solution_sources(assignment, root)
-    steal = _STEAL.format(reference=str(root / "grader_tests" / "reference.py"))
+    steal = _STEAL.format(reference=str(Course.load(root).reference_file))
     hostile = {
         k: v.replace("{steal}", steal).replace("{gradebook!r}", repr(str(root / "gradebook.db")))
         for k, v in HOSTILE.items()
@@ -176,7 +175,7 @@ def sample_notebooks(assignment: str, root: Path = COURSE_ROOT) -> dict[str, obj
     }
 
 
-def write_submissions(assignment: str, root: Path = COURSE_ROOT) -> list[str]:
+def write_submissions(assignment: str, root: Path) -> list[str]:
     """Write submitted/<student>/<assignment>/<assignment>.ipynb for each sample student."""
     students = []
     for student, nb in sample_notebooks(assignment, root).items():
@@ -198,16 +197,17 @@ _ANSWER_STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
 _TEXT_STUB = "YOUR ANSWER HERE"
 
 
-def _quiz_answers(student: str, pick) -> dict[tuple[str, str], object]:
+def _quiz_answers(root: Path, student: str, pick) -> dict[tuple[str, str], object]:
     """(quiz, question) -> answer for every question of the graded quizzes, each picked by
     `pick(index, instance)` from the student's own variant."""
-    from attention_course.settings import GRADED_QUIZZES
     from attention_course.quiz.loading import load_bank
     from attention_course.quiz.variants import for_student
 
+    quiz_settings = Course.load(root).quiz
+    assert quiz_settings is not None
     answers = {}
-    for quiz in GRADED_QUIZZES:
-        bank = load_bank(quiz)
+    for quiz in quiz_settings.quizzes:
+        bank = load_bank(quiz, quiz_settings.banks, quiz_settings.formulas)
         for i, q in enumerate(bank.questions):
             answers[(quiz, q.id)] = pick(i, for_student(bank, q, student))
     return answers
@@ -232,12 +232,14 @@ def fill_quiz(released: Path, answers: dict[tuple[str, str], object]):
     return nb
 
 
-def sample_quiz_notebooks(root: Path = COURSE_ROOT) -> dict[str, object]:
+def sample_quiz_notebooks(root: Path) -> dict[str, object]:
     """student id -> filled-in graded quiz (or a str holding invalid JSON): all right, right and
     wrong alternately, untouched, code and badly formatted answers, broken."""
     from attention_course.quiz.samples import correct_answer, invalid_answer, wrong_answer
 
-    released = root / "release" / QUIZ_ASSIGNMENT / f"{QUIZ_ASSIGNMENT}.ipynb"
+    course = Course.load(root)
+    assert course.quiz is not None
+    released = course.release_notebook(course.quiz.assignment)
 
     def hostile(i, inst):  # code is never run: it is not a literal, so the answer is invalid
         if i == 0:
@@ -246,17 +248,18 @@ def sample_quiz_notebooks(root: Path = COURSE_ROOT) -> dict[str, object]:
 
     return {
         "demo-instructor": fill_quiz(
-            released, _quiz_answers("demo-instructor", lambda i, inst: correct_answer(inst))
+            released, _quiz_answers(root, "demo-instructor", lambda i, inst: correct_answer(inst))
         ),
         "demo-partial": fill_quiz(
             released,
             _quiz_answers(
+                root,
                 "demo-partial",
                 lambda i, inst: correct_answer(inst) if i % 2 == 0 else wrong_answer(inst),
             ),
         ),
         "demo-stub": fill_quiz(released, {}),
-        "demo-hostile": fill_quiz(released, _quiz_answers("demo-hostile", hostile)),
+        "demo-hostile": fill_quiz(released, _quiz_answers(root, "demo-hostile", hostile)),
         "demo-broken": '{"cells": [ this is not JSON',
     }
 
@@ -264,7 +267,7 @@ def sample_quiz_notebooks(root: Path = COURSE_ROOT) -> dict[str, object]:
 # --------------------------------------------------------------------------- quiz responses
 
 
-def quiz_responses(quiz: str = "knowledge_check") -> dict[str, object]:
+def quiz_responses(root: Path, quiz: str = "knowledge_check") -> dict[str, object]:
     """student id -> a response file's content (or a str that is not valid JSON), built from
     each student's own variant: all right, right and wrong alternately, unanswered, wrongly
     formatted, broken."""
@@ -272,7 +275,9 @@ def quiz_responses(quiz: str = "knowledge_check") -> dict[str, object]:
     from attention_course.quiz.samples import correct_answer, invalid_answer, wrong_answer
     from attention_course.quiz.variants import for_student
 
-    bank = load_bank(quiz)
+    quiz_settings = Course.load(root).quiz
+    assert quiz_settings is not None
+    bank = load_bank(quiz, quiz_settings.banks, quiz_settings.formulas)
 
     def answers(student: str, pick) -> dict:
         return {q.id: pick(i, for_student(bank, q, student)) for i, q in enumerate(bank.questions)}
@@ -289,11 +294,11 @@ def quiz_responses(quiz: str = "knowledge_check") -> dict[str, object]:
     }
 
 
-def write_quiz_responses(folder: Path, quiz: str = "knowledge_check") -> list[Path]:
-    """One response file per sample student in `folder`."""
+def write_quiz_responses(root: Path, folder: Path, quiz: str = "knowledge_check") -> list[Path]:
+    """One response file per sample student of the course at `root`, in `folder`."""
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
-    for student, answers in quiz_responses(quiz).items():
+    for student, answers in quiz_responses(root, quiz).items():
         path = folder / f"{student}.json"
         if isinstance(answers, str):
             path.write_text(answers)

@@ -1,1 +1,1 @@
-"""Grading one submission: the hidden graders' harness, the notebook run, feedback, nbgrader's steps."""
+"""Grading one submission: the graders' harness, the notebook run, feedback, nbgrader steps."""

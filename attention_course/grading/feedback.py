@@ -3,6 +3,7 @@ cell's share of points (no nbgrader here: `check` and Gradescope use it too)."""
 
 from __future__ import annotations
 
+import attention_course
 from attention_course.course import SETUP_CELL_ID
 from attention_course.grading.graders import GradeReport
 
@@ -27,7 +28,13 @@ def cell_feedback(report: GradeReport, function: str, extra: list[str] = ()) -> 
     if report.unsandboxed:
         lines.append(f"NOTE {UNSANDBOXED_NOTE}")
     lines += [f"NOTE {line}" for line in extra]
+    lines.append(graded_by())
     return "\n".join(lines) + "\n"
+
+
+def graded_by() -> str:
+    """The line that says which engine graded: the version a CHANGELOG entry names."""
+    return f"(graded by attention-course {attention_course.__version__})"
 
 
 def cell_score(points: float, report: GradeReport, function: str) -> float:

@@ -89,15 +89,13 @@ class GradeReport:
 
 
 def _grade_here(
-    path: Path, functions: list[str], unsandboxed: bool, hide, report_path: Path
+    course: Course, path: Path, functions: list[str], unsandboxed: bool, hide, report_path: Path
 ) -> tuple[int, str]:
-    """The graders in this process, without pytest (grader_tests/run_graders.py): imported
-    once, then one plain call per grader test for every submission."""
-    if str(COURSE_ROOT) not in sys.path:
-        sys.path.insert(0, str(COURSE_ROOT))
-    from attention_course.grading import runner as run_graders
+    """The graders in this process, without pytest (runner.py): imported once, by path, then
+    one plain call per grader test for every submission."""
+    from attention_course.grading import runner
 
-    found = run_graders.grade(Path(path).resolve(), functions, unsandboxed, list(hide))
+    found = runner.grade(course, Path(path).resolve(), functions, unsandboxed, list(hide))
     report_path.write_text(json.dumps(found))
     return 0, ""
 

@@ -22,16 +22,16 @@ from pathlib import Path
 import nbformat
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
-from traitlets import Bool, Float
+from traitlets import Bool, Float, Unicode
 
-from attention_course.course import graded_course
+from attention_course.course import Course, find_course, graded_course
 from attention_course.errors import SubmissionRefused
-from attention_course.sandbox.execute import execute_notebook
 from attention_course.grading.feedback import RECORD_KEY, cell_feedback, cell_score
 from attention_course.grading.graders import grade_file
-from attention_course.settings import DEFAULT
-from attention_course.sandbox.safety import check_submission_folder
 from attention_course.grading.submissions import restore_metadata
+from attention_course.sandbox.execute import execute_notebook
+from attention_course.sandbox.safety import check_submission_folder
+from attention_course.settings import DEFAULT
 
 GRADER_LINE = re.compile(r"^# grader: grader_tests/test_(\w+)\.py\s*$", re.MULTILINE)
 
@@ -40,6 +40,13 @@ def _graded_course(resources: dict) -> list[Path]:
     """The course of the notebook nbgrader is converting (the folder it works in), to hide
     from student code."""
     return graded_course(Path(resources.get("metadata", {}).get("path") or "."))
+
+
+def _course(resources: dict, configured: str) -> Course:
+    """The course whose graders grade this notebook: `configured` (nbgrader_config.py sets
+    it), else the course of the folder nbgrader works in, else the one found from here."""
+    root = configured or next(iter(_graded_course(resources)), None)
+    return Course.load(root) if root else find_course()
 
 
 class CheckSubmission(NbGraderPreprocessor):
@@ -133,6 +140,9 @@ class GradeOutOfKernel(NbGraderPreprocessor):
     in_process = Bool(
         False, help="Run the graders in this process (a grading job), not in a pytest process"
     ).tag(config=True)
+    course_root = Unicode(
+        "", help="the course whose graders grade (default: the graded folder's)"
+    ).tag(config=True)
 
     def preprocess(self, nb, resources):
         cells = grader_cells(nb)
@@ -149,6 +159,7 @@ class GradeOutOfKernel(NbGraderPreprocessor):
                 in_process=self.in_process,
                 functions=sorted(set(cells.values())),
                 hide=_graded_course(resources),
+                course=_course(resources, self.course_root),
             )
         extra = []
         restored = nb.metadata.get("attention_course", {}).get("restored")

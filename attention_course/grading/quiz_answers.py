@@ -27,8 +27,9 @@ from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Unicode
 
-from attention_course.grading.graders import GradingError
 from attention_course import settings
+from attention_course.course import Course, graded_course
+from attention_course.grading.graders import GradingError
 from attention_course.quiz.checking import Result, grade
 from attention_course.quiz.loading import BankInvalid, load_bank
 from attention_course.quiz.model import Bank
@@ -87,7 +88,10 @@ def _score_text(score: float) -> str:
 class GradeQuizAnswers(NbGraderPreprocessor):
     """Grade quiz answer cells against the bank key, outside the kernel (see module doc)."""
 
-    bank_dir = Unicode(str(settings.BANK_DIR), help="folder of the quiz banks").tag(config=True)
+    course_root = Unicode(
+        "", help="the course folder whose quiz banks hold the key (nbgrader_config.py sets it)"
+    ).tag(config=True)
+    bank_dir = Unicode("", help="folder of the quiz banks (default: the course's)").tag(config=True)
 
     def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
         student = resources["nbgrader"]["student"]
@@ -106,7 +110,7 @@ class GradeQuizAnswers(NbGraderPreprocessor):
             quiz, qid = found["quiz"], found["question"]
             if quiz not in banks:
                 try:
-                    banks[quiz] = load_bank(quiz, self._bank_path())
+                    banks[quiz] = load_bank(quiz, *self._bank_path(resources))
                 except (LookupError, BankInvalid) as exc:
                     banks[quiz] = str(exc)
             bank = banks[quiz]
@@ -128,8 +132,20 @@ class GradeQuizAnswers(NbGraderPreprocessor):
                 cell.outputs = [new_output("stream", name="stdout", text="\n".join(lines) + "\n")]
         return nb, resources
 
-    def _bank_path(self) -> Path:
-        return Path(self.bank_dir)
+    def _bank_path(self, resources: dict) -> tuple[Path, Path | None]:
+        """The banks' folder and the formulas file: `bank_dir` when set, else the course's
+        (`course_root`, else the course of the folder nbgrader grades in)."""
+        if self.bank_dir:
+            return Path(self.bank_dir), None
+        root = self.course_root or next(
+            iter(graded_course(Path(resources.get("metadata", {}).get("path") or "."))), None
+        )
+        if not root:
+            raise GradingError("the quiz's course is not known (set GradeQuizAnswers.course_root)")
+        quiz = Course.load(root).quiz
+        if quiz is None:
+            raise GradingError(f"{root}: the course declares no quiz ([quiz] in course.toml)")
+        return quiz.banks, quiz.formulas
 
     def _grade(
         self, bank: Bank | str, qid: str, cells: dict, student: str

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from attention_course.course import COURSE_ROOT, QUIZ_ASSIGNMENT
+from attention_course.course import Course
 from attention_course.grading.graders import FunctionScore, GradeReport, TestResult
 from attention_course.grading.notebook import NotebookError
 
 
-def check_quiz(path: Path, student: str, root: Path = COURSE_ROOT) -> GradeReport:
+def check_quiz(path: Path, student: str, root: Path) -> GradeReport:
     """Each question as a 'function' of one test, its score possibly partial."""
     import nbformat
 
@@ -25,7 +25,11 @@ def check_quiz(path: Path, student: str, root: Path = COURSE_ROOT) -> GradeRepor
 
     if not student.strip():
         raise NotebookError(f"{path}: the quiz's numbers depend on the student: pass --student ID")
-    source = root / "source" / QUIZ_ASSIGNMENT / f"{QUIZ_ASSIGNMENT}.ipynb"
+    course = Course.load(root)
+    if course.quiz is None:
+        raise NotebookError(f"{course.root}: this course declares no quiz ([quiz] in course.toml)")
+    quiz_assignment = course.quiz.assignment
+    source = course.source_notebook(quiz_assignment)
     try:
         nb = nbformat.read(path, as_version=4)
         locked = {
@@ -39,8 +43,8 @@ def check_quiz(path: Path, student: str, root: Path = COURSE_ROOT) -> GradeRepor
         grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
         if grade_id in locked:
             cell.source = locked[grade_id].source
-    resources = {"nbgrader": {"student": student, "assignment": QUIZ_ASSIGNMENT}}
-    GradeQuizAnswers().preprocess(nb, resources)
+    resources = {"nbgrader": {"student": student, "assignment": quiz_assignment}}
+    GradeQuizAnswers(course_root=str(course.root)).preprocess(nb, resources)
     functions: dict[str, FunctionScore] = {}
     for cell in nb.cells:
         found = MARKER.search(cell.source) if cell.cell_type == "code" else None
@@ -70,4 +74,4 @@ def check_quiz(path: Path, student: str, root: Path = COURSE_ROOT) -> GradeRepor
                 )
             ],
         )
-    return GradeReport(QUIZ_ASSIGNMENT, functions, [], [])
+    return GradeReport(quiz_assignment, functions, [], [])

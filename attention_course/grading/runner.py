@@ -16,11 +16,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from attention_course.settings import Limits
+from attention_course.course import Course
+from attention_course.grading import course_graders, harness
 from attention_course.grading.notebook import program_from_file
-from attention_course.sandbox.program import Call, run_program
-from attention_course.grading import harness
 from attention_course.grading.session import HELPER_NOTE, Session, record, report
+from attention_course.sandbox.program import Call, run_program
+from attention_course.settings import Limits
 
 
 @dataclass(frozen=True)

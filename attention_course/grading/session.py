@@ -6,7 +6,8 @@ grader's own `Fail` is a student outcome; anything else a test raises is a fault
 
 Pasted helpers: masks_and_heads' functions call helpers the student pastes from
 attention_basics. A test of such a function that fails is run again on a second program: the
-student's cells followed by the course's helpers (the course's grader_tests/pasted_helpers.py). If it passes there,
+student's cells followed by the course's helpers (grader_tests/pasted_helpers.py). If it
+passes there,
 the function itself is right: the test counts as passed, and the file's 0-point test names the
 helper. Only pass or fail comes from the second program, never a message, so nothing of the
 course's helpers reaches the student.

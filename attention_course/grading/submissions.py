@@ -19,8 +19,8 @@ from pathlib import Path
 from nbformat.notebooknode import NotebookNode
 
 from attention_course.errors import SubmissionRefused
-from attention_course.settings import DEFAULT
 from attention_course.sandbox.safety import check_submission_folder
+from attention_course.settings import DEFAULT
 
 
 @dataclass

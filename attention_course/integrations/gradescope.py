@@ -1,18 +1,23 @@
 """A Gradescope autograder for one assignment: the zip.
 
-`build_autograder` writes `setup.sh` (Python 3.11+, bubblewrap and the course's pinned
-dependencies on Gradescope's Ubuntu image), `run_autograder`, `autograder.json` (the assignment
-and its functions' points) and the grading code under `course/`: this package, the assignment's
-graders and the reference. What runs inside, for every submission, is `gradescope_run`.
+`build_autograder` writes `setup.sh` (Python 3.11+, bubblewrap, the engine's pinned
+dependencies and the engine's own wheel on Gradescope's Ubuntu image), `run_autograder`,
+`autograder.json` (the assignment, its functions' points and the engine's version) and the
+course's part under `course/`: a course.toml for this one assignment, its graders and the
+reference. Nothing is picked by hand: the engine is the same wheel every deployment installs.
+What runs inside, for every submission, is `gradescope_run`.
 """
 
 from __future__ import annotations
 
 import json
+import tempfile
 import zipfile
 from pathlib import Path
 
-from attention_course.course import ASSIGNMENTS, COURSE_ROOT, get_assignment
+from attention_course.course import Course, grade_cell_id
+from attention_course.errors import UserError
+from attention_course.integrations import wheel
 from attention_course.integrations.gradescope_run import (
     CONFIG,
     GRADESCOPE_ROOT,
@@ -23,7 +28,7 @@ from attention_course.integrations.gradescope_run import (
 )
 
 VENV = "/opt/attention-course/venv"  # where setup.sh installs Python and the dependencies
-COURSE_DIR = "course"  # the grading code's folder in the zip (/autograder/source/course)
+COURSE_DIR = "course"  # the course's part in the zip (/autograder/source/course)
 
 
 def _support(graders: Path) -> list[Path]:
@@ -64,8 +69,9 @@ apt-get install -y -qq "python${version}-venv" >/dev/null 2>&1 || true
 mkdir -p "$(dirname "$VENV")"
 "$PY" -m venv "$VENV"
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check -r "$SOURCE/requirements.txt"
-PYTHONPATH="$SOURCE/@COURSE@" "$VENV/bin/python" \
-  -c "import attention_course.integrations.gradescope_run, attention_course.reports.tables"  # all it needs is here
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps "$SOURCE/@WHEEL@"
+"$VENV/bin/python" -m attention_course.integrations.gradescope_run --check \
+  --course "$SOURCE/@COURSE@"  # the engine imports and reads the course
 
 # The graders and the reference are for the grading process alone.
 chmod -R go-rwx "$SOURCE"
@@ -88,8 +94,9 @@ mkdir -p "$ROOT/results"
 rm -f "$RESULTS"
 cd "$ROOT" || exit 0
 # Stopped before Gradescope's own time limit (10 minutes unless set), so a result is written.
-PYTHONPATH="$ROOT/source/@COURSE@" timeout --kill-after=10 "${ATTENTION_COURSE_TIMEOUT:-480}" \
-  "$PYTHON" -m attention_course.integrations.gradescope_run --root "$ROOT"
+timeout --kill-after=10 "${ATTENTION_COURSE_TIMEOUT:-480}" \
+  "$PYTHON" -m attention_course.integrations.gradescope_run --root "$ROOT" \
+  --course "$ROOT/source/@COURSE@"
 status=$?
 if [ ! -s "$RESULTS" ]; then  # the grading program could not run, or ran out of time
   echo "run_autograder: the grading program ended with status $status without writing $RESULTS"
@@ -113,29 +120,32 @@ def _fill(template: str, **values: str) -> str:
     return template
 
 
-def requirements(root: Path = COURSE_ROOT) -> str:
-    """The course's dependencies, pinned to the versions installed here (the ones it is tested
-    with); a dependency not installed here keeps its range."""
-    import re
-    import tomllib
-    from importlib.metadata import PackageNotFoundError, version
-
-    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
-    lines = []
-    for dep in project["dependencies"]:
-        name = re.match(r"[A-Za-z0-9._-]+", dep).group(0)  # "numpy>=1.26" -> "numpy"
-        try:
-            lines.append(f"{name}=={version(name)}")
-        except PackageNotFoundError:
-            lines.append(dep)
-    return "\n".join(lines) + "\n"
+def requirements() -> str:
+    """The engine's dependencies, pinned to the versions installed here (the ones it is
+    tested with)."""
+    return "\n".join(wheel.pinned_dependencies()) + "\n"
 
 
-def points(assignment: str, root: Path = COURSE_ROOT) -> dict[str, float]:
+def course_toml(course: Course, assignment: str) -> str:
+    """A course.toml for the zip: the course's id and this one assignment."""
+    spec = course.assignment(assignment)
+
+    def names(values: tuple[str, ...]) -> str:
+        return "[" + ", ".join(json.dumps(v) for v in values) + "]"
+
+    return (
+        f"# {assignment} of {course.id}, for Gradescope (written by attention-course gradescope)\n"
+        f"[course]\nid = {json.dumps(course.id)}\n"
+        f"graders = {json.dumps(course.grader_dir.name)}\n"
+        f"reference = {json.dumps(course.reference_file.relative_to(course.root).as_posix())}\n"
+        f"\n[assignments.{assignment}]\nfunctions = {names(spec.graded)}\n"
+        f"helpers = {names(spec.helpers)}\n"
+    )
+
+
+def points(course: Course, assignment: str) -> dict[str, float]:
     """Each graded function's points, from the test cells of the instructor's notebook."""
-    from attention_course.course import grade_cell_id
-
-    path = root / "source" / assignment / f"{assignment}.ipynb"
+    path = course.source_notebook(assignment)
     try:
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
         meta = {
@@ -143,28 +153,32 @@ def points(assignment: str, root: Path = COURSE_ROOT) -> dict[str, float]:
             for c in cells
             if "nbgrader" in c.get("metadata", {})
         }
-        return {f: float(meta[grade_cell_id(f)]["points"]) for f in ASSIGNMENTS[assignment].graded}
+        graded = course.assignment(assignment).graded
+        return {f: float(meta[grade_cell_id(f)]["points"]) for f in graded}
     except (OSError, ValueError, KeyError, TypeError):
         raise AutograderError(
             f"{path}: cannot read the points of {assignment}'s test cells"
         ) from None
 
 
-def autograder_files(
-    assignment: str, root: Path = COURSE_ROOT, unsandboxed: bool = False
-) -> dict[str, bytes]:
+def autograder_files(assignment: str, root: Path, unsandboxed: bool = False) -> dict[str, bytes]:
     """Path in the zip -> content: the scripts, the settings, the pinned dependencies and the
     grading code. `unsandboxed` grades even where Gradescope's machine cannot make a sandbox
     (every result then says UNSANDBOXED)."""
-    spec = get_assignment(assignment)
-    config = {"assignment": assignment, "points": points(assignment, root)}
+    course = Course.load(root)
+    spec = course.assignment(assignment)
+    config = {
+        "assignment": assignment,
+        "points": points(course, assignment),
+        "engine": wheel.version(),
+    }
     if unsandboxed:
         config["unsandboxed"] = True
     fallback = json.dumps(failure_result(config, INTERNAL_ERROR))
     timed_out = json.dumps(failure_result(config, TIMED_OUT))
     files = {
         CONFIG: json.dumps(config, indent=1) + "\n",
-        "setup.sh": _fill(SETUP_SH, VENV=VENV, COURSE=COURSE_DIR),
+        "setup.sh": _fill(SETUP_SH, VENV=VENV, COURSE=COURSE_DIR, WHEEL=wheel.wheel_name()),
         "run_autograder": _fill(
             RUN_AUTOGRADER,
             ROOT_ENV=ROOT_ENV,
@@ -174,26 +188,32 @@ def autograder_files(
             FALLBACK=fallback,
             TIMED_OUT=timed_out,
         ),
-        "requirements.txt": requirements(root),
+        "requirements.txt": requirements(),
+        f"{COURSE_DIR}/course.toml": course_toml(course, assignment),
     }
-    sources = [root / "pyproject.toml", *sorted((root / "attention_course").rglob("*.py"))]
-    graders = root / "grader_tests"
-    sources += _support(graders)
-    sources += [graders / f"test_{function}.py" for function in spec.graded]
+    sources = _support(course.grader_dir)
+    sources += [spec.grader_file(function) for function in spec.graded]
+    if course.reference_file not in sources:
+        sources.append(course.reference_file)
     for path in sources:
         if not path.is_file():
             raise AutograderError(f"{path}: missing (is {root} the course folder?)")
         files[f"{COURSE_DIR}/{path.relative_to(root).as_posix()}"] = path.read_text()
-    return {name: text.encode() for name, text in files.items()}
+    out = {name: text.encode() for name, text in files.items()}
+    with tempfile.TemporaryDirectory() as tmp:
+        out[wheel.wheel_name()] = wheel.build_wheel(Path(tmp)).read_bytes()
+    return out
 
 
 def build_autograder(
-    assignment: str, out: Path, root: Path = COURSE_ROOT, unsandboxed: bool = False
+    assignment: str, out: Path, root: Path, unsandboxed: bool = False
 ) -> list[str]:
     """Write the autograder zip; the same sources give the same bytes. Returns its file names."""
-    if assignment not in ASSIGNMENTS:
-        known = ", ".join(ASSIGNMENTS)
-        raise AutograderError(f"unknown assignment {assignment!r} (known: {known})")
+    try:
+        course = Course.load(root)
+        course.assignment(assignment)
+    except UserError as exc:
+        raise AutograderError(str(exc)) from None
     files = autograder_files(assignment, root, unsandboxed)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)

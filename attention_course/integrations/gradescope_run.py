@@ -5,7 +5,8 @@ check`, hiding all of `<root>` from student code, and always writes `<root>/resu
 in Gradescope's documented format (https://gradescope-autograders.readthedocs.io/en/latest/specs/):
 one test per function with its feedback lines; a notebook that is missing, misnamed or not JSON,
 and a crash of the grading itself, each get a result that says so. `<root>` is /autograder on
-Gradescope; the assignment and its points come from `<root>/source/autograder.json`.
+Gradescope; the assignment and its points come from `<root>/source/autograder.json`, the
+graders from the course part beside it (`--course`, `<root>/source/course`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ import time
 import traceback
 from pathlib import Path
 
-from attention_course.course import COURSE_ROOT, get_assignment
+import attention_course
+from attention_course.course import Course, grade_cell_id
 
 GRADESCOPE_ROOT = Path("/autograder")
 ROOT_ENV = "AUTOGRADER_ROOT"  # run_autograder's root, for a stand-in folder in tests
@@ -60,10 +62,9 @@ def failure_result(config: dict, why: str) -> dict:
     }
 
 
-def find_notebook(folder: Path, assignment: str) -> tuple[Path | None, str]:
+def find_notebook(folder: Path, assignment: str, course: Course) -> tuple[Path | None, str]:
     """The submitted notebook and a note for the student: `<assignment>.ipynb`, else the only
     notebook, else the one holding this assignment's test cells. Links are never followed."""
-    from attention_course.course import grade_cell_id
     from attention_course.grading.notebook import NotebookError, read_notebook
 
     expected = f"{assignment}.ipynb"
@@ -79,7 +80,7 @@ def find_notebook(folder: Path, assignment: str) -> tuple[Path | None, str]:
             return path, ""
     if len(found) == 1:
         return found[0], f"Graded {found[0].name} (this assignment's notebook is {expected})."
-    ids = {grade_cell_id(f) for f in get_assignment(assignment).graded}
+    ids = {grade_cell_id(f) for f in course.assignment(assignment).graded}
     for path in found:
         try:
             cells = read_notebook(path)["cells"]
@@ -91,14 +92,14 @@ def find_notebook(folder: Path, assignment: str) -> tuple[Path | None, str]:
     return found[0], f"Graded {found[0].name}, the first of {len(found)} notebooks."
 
 
-def grade_submission(root: Path, config: dict) -> dict:
+def grade_submission(root: Path, config: dict, course: Course) -> dict:
     """results.json for the submission in `<root>/submission/`."""
     from attention_course.grading.graders import grade_file
     from attention_course.grading.notebook import NotebookError, read_notebook
     from attention_course.reports.tables import function_table, gradescope_results
 
     assignment = config["assignment"]
-    path, note = find_notebook(root / "submission", assignment)
+    path, note = find_notebook(root / "submission", assignment, course)
     if path is None:
         return failure_result(config, note)
     shown = path.relative_to(root / "submission")
@@ -108,7 +109,7 @@ def grade_submission(root: Path, config: dict) -> dict:
         why = str(exc).replace(str(path), str(shown))
         return failure_result(config, f"{why}. Download the notebook again and resubmit.")
     unsandboxed = bool(config.get("unsandboxed"))
-    report = grade_file(path, assignment, unsandboxed, hide=[root], in_process=True)
+    report = grade_file(path, assignment, unsandboxed, hide=[root], in_process=True, course=course)
     print(function_table(report))  # stdout: for the instructor only
     raw = gradescope_results(report)
     notes = [note] if note else []
@@ -118,7 +119,11 @@ def grade_submission(root: Path, config: dict) -> dict:
         "output": "\n".join([raw["output"], *notes]),
         "visibility": "visible",
         "stdout_visibility": "hidden",
-        "extra_data": {"assignment": assignment, "max_score": raw["max_score"]},
+        "extra_data": {
+            "assignment": assignment,
+            "max_score": raw["max_score"],
+            "engine": attention_course.__version__,
+        },
         "tests": [
             {
                 **{k: v for k, v in test.items() if k in TEST_KEYS},
@@ -129,7 +134,7 @@ def grade_submission(root: Path, config: dict) -> dict:
     }
 
 
-def run(root: Path) -> int:
+def run(root: Path, course_dir: Path | None = None) -> int:
     """Grade and write `<root>/results/results.json`, whatever happens. Returns an exit code."""
     from attention_course.sandbox import jail
 
@@ -137,13 +142,14 @@ def run(root: Path) -> int:
     code, config = 0, None
     try:
         config = json.loads((root / "source" / CONFIG).read_text())
-        print("grading code:", COURSE_ROOT)
+        course = Course.load(course_dir or root / "source" / "course")
+        print(f"graded by attention-course {attention_course.__version__}; course: {course.root}")
         status = jail.probe()
         sandbox = status.detail if status.ok else f"NONE ({status.detail})"
         if not status.ok and config.get("unsandboxed"):
             sandbox += "; grading UNSANDBOXED as the autograder was built to"
         print("sandbox:", sandbox, flush=True)
-        results = grade_submission(root, config)
+        results = grade_submission(root, config, course)
     except BaseException:  # noqa: BLE001 - whatever goes wrong, Gradescope gets a result
         traceback.print_exc(file=sys.stdout)  # the details stay in the instructor's stdout
         if isinstance(config, dict) and "points" in config:
@@ -172,8 +178,37 @@ def main(argv: list[str] | None = None) -> int:
         default=Path(os.environ.get(ROOT_ENV, GRADESCOPE_ROOT)),
         help=f"the autograder folder (default: ${ROOT_ENV} or {GRADESCOPE_ROOT})",
     )
+    parser.add_argument(
+        "--course",
+        type=Path,
+        default=None,
+        help="the course part of the autograder (default: <root>/source/course)",
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="only check that the engine imports and reads the course (setup.sh runs this)",
+    )
     args = parser.parse_args(argv)
-    return run(args.root.resolve())
+    if args.check:
+        return check(args.course or args.root / "source" / "course")
+    return run(args.root.resolve(), args.course.resolve() if args.course else None)
+
+
+def check(course_dir: Path) -> int:
+    """Can this engine grade with the course part at `course_dir`? (Exit 0, or 1 and why.)"""
+    from attention_course.errors import UserError
+    from attention_course.grading import graders  # noqa: F401 - what grading imports
+    from attention_course.reports import tables  # noqa: F401
+
+    try:
+        course = Course.load(course_dir)
+    except UserError as exc:
+        print(f"setup: {exc}", file=sys.stderr)
+        return 1
+    names = ", ".join(course.assignments)
+    print(f"setup: attention-course {attention_course.__version__} grades {names}")
+    return 0
 
 
 if __name__ == "__main__":

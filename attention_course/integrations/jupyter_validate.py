@@ -6,7 +6,8 @@ the whole traceback, so the one useful sentence (the assertion's hint) comes aft
 student's function, the line there) and the error's one-line message, such as
 `AssertionError: each row (slice along axis=-1) must sum to 1`.
 
-Enabled as a Jupyter server extension (`attention_course.integrations.jupyter_validate`, see the student
+Enabled as a Jupyter server extension
+(`attention_course.integrations.jupyter_validate`, see the student
 configuration in attention_course/student_config.py), it makes nbgrader's Validate handler use
 `ShortValidator`; the request, the dialog and the verdict are nbgrader's own.
 """

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from attention_course.course import COURSE_ROOT
+from attention_course.course import find_course
 
 # Server extensions: off for students, or added for them.
 SERVER_EXTENSIONS = {
@@ -28,23 +28,28 @@ INSTRUCTOR_PLUGINS = (
 )
 
 
-def course_settings(root: Path = COURSE_ROOT) -> tuple[str, str]:
-    """(course id, exchange folder) from the course's nbgrader_config.py."""
+def course_settings(root: Path | None = None) -> tuple[str, str]:
+    """(course id, exchange folder) from the course's nbgrader_config.py (default: the course
+    found from the current folder)."""
     from traitlets.config.loader import PyFileConfigLoader
 
+    root = root or find_course().root
     config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
     return config.CourseDirectory.course_id, config.Exchange.root
 
 
 def write_student_config(
-    dest: Path, course_id: str | None = None, exchange: str | None = None, root: Path = COURSE_ROOT
+    dest: Path,
+    course_id: str | None = None,
+    exchange: str | None = None,
+    root: Path | None = None,
 ) -> list[Path]:
     """Write the students' Jupyter configuration folder `dest`; returns the files written.
 
     `course_id` and `exchange` default to the course's (nbgrader_config.py).
     """
     if course_id is None or exchange is None:
-        default_id, default_exchange = course_settings(root)
+        default_id, default_exchange = course_settings(root or find_course().root)
         course_id = course_id or default_id
         exchange = exchange or default_exchange
     files = {

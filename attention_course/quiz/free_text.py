@@ -3,12 +3,14 @@
 The score is provisional and for the instructor only (students see the final mark, given by
 hand). It reads the answer sentence by sentence:
 
-- a key idea (:class:`attention_course.quiz.model.Idea`) counts when one sentence holds one of its phrases and,
+- a key idea (:class:`attention_course.quiz.model.Idea`) counts when one sentence holds one
+  of its phrases and,
   when the idea says so, one of its ``together`` phrases too (ideas are scored together, not
   keyword by keyword), is not negated just before it ("does not attend to every token"), and is
   not said of a recurrent network ("In an RNN, every token ...") unless set against it
   ("Unlike an RNN, ..."); an idea whose ``needs`` is missing counts half;
-- a known wrong idea (:class:`attention_course.quiz.model.WrongIdea`) costs its penalty when a sentence affirms
+- a known wrong idea (:class:`attention_course.quiz.model.WrongIdea`) costs its penalty when
+  a sentence affirms
   it: not when the sentence speaks of recurrent networks before it, sets it against something
   ("instead of", "unlike", "not", ...) just before or after it, or has one of its ``unless``
   phrases just before it.

@@ -3,7 +3,8 @@
 Graded (``attention-course quiz notebook``): one markdown cell per question; an answer cell
 (nbgrader solution cell) where the student writes ``answer = <literal>``; a locked grade cell
 whose hidden part names the question (``# quiz-grader: <quiz>/<question>``), graded out of the
-kernel by attention_course.grading.quiz_answers.GradeQuizAnswers. Free-text questions are manually graded
+kernel by attention_course.grading.quiz_answers.GradeQuizAnswers. Free-text questions are
+manually graded
 markdown cells, each followed by a locked cell that shows the instructor a provisional keyword
 score. The notebook holds no key: keys stay in the banks. A locked cell prints every templated
 question with the student's own numbers once they type their id.
@@ -23,9 +24,8 @@ from typing import Any
 import nbformat
 from nbformat.notebooknode import NotebookNode
 
-from attention_course.quiz import answer_core
 from attention_course import settings
-from attention_course.quiz import seeding
+from attention_course.quiz import answer_core, seeding
 from attention_course.quiz.answer_core import FORMATS
 from attention_course.quiz.model import Bank, Question
 from attention_course.quiz.variants import placeholders

@@ -26,7 +26,12 @@ from attention_course.quiz.answer_core import (
 from attention_course.quiz.checking import Result
 from attention_course.quiz.model import Bank, Question
 from attention_course.quiz.seeding import draw_parameters, variant_of
-from attention_course.quiz.variants import Instance, answer_parameters, instantiate, variant_parameters
+from attention_course.quiz.variants import (
+    Instance,
+    answer_parameters,
+    instantiate,
+    variant_parameters,
+)
 
 FORMAT_NAME = "attention-course-selfcheck"
 NOTICE = (

@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from attention_course.course import ASSIGNMENTS, COURSE_ROOT, grade_cell_id
+from attention_course.course import Course, grade_cell_id
 from attention_course.grading.feedback import RECORD_KEY
 
 NOT_ATTEMPTED = "raised NotImplementedError"  # what a function left as the stub says
@@ -87,7 +87,7 @@ def _records(path: Path) -> dict[str, dict]:
     return {cid: record for cid, record in found.items() if seen[cid] == 1}
 
 
-def read_class(assignment: str, root: Path = COURSE_ROOT) -> list[Submission]:
+def read_class(assignment: str, root: Path) -> list[Submission]:
     """Every submission of `assignment` in the course's gradebook, with its recorded tests."""
     from nbgrader.api import MissingEntry
 
@@ -219,9 +219,9 @@ def _consistent(record_tests: list[dict], cell: Cell) -> bool:
     return cell.manual_score is None and abs(expected - cell.score) < 1e-6
 
 
-def function_report(assignment: str, subs: list[Submission]) -> ClassReport:
+def function_report(course: Course, assignment: str, subs: list[Submission]) -> ClassReport:
     """A code assignment: one group per graded function, one item per grader test."""
-    functions = ASSIGNMENTS[assignment].graded
+    functions = course.assignment(assignment).graded
     items: dict[tuple[str, str], ItemStats] = {}
     groups, notes = [], []
     for function in functions:
@@ -272,16 +272,17 @@ def function_report(assignment: str, subs: list[Submission]) -> ClassReport:
     )
 
 
-def quiz_report(assignment: str, subs: list[Submission]) -> ClassReport:
+def quiz_report(course: Course, assignment: str, subs: list[Submission]) -> ClassReport:
     """The graded quiz: one group per quiz, one item per question, and the item analysis."""
     from attention_course.quiz.checking import Result
-    from attention_course.settings import GRADED_QUIZZES
     from attention_course.quiz.grading import Graded, format_item_analysis, item_analysis
     from attention_course.quiz.loading import load_bank
     from attention_course.quiz.notebooks import grade_cell_id as quiz_cell_id
 
     cells = {name for s in subs for name in s.cells}
-    banks = [load_bank(q) for q in GRADED_QUIZZES]
+    assert course.quiz is not None
+    quiz = course.quiz
+    banks = [load_bank(q, quiz.banks, quiz.formulas) for q in quiz.quizzes]
     banks = [b for b in banks if any(quiz_cell_id(b.quiz, q.id) in cells for q in b.questions)]
     graded_subs = [s for s in subs if s.autograded]
     groups, items, notes, analyses = [], [], [], []
@@ -358,12 +359,11 @@ def _quiz_result(result_cls, record: dict | None, cell: Cell, question):
     return result_cls(question.id, status, fraction, question.points)
 
 
-def class_report(assignment: str, root: Path = COURSE_ROOT) -> ClassReport:
+def class_report(assignment: str, root: Path) -> ClassReport:
     """The report of one assignment (or the graded quiz) from the course's gradebook."""
-    from attention_course.settings import GRADED_ASSIGNMENT
-
-    if assignment not in ASSIGNMENTS and assignment != GRADED_ASSIGNMENT:
-        known = ", ".join([*ASSIGNMENTS, GRADED_ASSIGNMENT])
+    course = Course.load(root)
+    if assignment not in course.all_assignments:
+        known = ", ".join(course.all_assignments)
         raise ReportError(f"unknown assignment {assignment!r} (known: {known})")
     subs = read_class(assignment, root)
     if not subs:
@@ -371,6 +371,6 @@ def class_report(assignment: str, root: Path = COURSE_ROOT) -> ClassReport:
             f"no submissions of {assignment} in the gradebook of {root} "
             f"(run `attention-course autograde {assignment}` first)"
         )
-    if assignment == GRADED_ASSIGNMENT:
-        return quiz_report(assignment, subs)
-    return function_report(assignment, subs)
+    if assignment == course.quiz_assignment:
+        return quiz_report(course, assignment, subs)
+    return function_report(course, assignment, subs)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from attention_course.course import grade_cell_id
-from attention_course.grading.feedback import UNSANDBOXED_NOTE, cell_feedback
+from attention_course.course import Course, grade_cell_id
+from attention_course.grading.feedback import UNSANDBOXED_NOTE, cell_feedback, graded_by
 from attention_course.grading.graders import GradeReport
 
 if TYPE_CHECKING:
@@ -36,7 +37,8 @@ def gradescope_results(report: GradeReport) -> dict:
         "score": report.score,
         "max_score": report.max_score,
         "output": f"{report.assignment}: {report.score:g} / {report.max_score:g}"
-        + (f" ({UNSANDBOXED_NOTE})" if report.unsandboxed else ""),
+        + (f" ({UNSANDBOXED_NOTE})" if report.unsandboxed else "")
+        + f" {graded_by()}",
         "tests": [
             {
                 "name": name,
@@ -72,13 +74,12 @@ def class_table(rows: dict[str, dict[str, float]], columns: list[str], title: st
     return "\n".join(lines)
 
 
-def score_columns(assignment: str) -> list[str]:
+def score_columns(assignment: str, root: Path) -> list[str]:
     """The grade cells to show: each graded function's, in notebook order; for the quiz, the
     total only."""
-    from attention_course.course import ASSIGNMENTS
-
-    if assignment in ASSIGNMENTS:
-        return [grade_cell_id(f) for f in ASSIGNMENTS[assignment].graded]
+    course = Course.load(root)
+    if assignment in course.assignments:
+        return [grade_cell_id(f) for f in course.assignments[assignment].graded]
     return []  # the quiz: its many questions are in `attention-course report`
 
 

@@ -19,8 +19,7 @@ import time
 import uuid
 from pathlib import Path
 
-from attention_course.sandbox import cgroups
-from attention_course.sandbox import jail
+from attention_course.sandbox import cgroups, jail
 from attention_course.sandbox.inside import wire
 from attention_course.settings import Limits
 

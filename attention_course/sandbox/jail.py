@@ -71,9 +71,9 @@ def python_paths() -> list[str]:
 
 
 def _package_dirs() -> list[str]:
-    """This package's and the quiz's folders (the quiz banks hold answer keys)."""
-    here = Path(__file__).resolve().parent
-    return [str(here), str(here.parent / "quiz")]
+    """The engine's folder (it holds no answers; hidden all the same: student code needs none
+    of it). The course's folder is hidden by whoever grades (Course.hidden)."""
+    return [str(Path(__file__).resolve().parent.parent)]
 
 
 def _hidden(binds: list[str], extra: list[Path]) -> list[str]:

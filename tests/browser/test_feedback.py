@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from attention_course.course import ASSIGNMENTS
 from tests.browser.conftest import screenshot
 from tests.browser.page_checks import LINES, MATH, raw_latex
+from tests.course import ASSIGNMENTS
 
 
 @pytest.mark.parametrize("assignment", list(ASSIGNMENTS))

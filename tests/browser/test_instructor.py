@@ -8,11 +8,15 @@ import re
 import pytest
 from nbgrader.api import Gradebook
 
-from attention_course.course import ASSIGNMENTS
-from attention_course.classgrade.nbgrader_api import gradebook_scores, source_assignments, submitted_students
+from attention_course.classgrade.nbgrader_api import (
+    gradebook_scores,
+    source_assignments,
+    submitted_students,
+)
 from attention_course.integrations.student_config import course_settings
 from tests.browser.conftest import screenshot
 from tests.browser.page_checks import LINES
+from tests.course import ASSIGNMENTS
 
 OUTPUT_LINES = "div.output_area pre"
 
