@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.course import SETUP_CELL_ID, Course, grade_cell_id, graded_course
+from attention_course.course import SETUP_CELL_ID, Course, grade_cell_id, graded_course
 
 COURSE_ROOT = Path(__file__).resolve().parent.parent
 COURSE = Course.load(COURSE_ROOT)

@@ -6,9 +6,9 @@ import nbformat
 import pytest
 
 from attention_course.classgrade.nbgrader_api import gradebook_scores
-from attention_course.cli.samples import HOSTILE, PARTIAL, PARTIAL_UNAFFECTED, QUIZ_ASSIGNMENT
+from attention_course.cli.samples import HOSTILE, PARTIAL, PARTIAL_UNAFFECTED
 from attention_course.grading.graders import grade_file
-from tests.course import ASSIGNMENTS, grade_cell_id
+from tests.course import ASSIGNMENTS, BANK_DIR, QUIZ_ASSIGNMENT, grade_cell_id
 
 NAMES = sorted(ASSIGNMENTS)
 
@@ -144,7 +144,7 @@ def _quiz_expected(answered) -> dict[str, float]:
 
     expected = {}
     for quiz in GRADED_QUIZZES:
-        for i, q in enumerate(load_bank(quiz).questions):
+        for i, q in enumerate(load_bank(quiz, BANK_DIR).questions):
             right = answered(i) and q.type != "free_text"
             expected[quiz_cell(quiz, q.id)] = q.points if right else 0.0
     return expected
@@ -170,7 +170,7 @@ def test_quiz_scores_through_the_course_configuration(graded_class, student, ans
     expected = _quiz_expected(answered)
     assert {c: stored[c] for c in expected} == pytest.approx(expected)
     assert stored["total"] == pytest.approx(sum(expected.values()))
-    full = sum(q.points for quiz in GRADED_QUIZZES for q in load_bank(quiz).questions)
+    full = sum(q.points for quiz in GRADED_QUIZZES for q in load_bank(quiz, BANK_DIR).questions)
     assert 0 <= stored["total"] < full
 
 
@@ -190,7 +190,7 @@ def test_an_unanswered_and_a_half_answered_quiz(tmp_path):
     released = root / "release" / QUIZ_ASSIGNMENT / f"{QUIZ_ASSIGNMENT}.ipynb"
     half = {}
     for quiz in GRADED_QUIZZES:
-        bank = load_bank(quiz)
+        bank = load_bank(quiz, BANK_DIR)
         for i, q in enumerate(bank.questions):
             if i % 2 == 0:
                 half[(quiz, q.id)] = correct_answer(for_student(bank, q, "half"))

@@ -14,7 +14,7 @@ from collections import Counter
 import pytest
 
 from attention_course.classgrade.nbgrader_api import _gradebook, gradebook_scores
-from attention_course.cli.samples import PARTIAL, QUIZ_ASSIGNMENT
+from attention_course.cli.samples import PARTIAL
 from attention_course.grading.feedback import RECORD_KEY
 from attention_course.quiz.checking import grade
 from attention_course.quiz.loading import load_bank
@@ -23,7 +23,7 @@ from attention_course.quiz.samples import wrong_answer
 from attention_course.quiz.variants import for_student
 from attention_course.reports.class_report import class_report, read_class
 from attention_course.reports.files import histogram
-from tests.course import ASSIGNMENTS, GRADED_QUIZZES, grade_cell_id
+from tests.course import ASSIGNMENTS, BANK_DIR, GRADED_QUIZZES, QUIZ_ASSIGNMENT, grade_cell_id
 
 CODE = sorted(ASSIGNMENTS)
 ALL = [*CODE, QUIZ_ASSIGNMENT]
@@ -125,7 +125,7 @@ def test_quiz_report_means_and_item_analysis(graded_class):
     stored = gradebook_scores(QUIZ_ASSIGNMENT, root)
     assert [g.name for g in report.groups] == list(GRADED_QUIZZES)
     for group, quiz in zip(report.groups, GRADED_QUIZZES, strict=True):
-        bank = load_bank(quiz)
+        bank = load_bank(quiz, BANK_DIR)
         ids = [quiz_cell_id(quiz, q.id) for q in bank.questions]
         sums = [sum(cells[c] for c in ids) for cells in stored.values()]
         assert group.mean == pytest.approx(statistics.fmean(sums)), quiz

@@ -8,11 +8,11 @@ from attention_course.cli.samples import write_quiz_responses
 from attention_course.quiz.grading import grade_responses
 from attention_course.quiz.loading import load_bank
 from attention_course.quiz.responses import read_responses
-from tests.course import COURSE_ROOT
+from tests.course import BANK_DIR, COURSE_ROOT
 
 
 def test_sample_quiz_responses_grade_as_intended(tmp_path):
-    bank = load_bank("knowledge_check")
+    bank = load_bank("knowledge_check", BANK_DIR)
     paths = {p.stem: p for p in write_quiz_responses(COURSE_ROOT, tmp_path)}
     totals = {
         s: grade_responses(bank, read_responses(p, bank)).total

@@ -83,7 +83,7 @@ def test_a_cell_without_an_error_output_keeps_nbgraders_words():
 
 def test_the_validator_on_a_partly_wrong_notebook(tmp_path):
     path = tmp_path / "attention_basics.ipynb"
-    nbformat.write(sample_notebooks("attention_basics")["demo-partial"], path)
+    nbformat.write(sample_notebooks("attention_basics", COURSE_ROOT)["demo-partial"], path)
     results = ShortValidator().validate(str(path))
     failed = results["failed"]
     names = [e["source"].split(",")[0] for e in failed]

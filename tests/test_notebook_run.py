@@ -22,7 +22,7 @@ from nbclient import NotebookClient
 from attention_course.cli.samples import sample_notebooks
 from attention_course.sandbox.execute import execute_notebook
 from attention_course.settings import DEFAULT
-from tests.course import ALL_ASSIGNMENTS
+from tests.course import ALL_ASSIGNMENTS, COURSE_ROOT
 
 FEATURES = [
     "import numpy as np\nprint('hi')\n1 + 1",
@@ -106,4 +106,4 @@ def test_every_kind_of_output_as_a_kernel_writes_it():
 @pytest.mark.parametrize("assignment", ALL_ASSIGNMENTS)
 @pytest.mark.parametrize("student", ["demo-instructor", "demo-partial", "demo-stub"])
 def test_the_demo_class_as_a_kernel_runs_it(assignment, student):
-    _compare(sample_notebooks(assignment)[student])
+    _compare(sample_notebooks(assignment, COURSE_ROOT)[student])

@@ -14,8 +14,9 @@ from attention_course.quiz.model import QUESTION_TYPES
 from attention_course.quiz.variants import instantiate, variant_parameters
 from quiz import formulas
 from tests import course
+from tests.course import BANK_DIR
 
-BANKS = bank_files()
+BANKS = bank_files(BANK_DIR)
 COURSE_TEXT = course.COURSE_ROOT.parent / "shared" / "course-text"
 WEEK15_SECTIONS = {
     "1. Queries, Keys & Values",
@@ -91,7 +92,7 @@ def test_the_three_banks_exist() -> None:
 
 @pytest.mark.parametrize("path", BANKS, ids=lambda p: p.name)
 def test_every_templated_answer_recomputed_with_numpy(path: Path) -> None:
-    bank = load_bank(str(path))
+    bank = load_bank(str(path), BANK_DIR)
     for q in bank.questions:
         if not q.templated:
             continue
@@ -107,7 +108,7 @@ def test_every_templated_answer_recomputed_with_numpy(path: Path) -> None:
 
 @pytest.mark.parametrize("path", BANKS, ids=lambda p: p.name)
 def test_typical_wrong_answers_differ_from_the_key(path: Path) -> None:
-    bank = load_bank(str(path))
+    bank = load_bank(str(path), BANK_DIR)
     for q in bank.questions:
         for variant in range(bank.variant_count):
             inst = instantiate(bank, q, variant)
@@ -120,7 +121,7 @@ def test_typical_wrong_answers_differ_from_the_key(path: Path) -> None:
 
 def test_templated_questions_are_not_typed_numbers() -> None:
     for path in BANKS:
-        bank = load_bank(str(path))
+        bank = load_bank(str(path), BANK_DIR)
         for q in bank.questions:
             if q.type in ("numeric", "shape") and bank.parameters:
                 assert q.templated and q.answer is None, q.id
@@ -130,7 +131,7 @@ def test_templated_questions_are_not_typed_numbers() -> None:
 def test_knowledge_check_is_the_texts_four_quick_questions() -> None:
     """Week 15's knowledge check is "four quick questions": one each on queries/keys/values,
     the steps of attention, why several heads help, and why masks use -inf."""
-    bank = load_bank("knowledge_check")
+    bank = load_bank("knowledge_check", BANK_DIR)
     assert len(bank.questions) == 4
     assert set(bank.sections.values()) <= WEEK15_SECTIONS
     assert [q.section for q in bank.questions] == ["qkv", "sdpa", "multihead", "masks"]
@@ -140,7 +141,7 @@ def test_knowledge_check_is_the_texts_four_quick_questions() -> None:
 
 
 def test_practice_keeps_the_other_questions_and_asks_the_history() -> None:
-    bank = load_bank("practice")
+    bank = load_bank("practice", BANK_DIR)
     ids = {q.id for q in bank.questions}
     assert {"sdpa_scale", "head_width", "cross_attention_sources", "cost_growth"} <= ids
     assert bank.question("history").section == "history"
@@ -149,14 +150,14 @@ def test_practice_keeps_the_other_questions_and_asks_the_history() -> None:
 
 
 def test_concept_check_has_the_chapter_questions_worded_as_given() -> None:
-    bank = load_bank("concept_check")
+    bank = load_bank("concept_check", BANK_DIR)
     prompts = [" ".join(q.prompt.split()) for q in bank.questions]
     assert prompts == CONCEPT_QUESTIONS
     assert [q.type for q in bank.questions] == ["matching", "single_choice", "free_text"]
 
 
 def test_misconception_questions_cover_the_issue_topics() -> None:
-    bank = load_bank("misconceptions")
+    bank = load_bank("misconceptions", BANK_DIR)
     ids = {q.id for q in bank.questions}
     assert {"mask_convention", "fully_masked_row", "per_head_weights", "mha_params"} <= ids
     assert {"weights_memory", "shape_q", "shape_kt", "shape_scores", "shape_output"} <= ids
@@ -166,13 +167,13 @@ def test_misconception_questions_cover_the_issue_topics() -> None:
 
 
 def test_all_question_types_are_used() -> None:
-    types = {q.type for path in BANKS for q in load_bank(str(path)).questions}
+    types = {q.type for path in BANKS for q in load_bank(str(path), BANK_DIR).questions}
     assert types == set(QUESTION_TYPES)
 
 
 @pytest.mark.parametrize("path", BANKS, ids=lambda p: p.name)
 def test_section_titles_are_in_the_course_text(path: Path) -> None:
-    bank = load_bank(str(path))
+    bank = load_bank(str(path), BANK_DIR)
     files = [COURSE_TEXT / name.strip() for name in bank.source.split(",")]  # one or more texts
     if not all(f.exists() for f in files):
         if os.environ.get("CI") == "true":  # CI's clone always has shared/ beside it

@@ -14,10 +14,11 @@ from attention_course.cli.main import build_parser, main
 from attention_course.quiz.loading import load_bank
 from attention_course.quiz.samples import correct_answer, wrong_answer
 from attention_course.quiz.variants import for_student
+from tests.course import BANK_DIR
 
 
 def _answers(quiz: str, student: str, pick=correct_answer) -> dict:
-    bank = load_bank(quiz)
+    bank = load_bank(quiz, BANK_DIR)
     out = {}
     for q in bank.questions:
         value = pick(for_student(bank, q, student))
@@ -67,7 +68,7 @@ def test_numbers_depend_on_the_student(tmp_path: Path, capsys) -> None:
 
 
 def test_interactive_take_asks_again_after_an_invalid_answer(monkeypatch, capsys) -> None:
-    bank = load_bank("concept_check")
+    bank = load_bank("concept_check", BANK_DIR)
     inst = for_student(bank, bank.question("library_analogy"), "carol")
     typed = iter(
         [
@@ -225,7 +226,9 @@ def test_list_and_show(capsys) -> None:
     shown = capsys.readouterr().out
     assert "KEY" not in shown and "⟨" not in shown
     inst = for_student(
-        load_bank("misconceptions"), load_bank("misconceptions").question("shape_q"), "alice"
+        load_bank("misconceptions", BANK_DIR),
+        load_bank("misconceptions", BANK_DIR).question("shape_q"),
+        "alice",
     )
     assert f"shape ({inst.params['seq_len']}, {inst.params['d_model']})" in shown
     assert main(["quiz", "show", "misconceptions", "--student", "alice", "--key"]) == 0

@@ -22,8 +22,9 @@ from attention_course.quiz.export_qti import md
 from attention_course.quiz.exports import export_items, shape_forms
 from attention_course.quiz.loading import bank_files, load_bank
 from attention_course.quiz.variants import for_student
+from tests.course import BANK_DIR
 
-QUIZZES = [p.stem for p in bank_files()]
+QUIZZES = [p.stem for p in bank_files(BANK_DIR)]
 NS = {"q": "http://www.imsglobal.org/xsd/ims_qtiasiv1p2"}
 CANVAS_TYPES = {
     "single_choice": "multiple_choice_question",
@@ -54,7 +55,7 @@ def _export(tmp_path: Path, quiz: str, fmt: str, *extra: str) -> Path:
 
 @pytest.mark.parametrize("quiz", QUIZZES)
 def test_gift_parses_back(tmp_path: Path, quiz: str) -> None:
-    bank = load_bank(quiz)
+    bank = load_bank(quiz, BANK_DIR)
     path = _export(tmp_path, quiz, "gift", "--variants", "3")
     parsed = gift_parser.parseFile(io.StringIO(path.read_text(encoding="utf-8")))
     items = export_items(bank, 3)
@@ -93,9 +94,9 @@ def test_gift_parses_back(tmp_path: Path, quiz: str) -> None:
 def test_gift_syntax_rules() -> None:
     assert escape("a~b=c#d{e}f:g") == r"a\~b\=c\#d\{e\}f\:g"
     assert escape("two\nlines") == r"two\nlines"
-    bank = load_bank("practice")  # numeric questions
+    bank = load_bank("practice", BANK_DIR)  # numeric questions
     text = to_gift(bank, export_items(bank, 2))
-    kc = load_bank("knowledge_check")  # a multiple-select question
+    kc = load_bank("knowledge_check", BANK_DIR)  # a multiple-select question
     text += to_gift(kc, export_items(kc, 2))
     blocks = [b for b in text.split("\n\n") if b.strip() and not b.startswith("$CATEGORY")]
     for block in blocks[1:]:  # after the header comment
@@ -112,7 +113,7 @@ def test_gift_syntax_rules() -> None:
                 half = item.question.tolerance.half_width(inst.key)
                 assert f"{{\n#={gift_number(inst.key)}:{gift_number(half)}" in text
     assert "~%33.33333%" in text and "~%-33.33333%" in text
-    concept = load_bank("concept_check")
+    concept = load_bank("concept_check", BANK_DIR)
     gift = to_gift(concept, export_items(concept, 1))
     assert '=query -> What you are looking for, e.g. "books about gardening".' in gift
     assert "::concept_check/long_range::[plain]" in gift and gift.count("{}") == 1
@@ -132,7 +133,7 @@ def _qti(tmp_path: Path, quiz: str, *extra: str) -> tuple[ET.Element, ET.Element
 
 @pytest.mark.parametrize("quiz", QUIZZES)
 def test_qti_is_canvas_qti_1_2(tmp_path: Path, quiz: str) -> None:
-    bank = load_bank(quiz)
+    bank = load_bank(quiz, BANK_DIR)
     manifest, root, archive = _qti(tmp_path, quiz, "--variants", "3")
     assert manifest.tag.endswith("manifest")
     assert root.tag == f"{{{NS['q']}}}questestinterop"
@@ -166,7 +167,7 @@ def test_qti_is_canvas_qti_1_2(tmp_path: Path, quiz: str) -> None:
 
 def test_qti_matching_and_numeric_items(tmp_path: Path) -> None:
     _, root, _ = _qti(tmp_path, "concept_check")
-    bank = load_bank("concept_check")
+    bank = load_bank("concept_check", BANK_DIR)
     q = bank.question("library_analogy")
     item = next(i for i in root.iter(f"{{{NS['q']}}}item") if i.get("title") == q.id)
     lids = item.findall("q:presentation/q:response_lid", NS)
@@ -189,7 +190,7 @@ def test_qti_matching_and_numeric_items(tmp_path: Path) -> None:
     )
 
     _, root, _ = _qti(tmp_path, "misconceptions", "--student", "alice")
-    bank = load_bank("misconceptions")
+    bank = load_bank("misconceptions", BANK_DIR)
     inst = for_student(bank, bank.question("weights_memory"), "alice")
     item = next(
         i for i in root.iter(f"{{{NS['q']}}}item") if i.get("title").startswith("weights_memory")
@@ -215,7 +216,7 @@ def test_jupyterquiz_round_trip(tmp_path: Path, quiz: str, capsys) -> None:
     assert static
     loaded = json.loads(script.split("var questionsquizdiv=", 1)[1].split(";\n\nif (typeof", 1)[0])
     assert loaded == questions
-    bank = load_bank(quiz)
+    bank = load_bank(quiz, BANK_DIR)
     items = export_items(bank, 1, "alice")
     assert to_jupyterquiz(bank, items)[0] == questions
     for q in questions:
@@ -240,7 +241,7 @@ def test_jupyterquiz_types_are_the_ones_jupyterquiz_registers() -> None:
 
 
 def test_jupyterquiz_numeric_answers(tmp_path: Path) -> None:
-    bank = load_bank("practice")
+    bank = load_bank("practice", BANK_DIR)
     items = export_items(bank, 1, "bob")
     questions, _ = to_jupyterquiz(bank, items)
     scale = next(q for q in questions if q["question"].startswith("Queries and keys have"))

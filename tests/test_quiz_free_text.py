@@ -13,6 +13,7 @@ from attention_course.quiz import free_text
 from attention_course.quiz.checking import RECORDED, grade
 from attention_course.quiz.loading import load_bank
 from attention_course.quiz.variants import for_student
+from tests.course import BANK_DIR
 
 # concept_check / long_range (2 points): "How does attention directly solve the long-range
 # dependency problem that plagued RNN-based sequence models?"
@@ -88,7 +89,7 @@ LONG_RANGE = [
 
 @pytest.fixture(scope="module")
 def long_range():
-    bank = load_bank("concept_check")
+    bank = load_bank("concept_check", BANK_DIR)
     question = bank.question("long_range")
     return question, for_student(bank, question, "alice")
 

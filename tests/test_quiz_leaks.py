@@ -14,8 +14,9 @@ from attention_course.quiz.loading import bank_files, load_bank
 from attention_course.quiz.notebooks import selfcheck_notebook
 from attention_course.quiz.selfcheck import build_selfcheck
 from attention_course.quiz.variants import instantiate
+from tests.course import BANK_DIR
 
-QUIZZES = [p.stem for p in bank_files()]
+QUIZZES = [p.stem for p in bank_files(BANK_DIR)]
 FORBIDDEN_FIELDS = {
     "correct",
     "answer",
@@ -79,14 +80,14 @@ def assert_no_plaintext_key(key: dict, bank, file_text: str) -> None:
 
 @pytest.mark.parametrize("quiz", QUIZZES)
 def test_self_check_key_has_no_plaintext_answers(quiz: str) -> None:
-    bank = load_bank(quiz)
+    bank = load_bank(quiz, BANK_DIR)
     key = build_selfcheck(bank)
     assert_no_plaintext_key(key, bank, json.dumps(key, ensure_ascii=False))
 
 
 @pytest.mark.parametrize("quiz", QUIZZES)
 def test_widgets_notebook_has_no_plaintext_answers(quiz: str) -> None:
-    bank = load_bank(quiz)
+    bank = load_bank(quiz, BANK_DIR)
     key = build_selfcheck(bank)
     notebook = selfcheck_notebook(key)
     text = nbformat.writes(notebook)
@@ -99,7 +100,7 @@ def test_widgets_notebook_has_no_plaintext_answers(quiz: str) -> None:
 
 
 def test_the_check_itself_finds_a_leak() -> None:
-    bank = load_bank("knowledge_check")
+    bank = load_bank("knowledge_check", BANK_DIR)
     key = build_selfcheck(bank)
     leaky = json.loads(json.dumps(key))
     leaky["questions"][0]["choices"][1]["correct"] = True

@@ -20,8 +20,9 @@ from attention_course.quiz.samples import correct_answer, wrong_answer
 from attention_course.quiz.selfcheck import build_selfcheck
 from attention_course.quiz.variants import for_student
 from tests import course
+from tests.course import BANK_DIR
 
-BANKS = [load_bank(q) for q in course.GRADED_QUIZZES]
+BANKS = [load_bank(q, BANK_DIR) for q in course.GRADED_QUIZZES]
 
 
 def test_committed_source_notebook_is_generated_from_the_banks() -> None:
@@ -84,7 +85,7 @@ def test_read_answer_never_runs_code(source: str) -> None:
 
 
 def test_widgets_notebook_checks_answers(capsys) -> None:
-    bank = load_bank("misconceptions")
+    bank = load_bank("misconceptions", BANK_DIR)
     nb = selfcheck_notebook(build_selfcheck(bank))
     namespace: dict = {}
     for cell in nb.cells[1:5]:
@@ -326,7 +327,7 @@ def test_widget_choices_are_readable_whole(quiz: str) -> None:
     from attention_course.quiz import answer_core, seeding
     from attention_course.quiz.notebooks import WIDGETS_UI
 
-    namespace: dict = {"SELF_CHECK": build_selfcheck(load_bank(quiz), salt="s")}
+    namespace: dict = {"SELF_CHECK": build_selfcheck(load_bank(quiz, BANK_DIR), salt="s")}
     for module in (seeding, answer_core):
         exec(compile(embeddable_source(module), module.__name__, "exec"), namespace)
     exec(WIDGETS_UI, namespace)

@@ -11,8 +11,9 @@ from attention_course.quiz.samples import correct_answer, invalid_answer, wrong_
 from attention_course.quiz.selfcheck import build_selfcheck, check
 from attention_course.quiz.variants import for_student
 from tests import course
+from tests.course import BANK_DIR
 
-BANKS = {p.stem: load_bank(p.stem) for p in bank_files()}
+BANKS = {p.stem: load_bank(p.stem, BANK_DIR) for p in bank_files(BANK_DIR)}
 KEYS = {name: build_selfcheck(bank, salt="test-salt") for name, bank in BANKS.items()}
 CASES = [(name, q.id) for name, bank in BANKS.items() for q in bank.questions]
 STUDENTS = ["alice", "bob", "s-1042"]
@@ -183,7 +184,7 @@ def _numeric_tolerances() -> list[tuple[str, str, dict]]:
     import yaml
 
     found = []
-    for path in bank_files():
+    for path in bank_files(BANK_DIR):
         for q in yaml.safe_load(path.read_text(encoding="utf-8"))["questions"]:
             if q["type"] == "numeric":
                 found.append((path.stem, q["id"], q["tolerance"]))
@@ -265,7 +266,7 @@ def test_matching_options_of_several_letters_are_compared_by_value(tmp_path) -> 
     question["answer"] = {item: renamed[opt] for item, opt in question["answer"].items()}
     path = tmp_path / "concept_check.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False))
-    bank = load_bank(str(path))
+    bank = load_bank(str(path), BANK_DIR)
     inst = for_student(bank, bank.question("library_analogy"), "alice")
     right = "query=option-d, key=option-a, value=option-c"
     assert grade(inst, right).status == "correct"

@@ -12,6 +12,7 @@ from attention_course.quiz.loading import load_bank
 from attention_course.quiz.samples import correct_answer
 from attention_course.quiz.seeding import draw_parameters, variant_of
 from attention_course.quiz.variants import for_student
+from tests.course import BANK_DIR
 
 STUDENTS = [f"student{n:03d}" for n in range(60)]
 
@@ -21,7 +22,10 @@ def test_seed_is_sha256_of_quiz_and_student_and_stable_across_processes() -> Non
 
     digest = hashlib.sha256(b"misconceptions|alice").digest()
     assert variant_of("misconceptions", "alice", 256) == int.from_bytes(digest[:8], "big") % 256
-    code = "from attention_course.quiz.seeding import variant_of; print(variant_of('misconceptions', 'alice', 256))"
+    code = (
+        "from attention_course.quiz.seeding import variant_of; "
+        "print(variant_of('misconceptions', 'alice', 256))"
+    )
     runs = {
         subprocess.run(
             [sys.executable, "-c", code],
@@ -36,7 +40,7 @@ def test_seed_is_sha256_of_quiz_and_student_and_stable_across_processes() -> Non
 
 
 def test_same_student_same_variant_and_ids_are_normalized() -> None:
-    bank = load_bank("misconceptions")
+    bank = load_bank("misconceptions", BANK_DIR)
     q = bank.question("weights_memory")
     first = for_student(bank, q, "alice")
     assert for_student(bank, q, "alice") == first
@@ -52,7 +56,7 @@ def test_variant_depends_on_the_quiz_too() -> None:
 
 
 def test_different_students_mostly_get_different_numbers() -> None:
-    bank = load_bank("misconceptions")
+    bank = load_bank("misconceptions", BANK_DIR)
     numbers = {
         tuple(
             draw_parameters(
@@ -65,7 +69,7 @@ def test_different_students_mostly_get_different_numbers() -> None:
 
 
 def test_two_students_differ_in_a_numeric_question_and_are_graded_on_their_own() -> None:
-    bank = load_bank("misconceptions")
+    bank = load_bank("misconceptions", BANK_DIR)
     numeric = [q for q in bank.questions if q.type == "numeric" and q.templated]
     pairs = [(for_student(bank, q, "alice"), for_student(bank, q, "bob")) for q in numeric]
     differing = [(a, b) for a, b in pairs if a.key != b.key]

@@ -11,7 +11,7 @@ import pytest
 from attention_course.classgrade.nbgrader_api import copy_course, release, source_assignments
 from tests.course import COURSE_ROOT, REFERENCE_FILE
 
-RELEASED = sorted(source_assignments())
+RELEASED = sorted(source_assignments(COURSE_ROOT))
 
 
 @pytest.fixture(scope="module")

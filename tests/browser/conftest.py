@@ -25,6 +25,7 @@ from attention_course.quiz.loading import load_bank
 from attention_course.quiz.notebooks import selfcheck_notebook
 from attention_course.quiz.selfcheck import build_selfcheck
 from tests.browser.lab import LabServer, start_lab
+from tests.course import BANK_DIR, COURSE_ROOT
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -136,7 +137,7 @@ def student_home(tmp_path_factory) -> Path:
     solutions) and partly done (classic mistakes), and the quizzes' self-check notebooks with
     the student's id filled in."""
     home = tmp_path_factory.mktemp("student-home")
-    samples = sample_notebooks(ASSIGNMENT)
+    samples = sample_notebooks(ASSIGNMENT, COURSE_ROOT)
     for folder, student in (
         ("untouched", "demo-stub"),
         ("completed", "demo-instructor"),
@@ -146,7 +147,7 @@ def student_home(tmp_path_factory) -> Path:
         nbformat.write(samples[student], home / folder / f"{ASSIGNMENT}.ipynb")
     (home / "quiz").mkdir()
     for quiz in QUIZZES:
-        nb = selfcheck_notebook(build_selfcheck(load_bank(quiz)))
+        nb = selfcheck_notebook(build_selfcheck(load_bank(quiz, BANK_DIR)))
         nb.cells[-1].source = nb.cells[-1].source.replace(
             'STUDENT_ID = ""', f'STUDENT_ID = "{STUDENT_ID}"'
         )

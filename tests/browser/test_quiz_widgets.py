@@ -11,6 +11,7 @@ from attention_course.quiz.variants import for_student
 from tests.browser.conftest import QUIZZES, STUDENT_ID, screenshot
 from tests.browser.lab import open_notebook, run_all
 from tests.browser.page_checks import LINES
+from tests.course import BANK_DIR
 
 # Marks, among the outputs, the innermost element showing each label; returns labels not found.
 MARK_LABELS = """(labels) => {
@@ -62,7 +63,7 @@ def _verdict(box) -> str:
 
 @pytest.mark.parametrize("quiz", QUIZZES)
 def test_quiz_widgets_show_every_choice_whole_and_check_answers(quiz, student_lab, page_factory):
-    bank = load_bank(quiz)
+    bank = load_bank(quiz, BANK_DIR)
     page = page_factory(student_lab)
     open_notebook(page, student_lab, f"quiz/{quiz}.selfcheck.ipynb")
     run_all(page, until="all")
