@@ -30,6 +30,8 @@ from attention_course.classgrade.nbgrader_api import (
 )
 from attention_course.classgrade.run import autograde_class  # noqa: E402
 
+COURSE_ROOT = Path(__file__).resolve().parent.parent  # this repository's course
+
 ASSIGNMENT = "attention_basics"
 
 
@@ -50,7 +52,7 @@ def main() -> None:
     print(f"class: {args.students} submissions of {ASSIGNMENT} (correct, partly wrong, stubs)")
     with tempfile.TemporaryDirectory() as tmp:
         for jobs in args.jobs:
-            root = copy_course(Path(tmp) / f"course-{jobs}")
+            root = copy_course(Path(tmp) / f"course-{jobs}", COURSE_ROOT)
             release(root=root)
             students = write_class(root, ASSIGNMENT, args.students)
             cpu = cpu_seconds()

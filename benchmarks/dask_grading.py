@@ -37,6 +37,8 @@ from attention_course.classgrade.nbgrader_api import copy_course  # noqa: E402
 from attention_course.classgrade.run import autograde_class  # noqa: E402
 from tests.pgserver import PostgresServer  # noqa: E402
 
+COURSE_ROOT = Path(__file__).resolve().parent.parent  # this repository's course
+
 ASSIGNMENT = "attention_basics"
 
 
@@ -94,7 +96,7 @@ def main() -> None:
     try:
         with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
             for workers in args.workers:
-                root = copy_course(Path(tmp) / f"dask-{workers}")
+                root = copy_course(Path(tmp) / f"dask-{workers}", COURSE_ROOT)
                 students = write_class(root, ASSIGNMENT, args.students)
                 start = time.perf_counter()
                 cluster = LocalCluster(
@@ -111,7 +113,7 @@ def main() -> None:
                 client.close()
                 cluster.close()
             for jobs in args.workers if args.local else []:
-                root = copy_course(Path(tmp) / f"local-{jobs}")
+                root = copy_course(Path(tmp) / f"local-{jobs}", COURSE_ROOT)
                 students = write_class(root, ASSIGNMENT, args.students)
                 label = f"local, {jobs} job{'s' if jobs > 1 else ''} "
                 grade(label, root, students, server, cpu, jobs=jobs, feedback=args.feedback)

@@ -37,7 +37,8 @@ from cputime import CpuClock  # noqa: E402
 
 from attention_course.classgrade.nbgrader_api import copy_course  # noqa: E402
 from attention_course.cli.samples import sample_notebooks  # noqa: E402
-from attention_course.course import COURSE_ROOT  # noqa: E402
+
+COURSE_ROOT = Path(__file__).resolve().parent.parent  # this repository's course
 
 BIN = Path(sys.executable).parent
 KINDS = ("demo-instructor", "demo-partial", "demo-stub")
@@ -124,7 +125,7 @@ def bare_kernel(tmp: Path, assignment: str, count: int, cpu: CpuClock) -> Row:
 
 
 def ours(tmp: Path, assignment: str, count: int, jobs: int, feedback: bool, cpu: CpuClock) -> Row:
-    root = copy_course(tmp / f"ours-{jobs}-{int(feedback)}")
+    root = copy_course(tmp / f"ours-{jobs}-{int(feedback)}", COURSE_ROOT)
     write_class(root, assignment, count)
     cli = str(BIN / "attention-course")
     subprocess.run([cli, "release", assignment, "--course", str(root)], capture_output=True)

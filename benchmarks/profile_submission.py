@@ -38,6 +38,8 @@ from attention_course.classgrade.nbgrader_api import (  # noqa: E402
 )
 from attention_course.cli.samples import sample_notebooks  # noqa: E402
 
+COURSE_ROOT = Path(__file__).resolve().parent.parent  # this repository's course
+
 ASSIGNMENT = "attention_basics"
 STEPS: dict[str, list[tuple[float, float]]] = defaultdict(list)
 
@@ -74,7 +76,7 @@ def main() -> None:
     ):
         cls.preprocess = timed(name, cls.preprocess)
     with tempfile.TemporaryDirectory() as tmp:
-        root = copy_course(Path(tmp) / "course")
+        root = copy_course(Path(tmp) / "course", COURSE_ROOT)
         register(ASSIGNMENT, root)
         nb = sample_notebooks(ASSIGNMENT, root)[args.kind]
         students = [f"p{i:02d}" for i in range(args.students)]

@@ -395,7 +395,7 @@ def attacked_class():
         pytest.fail(f"no sandbox on this machine: {jail.probe().detail}")
     before = _tree_hash(_protected())
     base = Path(tempfile.mkdtemp(prefix="attention-attacks-", dir="/var/tmp"))
-    course = copy_course(base / "course")
+    course = copy_course(base / "course", COURSE_ROOT)
     listener = Listener()
     marker = f"NET-{uuid.uuid4().hex[:8]}"
     try:

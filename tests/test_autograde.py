@@ -8,7 +8,7 @@ import pytest
 from attention_course.classgrade.nbgrader_api import gradebook_scores
 from attention_course.cli.samples import HOSTILE, PARTIAL, PARTIAL_UNAFFECTED
 from attention_course.grading.graders import grade_file
-from tests.course import ASSIGNMENTS, BANK_DIR, QUIZ_ASSIGNMENT, grade_cell_id
+from tests.course import ASSIGNMENTS, BANK_DIR, COURSE_ROOT, QUIZ_ASSIGNMENT, grade_cell_id
 
 NAMES = sorted(ASSIGNMENTS)
 
@@ -186,7 +186,7 @@ def test_an_unanswered_and_a_half_answered_quiz(tmp_path):
     from attention_course.quiz.variants import for_student
     from tests.course import GRADED_QUIZZES
 
-    root = copy_course(tmp_path / "course")
+    root = copy_course(tmp_path / "course", COURSE_ROOT)
     released = root / "release" / QUIZ_ASSIGNMENT / f"{QUIZ_ASSIGNMENT}.ipynb"
     half = {}
     for quiz in GRADED_QUIZZES:

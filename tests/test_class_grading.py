@@ -86,7 +86,7 @@ def _stripped(nb, keep_functions: bool = True):
 def fresh_course(prefix: str) -> Path:
     """A course as a fresh clone has it: source/, release/, nbgrader_config.py, no gradebook."""
     base = Path(tempfile.mkdtemp(prefix=prefix, dir="/var/tmp"))
-    return copy_course(base / "course")
+    return copy_course(base / "course", COURSE_ROOT)
 
 
 def write_class(course: Path, count: int, prefix: str = "s") -> dict[str, Path]:
@@ -247,7 +247,7 @@ def test_kill_9_mid_class_then_rerun_grades_each_submission_once(graded_course):
 
 
 def test_unknown_student_and_empty_class_are_one_line_errors(tmp_path):
-    course = copy_course(tmp_path / "course")
+    course = copy_course(tmp_path / "course", COURSE_ROOT)
     proc = run_cli("autograde", ASSIGNMENT, "--course", str(course))
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1
     assert "no submissions in" in proc.stderr

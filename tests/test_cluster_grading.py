@@ -23,6 +23,7 @@ from attention_course.classgrade.gradebook import DB_ENV
 from attention_course.classgrade.nbgrader_api import gradebook_scores
 from attention_course.classgrade.run import autograde_class
 from attention_course.cli.samples import sample_notebooks
+from tests.course import COURSE_ROOT
 from tests.test_class_grading import (
     ASSIGNMENT,
     CLI,
@@ -206,7 +207,7 @@ def test_a_worker_killed_while_grading_leaves_every_submission_graded_exactly_on
 def test_an_unreachable_scheduler_is_a_one_line_error_before_any_grading(tmp_path):
     from attention_course.classgrade.nbgrader_api import copy_course
 
-    course = copy_course(tmp_path / "course")
+    course = copy_course(tmp_path / "course", COURSE_ROOT)
     write_class(course, 1)
     env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
     env.update(PATH="/usr/bin:/bin", DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT="2s")

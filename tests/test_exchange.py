@@ -19,6 +19,7 @@ import pytest
 
 from attention_course.classgrade.nbgrader_api import copy_course, gradebook_scores
 from attention_course.cli.samples import sample_notebooks
+from tests.course import COURSE_ROOT
 
 ASSIGNMENT = "attention_basics"
 BIN = Path(sys.executable).parent
@@ -39,7 +40,7 @@ def run(argv: list[str], cwd: Path, user: str, config: Path | None = None):
 def round_trip():
     base = Path(tempfile.mkdtemp(prefix="attention-exchange-", dir="/var/tmp"))
     try:
-        course = copy_course(base / "course")
+        course = copy_course(base / "course", COURSE_ROOT)
         (course / "exchange").mkdir(mode=0o777)  # the exchange (README: shared, writable)
         nbgrader, attention = str(BIN / "nbgrader"), str(BIN / "attention-course")
         run([attention, "release", ASSIGNMENT, "--course", str(course)], course, "teacher")

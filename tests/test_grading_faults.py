@@ -19,11 +19,13 @@ import sys
 import nbformat
 import pytest
 
-import grader_tests.test_causal_mask as causal_mask_grader
+from attention_course.grading import course_graders
 from attention_course.grading import runner as run_graders
 from attention_course.grading.graders import GradingError, grade_file
 from attention_course.sandbox import confined
-from tests.course import COURSE_ROOT, REFERENCE_FILE
+from tests.course import COURSE, COURSE_ROOT, REFERENCE_FILE
+
+causal_mask_grader = course_graders.grader(COURSE, "causal_mask")
 
 ASSIGNMENT = "attention_basics"
 
@@ -71,9 +73,9 @@ def test_a_grader_that_raises_is_a_fault(monkeypatch, exc):
 
 
 def test_the_error_names_the_first_five_faults(monkeypatch):
-    import grader_tests.test_softmax as softmax_grader
+    softmax_grader = course_graders.grader(COURSE, "softmax")
 
-    tests, _ = run_graders.load("softmax")
+    tests, _ = run_graders.load(COURSE, "softmax")
     assert len(tests) > 5
     monkeypatch.setattr(softmax_grader, "expect_close", _raise(KeyError("a grader bug")))
     with pytest.raises(GradingError) as found:
@@ -98,7 +100,7 @@ def test_a_grader_file_that_does_not_import_is_a_fault(stub, monkeypatch):
 
 
 def test_a_function_no_grader_test_ran_for_is_a_fault(stub, monkeypatch):
-    tests, calls = run_graders.load("causal_mask")
+    tests, calls = run_graders.load(COURSE, "causal_mask")
     monkeypatch.setitem(run_graders._MODULES, "causal_mask", ([], calls))
     with pytest.raises(GradingError, match="no grader test ran for causal_mask"):
         _grade_here(REFERENCE_FILE, ("softmax", "causal_mask"))
@@ -242,7 +244,7 @@ def test_autograde_records_no_score_and_grades_it_next_time(tmp_path_factory, mo
     from attention_course.cli import main as cli
     from attention_course.cli.samples import fill
 
-    root = copy_course(tmp_path_factory.mktemp("faults") / "course")
+    root = copy_course(tmp_path_factory.mktemp("faults") / "course", COURSE_ROOT)
     folder = root / "submitted" / "idle" / ASSIGNMENT
     folder.mkdir(parents=True)
     released = root / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"

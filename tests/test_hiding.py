@@ -41,7 +41,7 @@ except OSError as exc:
 
 
 def test_graded_course_is_the_root_of_the_working_folder(tmp_path):
-    course = copy_course(tmp_path / "course")
+    course = copy_course(tmp_path / "course", COURSE_ROOT)
     folder = course / "autograded" / "someone" / ASSIGNMENT
     assert graded_course(folder) == [course]
     assert graded_course(tmp_path / "elsewhere" / "a" / "b") == []  # not a course folder
@@ -54,7 +54,7 @@ def course_in_python(monkeypatch):
     base = Path(tempfile.mkdtemp(prefix="attention-hiding-", dir="/var/tmp"))
     base.chmod(0o755)  # readable by everybody, as a shared installation is
     try:
-        course = copy_course(base / "course")
+        course = copy_course(base / "course", COURSE_ROOT)
         real = jail.python_paths
         monkeypatch.setattr(jail, "python_paths", lambda: [*real(), str(base)])
         yield course
@@ -93,7 +93,7 @@ def test_student_code_cannot_read_a_course_inside_a_mounted_folder(course_in_pyt
 def test_the_same_theft_works_where_the_course_is_readable(tmp_path):
     """The theft itself works (so the test above shows hiding, not a broken theft): run
     without the sandbox, where the course can be read, it gets softmax's full marks."""
-    course = copy_course(tmp_path / "course")
+    course = copy_course(tmp_path / "course", COURSE_ROOT)
     nb = _notebook(course)
     resources = {
         "nbgrader": {"assignment": ASSIGNMENT, "notebook": ASSIGNMENT, "student": "thief"},

@@ -19,6 +19,7 @@ import pytest
 from attention_course.classgrade.gradebook import DB_ENV, SubmissionLocks
 from attention_course.classgrade.nbgrader_api import gradebook_settings
 from attention_course.classgrade.run import autograde_class
+from tests.course import COURSE_ROOT
 from tests.test_class_grading import ASSIGNMENT, CLI, expected_total, fresh_course, write_class
 from tests.test_cluster_grading import scores_in, submission_rows
 
@@ -224,7 +225,7 @@ def test_release_records_the_assignments_in_a_new_postgresql_database(disjoint, 
 def test_a_gradebook_that_cannot_be_reached_is_a_one_line_error(postgres, tmp_path, db, words):
     from attention_course.classgrade.nbgrader_api import copy_course
 
-    course = copy_course(tmp_path / "course")
+    course = copy_course(tmp_path / "course", COURSE_ROOT)
     db = db.format(server=postgres.url("postgres").rsplit("/", 1)[0])
     proc = cli("scores", ASSIGNMENT, "--course", str(course), "--db", db)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr

@@ -53,7 +53,7 @@ def test_grader_cells_are_the_grade_cells_naming_a_grader():
 
 def test_graded_cells_get_feedback_and_a_plain_float(tmp_path):
     """Every grade cell's outputs are replaced: its PASS/FAIL lines, then the score alone."""
-    course = copy_course(tmp_path / "course")
+    course = copy_course(tmp_path / "course", COURSE_ROOT)
     nb = _source()
     for cell in nb.cells:
         if cell.metadata.get("nbgrader", {}).get("grade_id") == "causal_mask":
@@ -119,7 +119,7 @@ def test_check_submission_refuses_a_link(tmp_path):
 
 
 def test_restore_metadata_by_function_name(tmp_path):
-    course = copy_course(tmp_path / "course")
+    course = copy_course(tmp_path / "course", COURSE_ROOT)
     folder = course / "submitted" / "s" / ASSIGNMENT
     released = nbformat.read(course / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4)
     keep = nbformat.v4.new_notebook(cells=released.cells)
@@ -172,7 +172,7 @@ def test_the_graders_hide_the_course_of_the_notebook_not_of_the_working_director
     resources say where), wherever the grading process was started."""
     from attention_course.grading import preprocessors
 
-    course = copy_course(tmp_path / "course")
+    course = copy_course(tmp_path / "course", COURSE_ROOT)
     seen = {}
 
     class Stop(Exception):

@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from attention_course.quiz import formulas
 from attention_course.quiz.loading import bank_files, check_bank_file, load_bank
 from attention_course.quiz.model import QUESTION_TYPES
 from attention_course.quiz.variants import instantiate, variant_parameters
-from quiz import formulas
 from tests import course
 from tests.course import BANK_DIR
 

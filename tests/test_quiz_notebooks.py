@@ -141,6 +141,7 @@ def autograded(tmp_path_factory: pytest.TempPathFactory) -> dict:
     config = Config()
     config.CourseDirectory.root = str(root)
     config.CourseDirectory.course_id = "quiz-test"
+    config.GradeQuizAnswers.bank_dir = str(BANK_DIR)  # a bare nbgrader course: no course.toml
     config.CourseDirectory.db_url = f"sqlite:///{root / 'gradebook.db'}"
     config.Autograde.autograde_preprocessors = [
         Execute,

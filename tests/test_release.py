@@ -16,7 +16,7 @@ RELEASED = sorted(source_assignments(COURSE_ROOT))
 
 @pytest.fixture(scope="module")
 def regenerated(tmp_path_factory):
-    root = copy_course(tmp_path_factory.mktemp("release"))
+    root = copy_course(tmp_path_factory.mktemp("release"), COURSE_ROOT)
     for path in (root / "release").iterdir():
         if path.is_dir():
             import shutil

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from attention_course.classgrade.nbgrader_api import copy_course, gradebook_scores
+from tests.course import COURSE_ROOT
 
 ACCOUNT = "attention-grader"
 
@@ -81,7 +82,7 @@ def test_an_ordinary_account_grades_like_root(account, graded_class):
     base = Path(tempfile.mkdtemp(prefix="attention-account-", dir="/var/tmp"))
     try:
         base.chmod(0o755)
-        course = copy_course(base / "course")
+        course = copy_course(base / "course", COURSE_ROOT)
         home = base / "home"
         home.mkdir()
         for path in [base / "course", home, *base.rglob("*")]:

@@ -83,7 +83,7 @@ def _quiz_settings(args: argparse.Namespace):
 
 def _banks(args: argparse.Namespace) -> Path:
     """The bank folder: --banks, else the course's."""
-    return _banks(args) if _banks(args) is not None else _quiz_settings(args).banks
+    return args.banks if args.banks is not None else _quiz_settings(args).banks
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
