@@ -14,7 +14,7 @@ from attention_course.cli.main import build_parser, main
 from attention_course.quiz.loading import load_bank
 from attention_course.quiz.samples import correct_answer, wrong_answer
 from attention_course.quiz.variants import for_student
-from tests.course import BANK_DIR
+from tests.course import BANK_DIR, COURSE_ROOT
 
 
 def _answers(quiz: str, student: str, pick=correct_answer) -> dict:
@@ -189,6 +189,7 @@ def test_bad_input_is_one_line(
     argv: list[str], message: str, capsys, tmp_path, monkeypatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ATTENTION_COURSE_DIR", str(COURSE_ROOT))  # the course, from elsewhere
     assert main(argv) == 2
     lines = capsys.readouterr().err.splitlines()
     assert all(line.startswith("attention-course: error: ") for line in lines)

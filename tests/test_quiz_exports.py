@@ -15,7 +15,7 @@ from jupyterquiz.dynamic.loader import load_questions_script
 from pygiftparser import parser as gift_parser
 from pygiftparser.utils import transformSpecials
 
-from attention_course.cli import main
+from attention_course.cli.main import main
 from attention_course.quiz.export_gift import escape, gift_number, to_gift
 from attention_course.quiz.export_jupyterquiz import TYPES, to_jupyterquiz
 from attention_course.quiz.export_qti import md

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from attention_course.cli import main
+from attention_course.cli.main import main
 
 GOOD = {
     "quiz": "tiny",
