@@ -24,7 +24,7 @@ import pytest
 
 from attention_course.grading.graders import GradeReport
 from tests.conftest import grade_reference_variants
-from tests.course import ASSIGNMENTS
+from tests.course import ASSIGNMENTS, COURSE
 
 CATALOGUE = Path(__file__).resolve().parent / "catalogue"
 WRONG = sorted((CATALOGUE / "wrong").glob("*.py"))
@@ -121,7 +121,7 @@ def test_every_grader_test_is_named_by_a_precise_wrong_implementation():
         if e.kind == "wrong" and e.path.stem not in BROAD
         for test in e.caught_by
     }
-    tests = {(f, t.name) for f in ASSIGNMENT_OF for t in load(f)[0]}
+    tests = {(f, t.name) for f in ASSIGNMENT_OF for t in load(COURSE, f)[0]}
     assert len(tests) >= 60
     assert not sorted(tests - named), "named by no precise wrong implementation"
 

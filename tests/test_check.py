@@ -91,4 +91,4 @@ def test_assignment_flag_overrides(instructor_notebooks):
 
 def test_unknown_assignment_flag_is_a_usage_error(instructor_notebooks):
     proc = run_check(instructor_notebooks["attention_basics"], "--assignment", "nope")
-    assert proc.returncode == 2 and "invalid choice" in proc.stderr
+    assert proc.returncode == 2 and "unknown assignment 'nope'" in proc.stderr

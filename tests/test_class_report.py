@@ -199,12 +199,13 @@ def test_bad_input_is_one_line(graded_class, tmp_path):
     root, _ = graded_class
     for args, message in (
         (["report", "attention_basics", "--course", tmp_path], "not a course folder"),
-        (["report", "nope", "--course", root], "invalid choice"),
+        (["report", "nope", "--course", root], "unknown assignment 'nope'"),
     ):
         proc = cli(*args)
         assert proc.returncode == 2 and message in proc.stderr, proc.stderr
         assert "Traceback" not in proc.stderr
     shutil.copy(root / "nbgrader_config.py", tmp_path)
+    shutil.copy(root / "course.toml", tmp_path)
     proc = cli("report", "attention_basics", "--course", tmp_path)
     assert proc.returncode == 2 and "no gradebook at" in proc.stderr
     assert not (tmp_path / "gradebook.db").exists()  # not created by looking

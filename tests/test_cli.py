@@ -39,8 +39,8 @@ def test_every_command_has_help(command):
     [
         (["release", "no_such_assignment"], "no assignment 'no_such_assignment'"),
         (["autograde", "attention_basics", "--student", "nobody"], "no submission in"),
-        (["autograde", "no_such_assignment"], "invalid choice"),
-        (["scores", "no_such_assignment"], "invalid choice"),
+        (["autograde", "no_such_assignment"], "unknown assignment"),
+        (["scores", "no_such_assignment"], "unknown assignment"),
         (["no_such_command"], "invalid choice"),
         (["student-config", __file__], "exists and is not a folder"),
     ],

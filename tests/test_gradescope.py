@@ -15,8 +15,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
+import attention_course
 from attention_course.cli.samples import fill, sample_notebooks
 from attention_course.integrations.gradescope import build_autograder
+from attention_course.integrations.wheel import wheel_name
 from tests.course import ASSIGNMENTS, COURSE_ROOT, REFERENCE_FILE
 from tests.test_notebooks import cell_points
 
@@ -56,7 +58,7 @@ VISIBILITY = {"hidden", "after_due_date", "after_published", "visible"}
 @pytest.fixture(scope="module")
 def autograder_zip(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("gradescope") / "autograder.zip"
-    build_autograder(ASSIGNMENT, path)
+    build_autograder(ASSIGNMENT, path, COURSE_ROOT)
     return path
 
 
@@ -276,12 +278,13 @@ raise RuntimeError("seen: " + repr(seen))
 def test_the_grading_code_is_the_zips(autograder_zip, tmp_path):
     root = stand_in_root(autograder_zip, tmp_path, {})
     _, stdout = run_autograder(root)
-    assert f"grading code: {root / 'source' / 'course'}" in stdout
+    assert f"course: {root / 'source' / 'course'}" in stdout
+    assert f"graded by attention-course {attention_course.__version__}" in stdout
 
 
 def test_zip_holds_what_grading_needs_and_is_reproducible(autograder_zip, tmp_path):
     again = tmp_path / "again.zip"
-    build_autograder(ASSIGNMENT, again)
+    build_autograder(ASSIGNMENT, again, COURSE_ROOT)
     assert again.read_bytes() == autograder_zip.read_bytes()
     with zipfile.ZipFile(autograder_zip) as archive:
         names = set(archive.namelist())
@@ -292,7 +295,9 @@ def test_zip_holds_what_grading_needs_and_is_reproducible(autograder_zip, tmp_pa
     assert modes["setup.sh"] == modes["run_autograder"] == 0o755
     graders = {n for n in names if n.startswith("course/grader_tests/test_")}
     assert graders == {f"course/grader_tests/test_{f}.py" for f in ASSIGNMENTS[ASSIGNMENT].graded}
-    assert "course/grader_tests/reference.py" in names and "course/pyproject.toml" in names
+    assert "course/grader_tests/reference.py" in names and "course/course.toml" in names
+    assert wheel_name() in names  # the engine: the same wheel every deployment installs
+    assert not [n for n in names if n.startswith("course/attention_course")]
     assert not [
         n for n in names if n.startswith(("course/source", "course/release", "course/quiz"))
     ]
@@ -304,6 +309,7 @@ def test_zip_holds_what_grading_needs_and_is_reproducible(autograder_zip, tmp_pa
             "scaled_dot_product_attention": 15.0,
             "causal_mask": 5.0,
         },
+        "engine": attention_course.__version__,
     }
     import numpy
 
@@ -329,4 +335,4 @@ def test_cli_builds_the_zip_and_reports_bad_input(tmp_path):
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "not a course folder" in proc.stderr
     proc = subprocess.run([*cli, "attention_quiz"], capture_output=True, text=True)
-    assert proc.returncode == 2 and "invalid choice" in proc.stderr
+    assert proc.returncode == 2 and "unknown assignment 'attention_quiz'" in proc.stderr

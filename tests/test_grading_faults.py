@@ -93,15 +93,17 @@ def test_a_worker_that_cannot_start_is_a_fault(stub, monkeypatch):
 
 
 def test_a_grader_file_that_does_not_import_is_a_fault(stub, monkeypatch):
-    monkeypatch.delitem(run_graders._MODULES, "causal_mask", raising=False)
-    monkeypatch.setitem(sys.modules, "grader_tests.test_causal_mask", None)  # import fails
+    key = (str(COURSE.grader_dir), "causal_mask")
+    monkeypatch.delitem(run_graders._MODULES, key, raising=False)
+    name = f"{course_graders.package(COURSE)}.test_causal_mask"
+    monkeypatch.setitem(sys.modules, name, None)  # import fails
     with pytest.raises(GradingError, match="test_causal_mask.py: could not be collected"):
         _grade_here(stub, ("softmax", "causal_mask"))
 
 
 def test_a_function_no_grader_test_ran_for_is_a_fault(stub, monkeypatch):
     tests, calls = run_graders.load(COURSE, "causal_mask")
-    monkeypatch.setitem(run_graders._MODULES, "causal_mask", ([], calls))
+    monkeypatch.setitem(run_graders._MODULES, (str(COURSE.grader_dir), "causal_mask"), ([], calls))
     with pytest.raises(GradingError, match="no grader test ran for causal_mask"):
         _grade_here(REFERENCE_FILE, ("softmax", "causal_mask"))
 

@@ -112,10 +112,12 @@ def test_a_cell_gets_its_share_of_points_and_nothing_without_tests():
 
 
 def test_graders_are_found_from_any_working_folder(monkeypatch, tmp_path):
-    """Grading in process imports the graders from the course, whatever the working folder and
-    the import path of the process that grades (`check` run from anywhere)."""
+    """Grading in process imports the graders from the course it is given, by path, whatever
+    the working folder and the import path of the process that grades (`check` run from
+    anywhere)."""
     from pathlib import Path
 
+    from attention_course.course import Course
     from attention_course.grading.graders import grade_file
 
     monkeypatch.chdir(tmp_path)
@@ -124,9 +126,14 @@ def test_graders_are_found_from_any_working_folder(monkeypatch, tmp_path):
     for name in ("grader_tests", "attention_course.grading.runner"):
         monkeypatch.delitem(sys.modules, name, raising=False)
     report = grade_file(
-        REFERENCE_FILE, "attention_basics", functions=["causal_mask"], in_process=True
+        REFERENCE_FILE,
+        "attention_basics",
+        functions=["causal_mask"],
+        in_process=True,
+        course=Course.load(COURSE_ROOT),
     )
     assert report.score == report.max_score > 0
+    assert "grader_tests" not in sys.modules  # imported by path, under a name of its own
 
 
 def test_the_graders_pytest_process_sandboxes_the_worker_unless_told(tmp_path):

@@ -159,7 +159,9 @@ def test_settings_come_from_the_course_configuration(tmp_path, monkeypatch):
 
     seen = []
     real = grading._run_graders
-    monkeypatch.setattr(grading, "_run_graders", lambda args: seen.append(args) or real(args))
+    monkeypatch.setattr(
+        grading, "_run_graders", lambda course, args: seen.append(args) or real(course, args)
+    )
     nb = _source()
     GradeOutOfKernel().preprocess(nb, _resources(tmp_path / "autograded" / "s" / ASSIGNMENT))
     assert len(seen) == 1 and "--unsandboxed" not in seen[0]

@@ -9,7 +9,7 @@ import pytest
 
 from attention_course.cli.samples import sample_notebooks
 from attention_course.grading.graders import grade_file
-from tests.course import ASSIGNMENTS, REFERENCE_FILE
+from tests.course import ASSIGNMENTS, COURSE_ROOT, REFERENCE_FILE
 from tests.test_catalogue import ASSIGNMENT_OF, ENTRIES
 
 
@@ -27,7 +27,7 @@ def _same(path, assignment, functions=None):
 )
 def test_sample_class(tmp_path, assignment, student):
     path = tmp_path / f"{assignment}.ipynb"
-    nbformat.write(sample_notebooks(assignment)[student], path)
+    nbformat.write(sample_notebooks(assignment, COURSE_ROOT)[student], path)
     _same(path, assignment)
 
 
