@@ -76,7 +76,7 @@ class Lab:
             "--no-browser",
             f"--port={self.port}",
             "--port-retries=0",
-            f"--ServerApp.token={self.token}",
+            f"--IdentityProvider.token={self.token}",  # ServerApp.token: deprecated
             "--ServerApp.ip=127.0.0.1",
         ]
         env = account.env(PATH=f"{venv.bin}:/usr/bin:/bin", **{CONFIG_VARIABLE: str(config)})
