@@ -24,7 +24,7 @@ import pytest
 
 from attention_course.assignments import COURSE_ROOT
 from attention_course.student_config import INSTRUCTOR_PLUGINS
-from tests.deploy.conftest import shared_folder
+from tests.deploy.conftest import clean_env, shared_folder
 
 COURSE_ID = "attention-course-deploy"
 ASSIGNMENT = "attention_basics"
@@ -162,7 +162,7 @@ def test_students_launch_jupyterlab_again_and_again_from_a_folder_they_cannot_wr
         [engine_venv.command("attention-course"), "student-config", str(config)]
         + ["--course-id", COURSE_ID, "--exchange", str(exchange), "--course", str(COURSE_ROOT)],
         cwd=tmp_path,
-        env=account.env(),  # no PYTHONPATH, no Jupyter variables; root's own umask below
+        env=clean_env(),  # no PYTHONPATH, no Jupyter variables
         capture_output=True,
         text=True,
         umask=0o077,  # a careful root's: the folder must still be readable by students
