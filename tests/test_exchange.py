@@ -1,7 +1,8 @@
 """A class through nbgrader's exchange, as the README tells instructors and students to run it.
 
 One course folder (the instructor) and two students, each with only the configuration
-`attention-course student-config` writes: release, fetch, fill in, submit, collect,
+`attention-course student-config` writes (on JUPYTER_CONFIG_PATH, their own ~/.jupyter
+besides): release, fetch, fill in, submit, collect,
 `attention-course autograde` (which writes the feedback), release the feedback, fetch it.
 """
 
@@ -29,8 +30,8 @@ STUDENTS = {"alice": "demo-instructor", "bob": "demo-partial"}
 def run(argv: list[str], cwd: Path, user: str, config: Path | None = None):
     env = {k: v for k, v in os.environ.items() if not k.startswith("JUPYTER")}
     env.update(USER=user, LOGNAME=user, HOME=str(cwd), PATH=f"{BIN}:/usr/bin:/bin")
-    if config is not None:
-        env["JUPYTER_CONFIG_DIR"] = str(config)
+    if config is not None:  # the students' configuration, as the README says to set it
+        env["JUPYTER_CONFIG_PATH"] = str(config)
     proc = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, f"{' '.join(argv)}:\n{proc.stdout}\n{proc.stderr}"
     return proc
@@ -46,12 +47,12 @@ def round_trip():
         run([attention, "release", ASSIGNMENT, "--course", str(course)], course, "teacher")
         run([nbgrader, "release_assignment", ASSIGNMENT], course, "teacher")
         samples = sample_notebooks(ASSIGNMENT, course)
+        config = base / "student-jupyter"
+        run([attention, "student-config", str(config), "--course", str(course)], base, "teacher")
         homes = {}
         for student, kind in STUDENTS.items():
             home = base / student
             home.mkdir()
-            config = home / ".jupyter"
-            run([attention, "student-config", str(config), "--course", str(course)], home, student)
             run([nbgrader, "fetch_assignment", ASSIGNMENT], home, student, config)
             fetched = home / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
             nb = nbformat.read(fetched, 4)

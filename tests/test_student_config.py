@@ -1,9 +1,11 @@
-"""The students' Jupyter configuration (JupyterLab shows it in tests/browser/test_student.py)."""
+"""The students' Jupyter configuration (JupyterLab shows it in tests/browser/test_student.py;
+tests/deploy/test_student_jupyter.py runs it as students do, from a folder they cannot write)."""
 
 from __future__ import annotations
 
 import json
-import re
+import os
+import stat
 import subprocess
 import sys
 
@@ -38,20 +40,60 @@ def test_student_config_defaults_to_the_courses_settings(tmp_path):
     assert nbgrader == {"CourseDirectory": {"course_id": course_id}, "Exchange": {"root": exchange}}
 
 
-def test_the_jupyter_server_reads_it(tmp_path):
-    write_student_config(tmp_path)
-    env = {"JUPYTER_CONFIG_DIR": str(tmp_path), "PATH": ""}
+# What the server, JupyterLab and nbgrader make of their configuration (the server's own
+# search for extensions, as `jupyter lab` starts it; `jupyter server extension list` shows only
+# the user, environment and system folders, never JUPYTER_CONFIG_PATH's).
+PROBE = """
+import json
+from jupyter_server.serverapp import ServerApp
+from jupyterlab_server.config import get_static_page_config
+from nbgrader.apps.baseapp import NbGrader
+
+server = ServerApp()
+server.find_server_extensions()
+nbgrader = NbGrader()
+nbgrader.load_config_file()
+print(json.dumps({
+    "extensions": server.jpserver_extensions,
+    "disabled": get_static_page_config().get("disabledExtensions", {}),
+    "nbgrader": [nbgrader.config.CourseDirectory.course_id, nbgrader.config.Exchange.root],
+}))
+"""
+
+
+def test_the_server_lab_and_nbgrader_read_it_on_the_config_path(tmp_path):
+    config = tmp_path / "student-jupyter"
+    write_student_config(config, "a-course", "/srv/exchange")
+    own = tmp_path / "home" / ".jupyter"  # the student's own, writable configuration
+    env = {"JUPYTER_CONFIG_PATH": str(config), "JUPYTER_CONFIG_DIR": str(own), "PATH": ""}
     proc = subprocess.run(
-        [sys.executable, "-m", "jupyter_server", "extension", "list"],
+        [sys.executable, "-c", PROBE],
         capture_output=True,
         text=True,
         env=env,
+        cwd=tmp_path,
         check=True,
     )
-    listing = proc.stdout + proc.stderr
-    section = listing.split(f"Config dir: {tmp_path}")[1].split("Config dir:")[0]
-    assert re.search(r"nbgrader\.server_extensions\.formgrader \S*disabled", section), section
-    assert re.search(r"attention_course\.jupyter_validate \S*enabled", section), section
+    found = json.loads(proc.stdout.splitlines()[-1])
+    assert found["extensions"]["nbgrader.server_extensions.formgrader"] is False
+    assert found["extensions"]["nbgrader.server_extensions.course_list"] is False
+    assert found["extensions"]["nbgrader.server_extensions.assignment_list"] is True
+    assert found["extensions"]["attention_course.jupyter_validate"] is True
+    assert {p for p, off in found["disabled"].items() if off} >= set(INSTRUCTOR_PLUGINS)
+    assert found["nbgrader"] == ["a-course", "/srv/exchange"]
+    assert not own.exists()  # read from the config path, nothing written for it
+
+
+def test_everybody_can_read_it_whatever_the_umask(tmp_path):
+    old = os.umask(0o077)
+    try:
+        files = write_student_config(tmp_path / "srv" / "student-jupyter", "c", "/x")
+    finally:
+        os.umask(old)
+    for path in files:
+        assert stat.S_IMODE(path.stat().st_mode) == 0o644, path
+    for folder in (tmp_path / "srv", tmp_path / "srv" / "student-jupyter", files[1].parent):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o755, folder
 
 
 def test_cli_writes_the_folder(tmp_path):
@@ -61,5 +103,6 @@ def test_cli_writes_the_folder(tmp_path):
         text=True,
     )
     assert proc.returncode == 0, proc.stderr
-    assert f"JUPYTER_CONFIG_DIR={tmp_path / 's'}" in proc.stdout
+    assert f"JUPYTER_CONFIG_PATH={tmp_path / 's'} jupyter lab" in proc.stdout
+    assert "JUPYTER_CONFIG_DIR" not in proc.stdout
     assert (tmp_path / "s" / "labconfig" / "page_config.json").exists()

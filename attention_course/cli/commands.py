@@ -211,10 +211,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "student-config",
         help="write the students' Jupyter configuration (no instructor tools)",
-        description="Write a Jupyter configuration folder for students: JupyterLab started "
-        "with JUPYTER_CONFIG_DIR=FOLDER shows the Assignments tab and the Validate button "
-        "(which answers with the failing check first), not formgrader, Create Assignment or "
-        "the course list; nbgrader finds the course's exchange.",
+        description="Write a Jupyter configuration folder for students, readable by "
+        "everybody: JupyterLab started with JUPYTER_CONFIG_PATH=FOLDER shows the Assignments "
+        "tab and the Validate button (which answers with the failing check first), not "
+        "formgrader, Create Assignment or the course list; nbgrader finds the course's "
+        "exchange. Students need not be able to write it (their own ~/.jupyter keeps their "
+        "workspaces and settings).",
     )
     p.add_argument("folder", type=Path, metavar="FOLDER", help="the folder to write")
     p.add_argument("--course-id", help="nbgrader course id (default: nbgrader_config.py's)")

@@ -244,5 +244,11 @@ def student_config(args: argparse.Namespace) -> int:
         raise UserError(f"{args.folder}: cannot write ({exc.strerror})") from None
     for path in files:
         print(f"wrote {path}")
-    print(f"Students start JupyterLab with: JUPYTER_CONFIG_DIR={args.folder} jupyter lab")
+    folder = args.folder.resolve()
+    print(
+        f"Students start JupyterLab with: JUPYTER_CONFIG_PATH={folder} jupyter lab\n"
+        "Set JUPYTER_CONFIG_PATH for every student (on JupyterHub in the spawner's environment, "
+        "c.Spawner.environment; otherwise in /etc/profile.d/). The folder is read, never "
+        "written: each student's workspaces and settings stay in their own ~/.jupyter."
+    )
     return 0

@@ -2,9 +2,16 @@
 
 nbgrader installs every extension for everybody, so students see formgrader, "Create
 Assignment" and the course list in JupyterLab. `write_student_config` writes a Jupyter
-configuration folder for students: a JupyterLab started with `JUPYTER_CONFIG_DIR` set to it shows
-the Assignments tab and the Validate button (answering with the failing check first, see
-jupyter_validate.py) and none of the instructor tools, and nbgrader finds the course's exchange.
+configuration folder for students, read-only for them: a JupyterLab started with the folder on
+`JUPYTER_CONFIG_PATH` shows the Assignments tab and the Validate button (answering with the
+failing check first, see jupyter_validate.py) and none of the instructor tools, and nbgrader
+(its JupyterLab extensions and `nbgrader fetch_assignment`/`submit`) finds the course's exchange.
+
+`JUPYTER_CONFIG_PATH` is Jupyter's extra search path, read first: every folder on it is read
+for the server's `jupyter_server_config.json`, JupyterLab's `labconfig/page_config.json` and
+`nbgrader_config.json`, and is never written. Each student keeps their own writable
+configuration folder (`JUPYTER_CONFIG_DIR`, by default ~/.jupyter), where JupyterLab saves
+workspaces and settings. The folder is not meant as `JUPYTER_CONFIG_DIR`: Jupyter writes there.
 """
 
 from __future__ import annotations
@@ -38,6 +45,11 @@ def course_settings(root: Path | None = None) -> tuple[str, str]:
     return config.CourseDirectory.course_id, config.Exchange.root
 
 
+# Everybody reads the folder; only its owner (the instructor, or root) writes it.
+FOLDER_MODE = 0o755
+FILE_MODE = 0o644
+
+
 def write_student_config(
     dest: Path,
     course_id: str | None = None,
@@ -46,7 +58,8 @@ def write_student_config(
 ) -> list[Path]:
     """Write the students' Jupyter configuration folder `dest`; returns the files written.
 
-    `course_id` and `exchange` default to the course's (nbgrader_config.py).
+    `course_id` and `exchange` default to the course's (nbgrader_config.py). The folders it
+    makes and the files it writes are readable by everybody, whatever the umask.
     """
     if course_id is None or exchange is None:
         default_id, default_exchange = course_settings(root or find_course().root)
@@ -65,6 +78,17 @@ def write_student_config(
         },
     }
     for path, data in files.items():
-        path.parent.mkdir(parents=True, exist_ok=True)
+        _make_folder(path.parent)
         path.write_text(json.dumps(data, indent=2) + "\n")
+        path.chmod(FILE_MODE)
     return list(files)
+
+
+def _make_folder(folder: Path) -> None:
+    """`folder` and the parents it lacks, each readable by everybody (folders that exist are
+    left as they are)."""
+    if folder.is_dir():
+        return
+    _make_folder(folder.parent)
+    folder.mkdir(exist_ok=True)
+    folder.chmod(FOLDER_MODE)

@@ -157,7 +157,8 @@ def student_home(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="package")
 def student_lab(browser, student_home, tmp_path_factory) -> Iterator[LabServer]:
-    """JupyterLab in the student configuration (`attention-course student-config`)."""
+    """JupyterLab in the student configuration (`attention-course student-config`), on
+    JUPYTER_CONFIG_PATH as the README tells students."""
     state = tmp_path_factory.mktemp("student-lab")
     config = state / "jupyter-config"
     write_student_config(config, "attention-course", str(state / "exchange"))

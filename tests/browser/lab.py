@@ -63,19 +63,22 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_lab(root: Path, state: Path, config_dir: Path | None = None) -> LabServer:
+def start_lab(root: Path, state: Path, config_path: Path | None = None) -> LabServer:
     """JupyterLab with nbgrader's extensions on 127.0.0.1, serving `root` (its working folder
     too, where nbgrader looks for nbgrader_config.py). `state` holds its settings, workspaces,
-    runtime files and log; `config_dir` becomes JUPYTER_CONFIG_DIR (empty by default, so the
-    user's ~/.jupyter is never read)."""
+    runtime files and log, and its own JUPYTER_CONFIG_DIR (empty, so the user's ~/.jupyter is
+    never read); `config_path` goes on JUPYTER_CONFIG_PATH, as students' configuration does
+    (README, Students' JupyterLab)."""
     settings = state / "settings"
     for name, data in LAB_SETTINGS.items():
         path = settings / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(data))
-    config_dir = config_dir or state / "config"
+    config_dir = state / "config"
     config_dir.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("JUPYTER")}
+    if config_path is not None:
+        env["JUPYTER_CONFIG_PATH"] = str(config_path)
     env.update(
         JUPYTER_CONFIG_DIR=str(config_dir),
         JUPYTER_RUNTIME_DIR=str(state / "runtime"),

@@ -1,0 +1,257 @@
+"""Fixtures for tests that run what users run: this package built as a wheel and installed into
+a fresh virtual environment (no checkout on sys.path), and ordinary Linux accounts to run its
+commands as.
+
+The wheel and the environment are made once per test session. Commands run with the
+environment's own programs, from a temporary folder, with no PYTHONPATH: what they import is
+what the wheel installed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import secrets
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from attention_course.assignments import COURSE_ROOT
+
+INSTALL_TIMEOUT = 1200  # seconds for pip to install the wheel and its dependencies
+# Not copied to build the wheel: caches, the virtual environment, build output, and the
+# folders the course's commands generate.
+NOT_SOURCE = shutil.ignore_patterns(
+    ".git",
+    ".venv",
+    "__pycache__",
+    ".pytest_cache",
+    ".ruff_cache",
+    "build",
+    "*.egg-info",
+    "submitted",
+    "autograded",
+    "feedback",
+    "exports",
+    "reports",
+    "exchange",
+    ".grading",
+    "gradebook.db",
+)
+
+
+def shared_folder(prefix: str) -> Path:
+    """A new folder under /tmp that every account can read and enter (mode 0755), owned by the
+    user running the tests. Not pytest's tmp_path: its folders are 0700."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+    folder.chmod(0o755)
+    return folder
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """An environment for a command of the installed package: no PYTHONPATH, no Jupyter
+    variables of the test run, the system's PATH; plus `extra`."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV") and not key.startswith("JUPYTER")
+    }
+    env["PATH"] = "/usr/local/bin:/usr/bin:/bin"
+    env.update(extra)
+    return env
+
+
+def _run(argv: list, cwd: Path, timeout: float, what: str) -> subprocess.CompletedProcess:
+    proc = subprocess.run(
+        [str(a) for a in argv],
+        cwd=cwd,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        umask=0o022,  # readable by every account, whatever the test run's umask
+    )
+    assert proc.returncode == 0, f"{what} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    return proc
+
+
+@pytest.fixture(scope="session")
+def engine_wheel() -> Iterator[Path]:
+    """This package's wheel, built by pip from a copy of the repository (setuptools writes
+    build/ and *.egg-info/ into the folder it builds, and no test writes into the
+    repository)."""
+    base = shared_folder("attention-wheel-")
+    try:
+        source = base / "source"
+        shutil.copytree(COURSE_ROOT, source, ignore=NOT_SOURCE, symlinks=True)
+        wheels = base / "wheels"
+        _run(
+            [sys.executable, *"-m pip wheel --no-deps --disable-pip-version-check -q -w".split()]
+            + [wheels, "."],
+            source,
+            600,
+            "pip wheel",
+        )
+        (wheel,) = wheels.glob("attention_course-*.whl")
+        yield wheel
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class EngineVenv:
+    """A fresh virtual environment with the wheel installed (not editable)."""
+
+    root: Path
+
+    @property
+    def bin(self) -> Path:
+        return self.root / "bin"
+
+    def command(self, name: str) -> str:
+        return str(self.bin / name)
+
+
+def _everybody_can_use(path: Path) -> bool:
+    """Every account can reach `path` (each folder above it searchable by others) and read it
+    (and run it, if it is a program or folder)."""
+    path = path.resolve()
+    folders_ok = all(p.stat().st_mode & stat.S_IXOTH for p in path.parents)
+    return folders_ok and path.stat().st_mode & (stat.S_IROTH | stat.S_IXOTH) != 0
+
+
+def python_for_everybody() -> str | None:
+    """A Python this package supports that every account can run: a virtual environment's
+    interpreter is a link to its base Python, which may sit in root's 0700 home (pyenv)."""
+    candidates = [getattr(sys, "_base_executable", sys.executable), sys.executable]
+    candidates += [shutil.which(n, path="/usr/local/bin:/usr/bin") for n in PYTHONS]
+    for candidate in filter(None, candidates):
+        try:
+            found = subprocess.run(
+                [candidate, "-c", PYTHON_PROBE], capture_output=True, text=True, timeout=60
+            )
+        except OSError:
+            continue
+        if found.returncode != 0:
+            continue
+        version, prefix, venv_ok = json.loads(found.stdout)
+        usable = _everybody_can_use(Path(candidate)) and _everybody_can_use(Path(prefix))
+        if tuple(version) >= (3, 11) and venv_ok and usable:
+            return candidate
+    return None
+
+
+PYTHONS = ("python3", "python3.13", "python3.12", "python3.11")
+PYTHON_PROBE = """
+import importlib.util, json, sys
+ok = all(importlib.util.find_spec(m) for m in ("venv", "ensurepip"))
+print(json.dumps([sys.version_info[:2], sys.base_prefix, ok]))
+"""
+
+
+@pytest.fixture(scope="session")
+def engine_venv(engine_wheel) -> Iterator[EngineVenv]:
+    """A fresh virtual environment under /tmp (0755: other accounts can use it) with this
+    package's wheel pip-installed, as a user installs it. Its base Python is one every account
+    can run (skipped, saying why, if there is none)."""
+    python = python_for_everybody()
+    if python is None:
+        pytest.skip(
+            "no Python >= 3.11 with venv that every account can run (this one's base "
+            f"interpreter, {getattr(sys, '_base_executable', sys.executable)}, is not)"
+        )
+    base = shared_folder("attention-venv-")
+    try:
+        venv = base / "venv"
+        _run([python, "-m", "venv", venv], base, 300, f"{python} -m venv")
+        _run(
+            [venv / "bin" / "python", *"-m pip install -q --disable-pip-version-check".split()]
+            + [engine_wheel],
+            base,
+            INSTALL_TIMEOUT,
+            "pip install of the wheel",
+        )
+        found = _run(
+            [venv / "bin" / "python", "-c", "import attention_course as a; print(a.__file__)"],
+            base,
+            60,
+            "importing the installed package",
+        )
+        assert found.stdout.strip().startswith(str(venv)), found.stdout
+        yield EngineVenv(venv)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class Account:
+    """An ordinary Linux account (no privileges, a group of its own) with its home folder."""
+
+    name: str
+    uid: int
+    gid: int
+    home: Path
+
+    def env(self, **extra: str) -> dict[str, str]:
+        """The account's login environment (HOME, USER, LOGNAME), plus `extra`."""
+        return clean_env(HOME=str(self.home), USER=self.name, LOGNAME=self.name, **extra)
+
+    def _as_account(self, kwargs: dict) -> dict:
+        kwargs.setdefault("cwd", self.home)
+        kwargs.setdefault("env", self.env())
+        # extra_groups=[]: none of the test run's supplementary groups
+        return dict(kwargs, user=self.uid, group=self.gid, extra_groups=[], umask=0o022)
+
+    def run(self, argv: list, **kwargs) -> subprocess.CompletedProcess:
+        """Run `argv` as the account (by default in its home, with its environment)."""
+        kwargs.setdefault("capture_output", True)
+        kwargs.setdefault("text", True)
+        kwargs.setdefault("timeout", 300)
+        return subprocess.run([str(a) for a in argv], **self._as_account(kwargs))
+
+    def popen(self, argv: list, **kwargs) -> subprocess.Popen:
+        """Start `argv` as the account (by default in its home, with its environment)."""
+        return subprocess.Popen([str(a) for a in argv], **self._as_account(kwargs))
+
+
+@pytest.fixture
+def account() -> Iterator[Account]:
+    """A new ordinary Linux account with its home in a temporary folder; removed afterwards
+    (userdel -r). Needs root and useradd/userdel: skipped otherwise, saying which."""
+    if os.geteuid() != 0:
+        pytest.skip("making a Linux account needs root (run the tests as root, e.g. in CI)")
+    tools = {
+        name: shutil.which(name, path="/usr/sbin:/sbin:/usr/bin:/bin")
+        for name in ("useradd", "userdel")
+    }
+    missing = [name for name, path in tools.items() if path is None]
+    if missing:
+        pytest.skip(f"{' and '.join(missing)} missing: no Linux account can be made")
+    base = shared_folder("attention-account-")
+    name = "acstudent" + secrets.token_hex(3)
+    home = base / "home"
+    made = subprocess.run(
+        [tools["useradd"], "--create-home", "--home-dir", str(home), "--user-group", name],
+        capture_output=True,
+        text=True,
+    )
+    if made.returncode != 0:
+        shutil.rmtree(base, ignore_errors=True)
+        pytest.fail(f"useradd {name} failed: {made.stderr.strip()}")
+    entry = pwd.getpwnam(name)
+    try:
+        yield Account(name, entry.pw_uid, entry.pw_gid, home)
+    finally:
+        removed = subprocess.run(
+            [tools["userdel"], "--remove", name], capture_output=True, text=True
+        )
+        shutil.rmtree(base, ignore_errors=True)
+        assert removed.returncode == 0, f"userdel {name}: {removed.stderr.strip()}"
