@@ -78,7 +78,7 @@ def test_the_server_lab_and_nbgrader_read_it_on_the_config_path(tmp_path):
     assert found["extensions"]["nbgrader.server_extensions.formgrader"] is False
     assert found["extensions"]["nbgrader.server_extensions.course_list"] is False
     assert found["extensions"]["nbgrader.server_extensions.assignment_list"] is True
-    assert found["extensions"]["attention_course.jupyter_validate"] is True
+    assert found["extensions"]["attention_course.integrations.jupyter_validate"] is True
     assert {p for p, off in found["disabled"].items() if off} >= set(INSTRUCTOR_PLUGINS)
     assert found["nbgrader"] == ["a-course", "/srv/exchange"]
     assert not own.exists()  # read from the config path, nothing written for it

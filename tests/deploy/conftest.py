@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from attention_course.assignments import COURSE_ROOT
+from tests.course import COURSE_ROOT
 
 INSTALL_TIMEOUT = 1200  # seconds for pip to install the wheel and its dependencies
 # Not copied to build the wheel: caches, the virtual environment, build output, and the

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from attention_course.assignments import COURSE_ROOT
-from attention_course.student_config import INSTRUCTOR_PLUGINS
+from attention_course.integrations.student_config import INSTRUCTOR_PLUGINS
+from tests.course import COURSE_ROOT
 from tests.deploy.conftest import clean_env, shared_folder
 
 COURSE_ID = "attention-course-deploy"
@@ -150,7 +150,9 @@ def _check_lab(lab: Lab, account, workspace: str) -> None:
     assert [a["assignment_id"] for a in listed["value"]] == [ASSIGNMENT], listed
 
     log = lab.log_text()
-    assert "attention_course.jupyter_validate | extension was successfully loaded" in log, log
+    assert (
+        "attention_course.integrations.jupyter_validate | extension was successfully loaded" in log
+    ), log
     assert "nbgrader.server_extensions.formgrader | extension was" not in log, log
 
 
