@@ -1,7 +1,7 @@
 """Reference implementation of every graded function, in float64.
 
 The single source of truth for the graders: expected values are computed here on seeded random
-inputs. It follows ../shared/spec/exercise-contract.md to the letter.
+inputs. It follows the exercise contract, docs/exercise-contract.md, to the letter.
 """
 
 from __future__ import annotations
