@@ -58,7 +58,7 @@ c.Autograde.sanitize_preprocessors = [
     CheckCellMetadata,
 ]
 
-# Student code runs only in the sandbox (attention_course/jail.py): the notebook's cells in an
+# Student code runs only in the sandbox (attention_course/sandbox/jail.py): the notebook's cells in an
 # IPython shell (no Jupyter kernel), the graded functions in a separate worker called by
 # GradeOutOfKernel. The notebook run only fills in the outputs students see in their feedback;
 # scores come from the worker, so the notebook gets short limits: per cell, and in all.
@@ -80,7 +80,7 @@ c.Autograde.autograde_preprocessors = [
 
 # Feedback never shows the hidden part of a test cell, nor the quiz's notes for the instructor,
 # and nothing a student wrote becomes live HTML or JavaScript in it (outputs are already inert:
-# see attention_course/execute.py; markdown is sanitized here).
+# see attention_course/sandbox/execute.py; markdown is sanitized here).
 c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, HideReviewNotes, SanitizeHTML]
 c.GenerateFeedback.exporter_class = notebook_html.FeedbackExporter  # templates compiled once
 # Pages made from notebooks (feedback HTML, formgrader's submission view): formulas as MathML,

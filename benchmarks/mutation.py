@@ -9,7 +9,7 @@ diff. Changes inside type annotations are not run: with `from __future__ import 
 they are never evaluated, so no test could tell them apart.
 
     .venv/bin/python benchmarks/mutation.py --list
-    .venv/bin/python benchmarks/mutation.py quiz/checking.py attention_course/grading.py
+    .venv/bin/python benchmarks/mutation.py attention_course/quiz/checking.py attention_course/grading/graders.py
     .venv/bin/python benchmarks/mutation.py --jobs 2          # every module (hours)
     .venv/bin/python benchmarks/mutation.py --workdir DIR --recheck   # survivors again
     .venv/bin/python benchmarks/mutation.py --sample 0.25     # a seeded quarter of each module
@@ -41,24 +41,24 @@ ROOT = Path(__file__).resolve().parent.parent
 FAULTS = "tests/test_grading_faults.py"
 SLOW_FAULT = f"--deselect {FAULTS}::test_autograde_records_no_score_and_grades_it_next_time"
 MODULES: dict[str, list[str]] = {
-    "attention_course/grading.py": ["tests/test_grading_report.py", FAULTS, SLOW_FAULT],
-    "attention_course/preprocessors.py": ["tests/test_preprocessors.py", "tests/test_hiding.py"],
-    "attention_course/sandbox.py": ["tests/test_sandbox_values.py", "tests/test_sandbox.py"],
-    "grader_tests/conftest.py": [
+    "attention_course/grading/graders.py": ["tests/test_grading_report.py", FAULTS, SLOW_FAULT],
+    "attention_course/grading/preprocessors.py": ["tests/test_preprocessors.py", "tests/test_hiding.py"],
+    "attention_course/sandbox/program.py": ["tests/test_sandbox_values.py", "tests/test_sandbox.py"],
+    "attention_course/grading/pytest_plugin.py": [
         "grader_tests",
         FAULTS,
         SLOW_FAULT,
         "tests/test_run_graders.py::test_sample_class",
     ],
-    "grader_tests/session.py": [
+    "attention_course/grading/session.py": [
         FAULTS,
         SLOW_FAULT,
         "tests/test_pasted_helpers.py",
         "tests/test_run_graders.py::test_sample_class",
     ],
-    "grader_tests/run_graders.py": [FAULTS, SLOW_FAULT, "tests/test_run_graders.py"],
-    "grader_tests/harness.py": ["tests/test_harness.py", "tests/test_catalogue.py"],
-    "quiz/checking.py": [
+    "attention_course/grading/runner.py": [FAULTS, SLOW_FAULT, "tests/test_run_graders.py"],
+    "attention_course/grading/harness.py": ["tests/test_harness.py", "tests/test_catalogue.py"],
+    "attention_course/quiz/checking.py": [
         "tests/test_quiz_questions.py",
         "tests/test_quiz_cli.py",
         "tests/test_quiz_free_text.py",

@@ -1,5 +1,5 @@
 """Grading a class on a Dask cluster: one task per submission, graded on a worker by the same
-grading job (gradejob.py), sandbox and graders as local grading.
+grading job (job.py), sandbox and graders as local grading.
 
 The client (`grade_on_cluster`, called by `classgrade.autograde_class`) claims each
 submission as local grading does (its lock, and the gradebook's advisory lock when the

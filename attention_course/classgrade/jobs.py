@@ -101,7 +101,7 @@ class State:
 
 
 class GradingJob:
-    """One grading process (gradejob.py), one submission at a time. `env`: its environment
+    """One grading process (job.py), one submission at a time. `env`: its environment
     (default: this process's)."""
 
     def __init__(self, root: Path, unsandboxed: bool, log, env: dict | None = None):

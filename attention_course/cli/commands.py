@@ -85,8 +85,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     _unsandboxed(p)
     _course(
         p,
-        "the course whose source notebooks the quiz's locked cells come from "
-        "(default: this repository, {root})",
+        "the course whose graders grade it (and whose source notebooks the quiz's locked cells "
+        "come from)",
     )
     p.set_defaults(run=handlers.check)
 

@@ -2,7 +2,7 @@
 
 `grade_file` runs `pytest` on the assignment's grader files with `--submission`, reads the JSON
 report and turns it into per-function scores. The pytest process holds the reference but never
-runs student code: that happens in the worker it starts (see sandbox.py).
+runs student code: that happens in the worker it starts (see sandbox/program.py).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ student's function, the line there) and the error's one-line message, such as
 
 Enabled as a Jupyter server extension
 (`attention_course.integrations.jupyter_validate`, see the student
-configuration in attention_course/student_config.py), it makes nbgrader's Validate handler use
+configuration in student_config.py), it makes nbgrader's Validate handler use
 `ShortValidator`; the request, the dialog and the verdict are nbgrader's own.
 """
 
