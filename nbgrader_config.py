@@ -58,8 +58,8 @@ c.Autograde.sanitize_preprocessors = [
     CheckCellMetadata,
 ]
 
-# Student code runs only in the sandbox (attention_course/sandbox/jail.py): the notebook's cells in an
-# IPython shell (no Jupyter kernel), the graded functions in a separate worker called by
+# Student code runs only in the sandbox (attention_course/sandbox/jail.py): the notebook's cells
+# in an IPython shell (no Jupyter kernel), the graded functions in a separate worker called by
 # GradeOutOfKernel. The notebook run only fills in the outputs students see in their feedback;
 # scores come from the worker, so the notebook gets short limits: per cell, and in all.
 c.GradeQuizAnswers.course_root = str(ROOT)  # its quiz banks hold the key

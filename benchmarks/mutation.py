@@ -9,7 +9,8 @@ diff. Changes inside type annotations are not run: with `from __future__ import 
 they are never evaluated, so no test could tell them apart.
 
     .venv/bin/python benchmarks/mutation.py --list
-    .venv/bin/python benchmarks/mutation.py attention_course/quiz/checking.py attention_course/grading/graders.py
+    .venv/bin/python benchmarks/mutation.py attention_course/quiz/checking.py \
+        attention_course/grading/graders.py
     .venv/bin/python benchmarks/mutation.py --jobs 2          # every module (hours)
     .venv/bin/python benchmarks/mutation.py --workdir DIR --recheck   # survivors again
     .venv/bin/python benchmarks/mutation.py --sample 0.25     # a seeded quarter of each module
@@ -42,8 +43,14 @@ FAULTS = "tests/test_grading_faults.py"
 SLOW_FAULT = f"--deselect {FAULTS}::test_autograde_records_no_score_and_grades_it_next_time"
 MODULES: dict[str, list[str]] = {
     "attention_course/grading/graders.py": ["tests/test_grading_report.py", FAULTS, SLOW_FAULT],
-    "attention_course/grading/preprocessors.py": ["tests/test_preprocessors.py", "tests/test_hiding.py"],
-    "attention_course/sandbox/program.py": ["tests/test_sandbox_values.py", "tests/test_sandbox.py"],
+    "attention_course/grading/preprocessors.py": [
+        "tests/test_preprocessors.py",
+        "tests/test_hiding.py",
+    ],
+    "attention_course/sandbox/program.py": [
+        "tests/test_sandbox_values.py",
+        "tests/test_sandbox.py",
+    ],
     "attention_course/grading/pytest_plugin.py": [
         "grader_tests",
         FAULTS,
