@@ -21,6 +21,8 @@ from attention_course.grading.feedback import RECORD_KEY
 NOT_ATTEMPTED = "raised NotImplementedError"  # what a function left as the stub says
 
 
+BINS = 10  # histogram bins over 0-100 % of the assignment's points (files and figure)
+
 class ReportError(ValueError):
     """The report cannot be made (no course, no gradebook, nothing graded); one line."""
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from attention_course.reports.class_report import ClassReport
-from attention_course.reports.files import BINS
+from attention_course.reports.class_report import BINS, ClassReport
 
 
 def write_figure(report: ClassReport, path: Path) -> None:

@@ -5,11 +5,10 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
-from attention_course.reports.class_report import ClassReport, ItemStats, ReportError
+from attention_course.reports.class_report import BINS, ClassReport, ItemStats, ReportError
 
 TOP_HINTS = 3  # failure messages shown per grader test
 REPORT_FILES = ("report.md", "scores.csv", "pass_rates.csv", "report.png")
-BINS = 10  # histogram bins over 0-100 % of the assignment's points
 
 
 def histogram(totals: list[float], max_score: float, bins: int = BINS) -> list[int]:
