@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from attention_course.cli.samples import hostile_cells, partial_cells, partial_unaffected
 from attention_course.course import SETUP_CELL_ID, Course, grade_cell_id, graded_course
 
 COURSE_ROOT = Path(__file__).resolve().parent.parent
@@ -20,6 +21,12 @@ FORMULAS_FILE = COURSE.quiz.formulas
 GRADED_NOTEBOOK = COURSE.source_notebook(QUIZ_ASSIGNMENT)
 
 
+# The demo class's sample students, from the course's samples/ folder.
+PARTIAL = {a: partial_cells(COURSE_ROOT, a) for a in ASSIGNMENTS}
+PARTIAL_UNAFFECTED = {a: partial_unaffected(COURSE_ROOT, a) for a in ASSIGNMENTS}
+HOSTILE = hostile_cells(COURSE_ROOT)
+
+
 def get_assignment(name: str):
     return COURSE.assignment(name)
 
@@ -34,6 +41,9 @@ __all__ = [
     "GRADED_NOTEBOOK",
     "GRADED_QUIZZES",
     "GRADER_DIR",
+    "HOSTILE",
+    "PARTIAL",
+    "PARTIAL_UNAFFECTED",
     "QUIZ_ASSIGNMENT",
     "REFERENCE_FILE",
     "SETUP_CELL_ID",

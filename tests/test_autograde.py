@@ -6,9 +6,17 @@ import nbformat
 import pytest
 
 from attention_course.classgrade.nbgrader_api import gradebook_scores
-from attention_course.cli.samples import HOSTILE, PARTIAL, PARTIAL_UNAFFECTED
 from attention_course.grading.graders import grade_file
-from tests.course import ASSIGNMENTS, BANK_DIR, COURSE_ROOT, QUIZ_ASSIGNMENT, grade_cell_id
+from tests.course import (
+    ASSIGNMENTS,
+    BANK_DIR,
+    COURSE_ROOT,
+    HOSTILE,
+    PARTIAL,
+    PARTIAL_UNAFFECTED,
+    QUIZ_ASSIGNMENT,
+    grade_cell_id,
+)
 
 NAMES = sorted(ASSIGNMENTS)
 

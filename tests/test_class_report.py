@@ -14,7 +14,6 @@ from collections import Counter
 import pytest
 
 from attention_course.classgrade.nbgrader_api import _gradebook, gradebook_scores
-from attention_course.cli.samples import PARTIAL
 from attention_course.grading.feedback import RECORD_KEY
 from attention_course.quiz.checking import grade
 from attention_course.quiz.loading import load_bank
@@ -23,7 +22,14 @@ from attention_course.quiz.samples import wrong_answer
 from attention_course.quiz.variants import for_student
 from attention_course.reports.class_report import class_report, read_class
 from attention_course.reports.files import histogram
-from tests.course import ASSIGNMENTS, BANK_DIR, GRADED_QUIZZES, QUIZ_ASSIGNMENT, grade_cell_id
+from tests.course import (
+    ASSIGNMENTS,
+    BANK_DIR,
+    GRADED_QUIZZES,
+    PARTIAL,
+    QUIZ_ASSIGNMENT,
+    grade_cell_id,
+)
 
 CODE = sorted(ASSIGNMENTS)
 ALL = [*CODE, QUIZ_ASSIGNMENT]

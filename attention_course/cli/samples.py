@@ -1,8 +1,10 @@
 """Sample submissions for the demo class and the end-to-end tests.
 
 Each sample student is made from the released notebook by replacing the source of some solution
-cells: `instructor` takes every solution from source/, `partial` gets a few classic mistakes,
-`stub` hands in the release untouched, and `hostile` tries to forge its score. `broken` is not a
+cells: `instructor` takes every solution from source/, `partial` gets a few classic mistakes
+(the course's samples/partial/<assignment>/<function>.py), `stub` hands in the release
+untouched, and `hostile` tries to forge its score (samples/hostile/). The cells are the course's
+data; this module only assembles them. `broken` is not a
 notebook at all (invalid JSON). The same students answer the graded quiz (`attention_quiz`): all
 right, right and wrong alternately, nothing, code and badly formatted answers, broken JSON.
 """
@@ -10,127 +12,49 @@ right, right and wrong alternately, nothing, code and badly formatted answers, b
 from __future__ import annotations
 
 import json
+import tomllib
 from pathlib import Path
 
 import nbformat
 
 from attention_course.course import Course
 
-# --------------------------------------------------------------------------- partly correct
+SAMPLES = "samples"  # the course's folder of sample students' cells (data, not engine code)
 
-_MISTAKES = {
-    "softmax": '''def softmax(z, axis=-1):
-    """Forgets to subtract the maximum: overflows on large scores."""
-    e = np.exp(z)
-    return e / np.sum(e, axis=axis, keepdims=True)
-''',
-    "causal_mask": '''def causal_mask(seq_len):
-    """tril instead of triu: forbids the past and allows the future."""
-    return np.tril(np.ones((seq_len, seq_len)), k=-1).astype(bool)
-''',
-    "split_heads": '''def split_heads(X, num_heads):
-    """Reshapes straight to (num_heads, seq_len, d_k): heads get mixed-up rows."""
-    *lead, seq_len, d_model = X.shape
-    if d_model % num_heads:
-        raise ValueError("d_model must be divisible by num_heads")
-    return X.reshape(*lead, num_heads, seq_len, d_model // num_heads)
-''',
-    "attention_cost": '''def attention_cost(seq_len_q, seq_len_k, d_model, num_heads, batch_size=1,
-                   bytes_per_float=4):
-    """Counts a multiply-add as one FLOP."""
-    d_k = d_model // num_heads
-    n = batch_size * num_heads * seq_len_q * seq_len_k
-    return {"score_flops": n * d_k, "mix_flops": n * d_k, "weights_bytes": n * bytes_per_float}
-''',
-}
 
-# The partly correct student's mistakes per assignment (in the second assignment they pasted
-# correct helpers), and the functions that do not depend on a mistaken one (full marks).
-PARTIAL = {
-    "attention_basics": {k: _MISTAKES[k] for k in ("softmax", "causal_mask")},
-    "masks_and_heads": {k: _MISTAKES[k] for k in ("split_heads", "attention_cost")},
-}
-PARTIAL_UNAFFECTED = {
-    "attention_basics": ("create_qkv",),
-    "masks_and_heads": ("self_attention", "cross_attention", "combine_heads"),
-}
+def _cells(folder: Path) -> dict[str, str]:
+    """function -> the cell a sample student writes for it (samples/<kind>/<function>.py)."""
+    if not folder.is_dir():
+        return {}
+    return {
+        p.stem: p.read_text() for p in sorted(folder.glob("*.py")) if not p.stem.startswith("_")
+    }
 
-# --------------------------------------------------------------------------- hostile
 
-_STEAL = """
-# Try to read the hidden reference and use it (hidden from the grading worker).
-try:
-    exec(open({reference!r}).read())
-except OSError:
-    pass
-"""
+def partial_cells(root: Path, assignment: str) -> dict[str, str]:
+    """The partly correct student's mistaken cells of `assignment` (samples/partial/)."""
+    return _cells(root / SAMPLES / "partial" / assignment)
 
-HOSTILE = {
-    "softmax": """import numpy as np
-import numpy.testing
-np.allclose = lambda *args, **kwargs: True                     # every comparison "passes"
-np.testing.assert_allclose = lambda *args, **kwargs: None
-np.array_equal = lambda *args, **kwargs: True
 
-def softmax(z, axis=-1):
-    return np.zeros_like(z)                                    # and the answer is wrong
-""",
-    "create_qkv": '''class Liar(np.ndarray):
-    """An array that claims to equal anything."""
-    def __eq__(self, other):
-        return np.ones(np.shape(self), dtype=bool)
-    def __ne__(self, other):
-        return np.zeros(np.shape(self), dtype=bool)
+def partial_unaffected(root: Path, assignment: str) -> tuple[str, ...]:
+    """The functions the partly correct student still gets full marks for (samples.toml)."""
+    path = root / SAMPLES / "samples.toml"
+    data = tomllib.loads(path.read_text()) if path.is_file() else {}
+    return tuple(data.get("partial", {}).get(assignment, {}).get("unaffected", ()))
 
-def create_qkv(X, W_q, W_k, W_v):
-    zero = np.zeros(X.shape[:-1] + (W_q.shape[-1],)).view(Liar)
-    return zero, zero, zero
-''',
-    "scaled_dot_product_attention": """def scaled_dot_product_attention(Q, K, V, mask=None):
-    while True:                                                # an endless loop
-        pass
-""",
-    "causal_mask": """import sys
-try:                                                           # forge the displayed score
-    get_ipython().display_formatter.formatters["text/plain"].for_type(
-        float, lambda value, printer, cycle: printer.text("5.0"))
-except NameError:
-    pass
-sys.modules["grader_tests"] = type(sys)("grader_tests")        # plant a fake grader module
-print("5.0")
-{steal}
-import sqlite3                                                 # rewrite everybody's grades
-for db in ("../../../gradebook.db", {gradebook!r}):
-    try:
-        with sqlite3.connect("file:" + db + "?mode=rw", uri=True) as con:
-            con.execute("UPDATE grade SET auto_score = 0")
-    except sqlite3.Error:
-        pass
 
-def causal_mask(seq_len):
-    return np.zeros((seq_len, seq_len), dtype=bool)
-""",
-    "self_attention": """import os
-def self_attention(X, W_q, W_k, W_v, causal=False):
-    os._exit(0)                                                # kill whatever runs this
-""",
-    "combine_heads": """def combine_heads(H):
-    import signal, time
-    signal.signal(signal.SIGALRM, signal.SIG_IGN)              # ignore the time limit
-    while True:
-        time.sleep(1)
-""",
-    "multi_head_attention": """import warnings
-def multi_head_attention(X, W_q, W_k, W_v, W_o, num_heads, mask=None, context=None):
-    warnings.warn("printing to stderr does not change a grade")
-    return np.zeros(X.shape[:-1] + (W_o.shape[-1],)), None
-""",
-}
+def hostile_cells(root: Path) -> dict[str, str]:
+    """The hostile student's cells (samples/hostile/): forged scores, endless loops, attempts
+    to read the reference and rewrite the gradebook."""
+    return _cells(root / SAMPLES / "hostile")
+
+
+def _hostile_extra(root: Path, name: str) -> str:
+    path = root / SAMPLES / "hostile" / f"_{name}.py"
+    return path.read_text() if path.is_file() else ""
+
 
 SAMPLE_STUDENTS = ("demo-instructor", "demo-partial", "demo-stub", "demo-hostile", "demo-broken")
-
-# A cell added at the end of the hostile notebook: kills the kernel during nbgrader's Execute.
-HOSTILE_LAST_CELL = "import os\nos._exit(1)\n"
 
 
 def _solution_sources(assignment: str, root: Path) -> dict[str, str]:
@@ -160,17 +84,20 @@ def sample_notebooks(assignment: str, root: Path) -> dict[str, object]:
         return sample_quiz_notebooks(root)
     released = root / "release" / assignment / f"{assignment}.ipynb"
     solutions = _solution_sources(assignment, root)
-    steal = _STEAL.format(reference=str(Course.load(root).reference_file))
+    steal = _hostile_extra(root, "steal").replace(
+        "{reference!r}", repr(str(Course.load(root).reference_file))
+    )
     hostile = {
         k: v.replace("{steal}", steal).replace("{gradebook!r}", repr(str(root / "gradebook.db")))
-        for k, v in HOSTILE.items()
+        for k, v in hostile_cells(root).items()
     }
-    partial = dict(solutions, **PARTIAL[assignment])
+    last = _hostile_extra(root, "last_cell")  # kills the kernel during nbgrader's Execute
+    partial = dict(solutions, **partial_cells(root, assignment))
     return {
         "demo-instructor": fill(released, solutions),
         "demo-partial": fill(released, partial),
         "demo-stub": fill(released, {}),
-        "demo-hostile": fill(released, dict(solutions, **hostile), [HOSTILE_LAST_CELL]),
+        "demo-hostile": fill(released, dict(solutions, **hostile), [last] if last else []),
         "demo-broken": '{"cells": [ this is not JSON',
     }
 

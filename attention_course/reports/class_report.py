@@ -23,6 +23,7 @@ NOT_ATTEMPTED = "raised NotImplementedError"  # what a function left as the stub
 
 BINS = 10  # histogram bins over 0-100 % of the assignment's points (files and figure)
 
+
 class ReportError(ValueError):
     """The report cannot be made (no course, no gradebook, nothing graded); one line."""
 
