@@ -172,6 +172,8 @@ def _parse(root: Path, data: dict) -> Course:
     quiz = None
     if "quiz" in data:
         q = data["quiz"]
+        if not isinstance(q, dict) or not isinstance(q.get("assignment"), str):
+            raise ValueError("[quiz] needs an assignment (the graded quiz's nbgrader assignment)")
         banks = root / q.get("banks", "quiz/banks")
         formulas = q.get("formulas")
         quiz = QuizSettings(
