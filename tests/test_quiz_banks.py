@@ -11,7 +11,7 @@ import pytest
 
 from attention_course.quiz import formulas
 from attention_course.quiz.loading import bank_files, check_bank_file, load_bank
-from attention_course.quiz.model import QUESTION_TYPES
+from attention_course.quiz.types import TYPES
 from attention_course.quiz.variants import instantiate, variant_parameters
 from tests import course
 from tests.course import BANK_DIR
@@ -168,7 +168,7 @@ def test_misconception_questions_cover_the_issue_topics() -> None:
 
 def test_all_question_types_are_used() -> None:
     types = {q.type for path in BANKS for q in load_bank(str(path), BANK_DIR).questions}
-    assert types == set(QUESTION_TYPES)
+    assert types == set(TYPES)
 
 
 @pytest.mark.parametrize("path", BANKS, ids=lambda p: p.name)

@@ -258,7 +258,7 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    from attention_course.quiz.answer_core import canonical
+    from attention_course.quiz import types
     from attention_course.quiz.sessions import BankSession
     from attention_course.quiz.terminal import render_question
 
@@ -271,10 +271,7 @@ def run_show(args: argparse.Namespace) -> int:
         print(render_question(q, n, len(shown)))
         if args.key:
             inst = session.instances[q.id]
-            question = inst.question
-            key = question.sample_answer if question.type == "free_text" else None
-            key = key or canonical(question.type, inst.key)
-            print(f"  KEY: {key}")
+            print(f"  KEY: {types.of(inst.question).key_text(inst)}")
     return 0
 
 
@@ -364,14 +361,14 @@ def run_grade(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from attention_course.quiz.exports import export_items
+    from attention_course.quiz.exports import export_items, left_out
 
     bank = _load(args.quiz, _banks(args))
     if args.variants < 1:
         raise UserError("--variants must be at least 1")
     out = args.out or Path(bank.quiz + settings.EXPORT_SUFFIX[args.format])
     items = export_items(bank, args.variants, args.student)
-    notes: list[str] = []
+    notes = [] if args.format == "jupyterquiz" else left_out(bank, args.format)
     if args.format == "gift":
         from attention_course.quiz.export_gift import to_gift
 

@@ -10,63 +10,15 @@ free text becomes an essay.
 
 from __future__ import annotations
 
-from decimal import Decimal
-
+from attention_course.quiz import types
 from attention_course.quiz.answer_core import format_number
-from attention_course.quiz.exports import ExportItem, shape_forms
+from attention_course.quiz.exports import ExportItem, exportable
+from attention_course.quiz.gift_text import escape, gift_number, weight
 from attention_course.quiz.model import Bank
 
-SPECIAL = "\\~=#{}:"
+__all__ = ["CATEGORY_ROOT", "escape", "gift_number", "to_gift", "weight"]
+
 CATEGORY_ROOT = "$course$/attention_course"
-
-
-def escape(text: str) -> str:
-    """Escape GIFT's special characters; newlines become GIFT's \\n."""
-    out = "".join("\\" + ch if ch in SPECIAL else ch for ch in text)
-    return out.replace("\r", "").replace("\n", "\\n")
-
-
-def gift_number(value: float) -> str:
-    """A number without exponent (GIFT readers expect plain decimals)."""
-    text = format(Decimal(repr(float(value))).normalize(), "f")
-    return text[:-2] if text.endswith(".0") else text
-
-
-def weight(fraction: float) -> str:
-    text = f"{100 * fraction:.5f}".rstrip("0").rstrip(".")
-    return f"%{text}%"
-
-
-def _feedback(text: str) -> str:
-    return f"#{escape(text)}" if text else ""
-
-
-def _answers(item: ExportItem, index: int) -> str:
-    q, inst = item.question, item.instances[index]
-    if q.type == "single_choice":
-        lines = [
-            f"{'=' if c.id == inst.key else '~'}{escape(c.text)}{_feedback(c.feedback)}"
-            for c in q.choices
-        ]
-    elif q.type == "multiple_select":
-        k = sum(c.correct for c in q.choices)
-        lines = [
-            f"~{weight(1 / k if c.correct else -1 / k)}{escape(c.text)}{_feedback(c.feedback)}"
-            for c in q.choices
-        ]
-    elif q.type == "numeric":
-        tol = q.tolerance.half_width(inst.key)
-        lines = [f"#={gift_number(inst.key)}:{gift_number(tol)}{_feedback(q.explanation)}"]
-        for w in inst.wrong_answers:
-            lines.append(f"=%0%{gift_number(w.value)}:{gift_number(tol)}{_feedback(w.feedback)}")
-    elif q.type == "shape":
-        lines = [f"={escape(form)}" for form in shape_forms(inst.key)]
-    elif q.type == "matching":
-        options = {o.id: o.text for o in q.choices}
-        lines = [f"={escape(item_)} -> {escape(options[inst.key[item_]])}" for item_ in q.items]
-    else:  # free_text: an essay, graded by hand
-        return "{}"
-    return "{\n" + "\n".join(lines) + "\n}"
 
 
 def to_gift(bank: Bank, items: list[ExportItem]) -> str:
@@ -78,16 +30,17 @@ def to_gift(bank: Bank, items: list[ExportItem]) -> str:
         f"$CATEGORY: {CATEGORY_ROOT}/{bank.quiz}",
         "",
     ]
-    for item in items:
+    for item in exportable(items, "gift"):
         q = item.question
         if q.templated:
             out += [f"$CATEGORY: {CATEGORY_ROOT}/{bank.quiz}/{q.id}", ""]
         for n, inst in enumerate(item.instances):
             title = f"{bank.quiz}/{q.id}" + (f" v{inst.variant}" if q.templated else "")
             points = f"// points: {format_number(q.points)}; section: {q.section}"
+            answers = types.of(q).gift_answers(item, n)
             out += [
                 points,
-                f"::{escape(title)}::[plain]{escape(inst.prompt)} {_answers(item, n)}",
+                f"::{escape(title)}::[plain]{escape(inst.prompt)} {answers}",
                 "",
             ]
         if q.templated:

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from attention_course.quiz import types
 from attention_course.quiz.model import Bank, Question
+from attention_course.quiz.types.shape import shape_forms
 from attention_course.quiz.variants import Instance, for_student, instantiate
+
+__all__ = ["ExportItem", "exportable", "export_items", "left_out", "shape_forms"]
 
 
 @dataclass(frozen=True)
@@ -38,9 +42,15 @@ def export_items(bank: Bank, variants: int, student: str | None = None) -> list[
     return items
 
 
-def shape_forms(shape: tuple[int, ...]) -> list[str]:
-    """Ways to write a shape that a text-matching LMS should accept."""
-    inner = ", ".join(str(v) for v in shape)
-    tight = ",".join(str(v) for v in shape)
-    trail = "," if len(shape) == 1 else ""
-    return [f"({inner}{trail})", f"({tight}{trail})", inner, "x".join(str(v) for v in shape)]
+def exportable(items: list[ExportItem], fmt: str) -> list[ExportItem]:
+    """The items whose question type can be exported to ``fmt``."""
+    return [item for item in items if fmt in types.of(item.question).exports]
+
+
+def left_out(bank: Bank, fmt: str) -> list[str]:
+    """Notes on the questions of ``bank`` whose type cannot be exported to ``fmt``."""
+    return [
+        f"{q.id}: {types.of(q).title} is not supported by {fmt}, left out"
+        for q in bank.questions
+        if fmt not in types.of(q).exports
+    ]

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from attention_course import settings
+from attention_course.quiz import types
 from attention_course.quiz.checking import Result, grade
 from attention_course.quiz.model import Bank
 from attention_course.quiz.responses import Responses
@@ -96,9 +97,7 @@ def item_analysis(bank: Bank, graded: list[Graded]) -> list[ItemStats]:
                 if question.templated:  # numbers differ per student: group by misconception
                     shown = "(value of " + ", ".join(r.misconceptions) + ")"
                     if not r.misconceptions:
-                        shown = (
-                            f"(another wrong {'shape' if question.type == 'shape' else 'number'})"
-                        )
+                        shown = f"(another wrong {types.of(question).value_noun})"
                 item.wrong[shown] += 1
                 item.labels.setdefault(shown, Counter()).update(r.misconceptions)
             elif r.status == "invalid":

@@ -7,20 +7,12 @@ question id, reason) so that ``attention-course quiz validate`` can list them al
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from attention_course import settings
-
-QUESTION_TYPES = (
-    "single_choice",
-    "multiple_select",
-    "numeric",
-    "shape",
-    "matching",
-    "free_text",
-)
 
 Shape = tuple[int, ...]
 
@@ -299,13 +291,16 @@ class _Reader:
         if not isinstance(qid, str) or not qid.isidentifier():
             self.problem(f"#{index}", f"missing or invalid 'id' {qid!r} (use a Python identifier)")
             return None
-        qtype = raw.get("type")
-        if qtype not in QUESTION_TYPES:
-            self.problem(qid, f"unknown type {qtype!r} (known: {', '.join(QUESTION_TYPES)})")
+        from attention_course.quiz import types  # the registry lookup (types import this module)
+
+        qtype = types.get(raw.get("type"))
+        if qtype is None:
+            known = ", ".join(types.names())
+            self.problem(qid, f"unknown type {raw.get('type')!r} (known: {known})")
             return None
         common: dict[str, Any] = {
             "id": qid,
-            "type": qtype,
+            "type": qtype.name,
             "section": self.text(raw, "section", qid),
             "prompt": self.text(raw, "prompt", qid),
             "explanation": self.text(raw, "explanation", qid, required=False),
@@ -317,8 +312,7 @@ class _Reader:
             self.problem(qid, f"points must be a positive multiple of 0.5, not {points!r}")
         elif value is not None:
             common["points"] = value
-        reader = getattr(self, f"_{qtype}")
-        extra = reader(raw, qid)
+        extra = qtype.read(self, raw, qid)
         return None if extra is None else Question(**common, **extra)
 
     def choices(self, raw: dict, qid: str, key: str = "choices") -> tuple[Choice, ...]:
@@ -354,21 +348,10 @@ class _Reader:
             )
         return tuple(out)
 
-    def _single_choice(self, raw: dict, qid: str) -> dict | None:
-        choices = self.choices(raw, qid)
-        n_correct = sum(c.correct for c in choices)
-        if choices and n_correct != 1:
-            reason = "no answer: no choice is marked correct" if n_correct == 0 else "more than one"
-            self.problem(qid, f"{reason} (a single-choice question needs exactly one)")
-        return {"choices": choices}
-
-    def _multiple_select(self, raw: dict, qid: str) -> dict | None:
-        choices = self.choices(raw, qid)
-        if choices and not any(c.correct for c in choices):
-            self.problem(qid, "no answer: no choice is marked correct")
-        return {"choices": choices}
-
-    def wrong_answers(self, raw: dict, qid: str, kind: str) -> tuple[WrongAnswer, ...]:
+    def wrong_answers(
+        self, raw: dict, qid: str, read_value: Callable[[Any, str], Any]
+    ) -> tuple[WrongAnswer, ...]:
+        """Typical wrong answers, each fixed value read by ``read_value(value, qid)``."""
         items = raw.get("wrong_answers", [])
         if not isinstance(items, list):
             self.problem(qid, "'wrong_answers' must be a list")
@@ -380,10 +363,7 @@ class _Reader:
                 continue
             value = item.get("value")
             if value is not None:
-                if kind == "shape":
-                    value = self.shape(value, qid)
-                else:
-                    value = self.number(value, qid, "value")
+                value = read_value(value, qid)
             formula = item.get("formula")
             if formula is not None and not isinstance(formula, str):
                 self.problem(qid, f"wrong answer formula must be a name, not {formula!r}")
@@ -411,84 +391,7 @@ class _Reader:
             return None
         return raw.get("answer"), template
 
-    def _numeric(self, raw: dict, qid: str) -> dict | None:
-        found = self.key_or_template(raw, qid)
-        tolerance = self.tolerance(raw.get("tolerance"), qid)
-        if found is None:
-            return None
-        answer, template = found
-        if template is None:
-            answer = self.number(answer, qid, "answer")
-        return {
-            "answer": answer,
-            "template": template,
-            "tolerance": tolerance,
-            "wrong_answers": self.wrong_answers(raw, qid, "numeric"),
-        }
-
-    def tolerance(self, raw: Any, qid: str) -> Tolerance | None:
-        if raw is None:
-            self.problem(qid, "numeric question without tolerance (give {abs: x} or {rel: y})")
-            return None
-        if not isinstance(raw, dict) or len(raw) != 1 or next(iter(raw)) not in ("abs", "rel"):
-            self.problem(qid, f"tolerance must be {{abs: x}} or {{rel: y}}, not {raw!r}")
-            return None
-        kind, value = next(iter(raw.items()))
-        number = self.number(value, qid, f"tolerance {kind}")
-        if number is None:
-            return None
-        if number < 0 or (kind == "rel" and not 0 < number < 1):
-            self.problem(qid, f"tolerance {kind} out of range: {value!r}")
-            return None
-        return Tolerance(**{kind: number})
-
-    def shape(self, value: Any, qid: str) -> Shape | None:
-        if (
-            isinstance(value, list | tuple)
-            and value
-            and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value)
-        ):
-            return tuple(value)
-        self.problem(qid, f"a shape must be a list of non-negative integers, not {value!r}")
-        return None
-
-    def _shape(self, raw: dict, qid: str) -> dict | None:
-        found = self.key_or_template(raw, qid)
-        if found is None:
-            return None
-        answer, template = found
-        if template is None:
-            answer = self.shape(answer, qid)
-        return {
-            "answer": answer,
-            "template": template,
-            "wrong_answers": self.wrong_answers(raw, qid, "shape"),
-        }
-
-    def _matching(self, raw: dict, qid: str) -> dict | None:
-        items = raw.get("items")
-        if (
-            not isinstance(items, list)
-            or len(items) < 2
-            or not all(isinstance(i, str) and i.strip() for i in items)
-            or len(set(items)) != len(items)
-        ):
-            self.problem(qid, "'items' must be a list of at least two distinct strings")
-            return None
-        options = self.choices(raw, qid, key="options")
-        answer = raw.get("answer")
-        if not isinstance(answer, dict):
-            self.problem(qid, "no answer: 'answer' must map every item to an option id")
-            return None
-        option_ids = {o.id for o in options}
-        if set(answer) != set(items):
-            self.problem(qid, "'answer' must have exactly the keys listed in 'items'")
-        for item, option in answer.items():
-            if option not in option_ids:
-                self.problem(qid, f"answer for {item!r} is {option!r}, which is not an option id")
-        return {"items": tuple(items), "choices": options, "answer": dict(answer)}
-
-    def _phrases(self, raw: Any, qid: str, what: str, required: bool = True) -> tuple[str, ...]:
+    def phrases(self, raw: Any, qid: str, what: str, required: bool = True) -> tuple[str, ...]:
         if raw is None and not required:
             return ()
         if (
@@ -499,50 +402,6 @@ class _Reader:
             self.problem(qid, f"{what} needs a non-empty list of phrases")
             return ()
         return tuple(p.strip() for p in raw)
-
-    def _free_text(self, raw: dict, qid: str) -> dict | None:
-        rubric = raw.get("rubric")
-        if not isinstance(rubric, list) or not rubric:
-            self.problem(qid, "no answer: a free-text question needs a 'rubric' of key ideas")
-            return None
-        ideas = []
-        for n, item in enumerate(rubric, 1):
-            if not isinstance(item, dict):
-                self.problem(qid, f"rubric idea {n} must be a mapping")
-                continue
-            label = str(item.get("label", f"idea {n}"))
-            phrases = self._phrases(item.get("any"), qid, f"rubric idea {label!r} 'any'")
-            together = self._phrases(
-                item.get("together"), qid, f"rubric idea {label!r} 'together'", required=False
-            )
-            points = self.number(item.get("points", item.get("weight", 1)), qid, "idea points")
-            if not phrases or points is None or points <= 0:
-                continue
-            ideas.append(
-                Idea(
-                    label, phrases, points, together, bool(item.get("contrast")), item.get("needs")
-                )
-            )
-        labels = {i.label for i in ideas}
-        for idea in ideas:
-            if idea.needs is not None and idea.needs not in labels:
-                self.problem(qid, f"rubric idea {idea.label!r} needs {idea.needs!r}, not an idea")
-        wrong = []
-        for n, item in enumerate(raw.get("wrong_ideas") or [], 1):
-            if not isinstance(item, dict):
-                self.problem(qid, f"wrong idea {n} must be a mapping")
-                continue
-            label = str(item.get("label", f"wrong idea {n}"))
-            phrases = self._phrases(item.get("any"), qid, f"wrong idea {label!r} 'any'")
-            unless = self._phrases(item.get("unless"), qid, f"wrong idea {label!r} 'unless'", False)
-            penalty = self.number(item.get("penalty", 1), qid, "wrong idea penalty")
-            if phrases and penalty is not None and penalty > 0:
-                wrong.append(WrongIdea(label, phrases, penalty, unless))
-        return {
-            "rubric": tuple(ideas),
-            "wrong_ideas": tuple(wrong),
-            "sample_answer": self.text(raw, "sample_answer", qid),
-        }
 
 
 def read_bank(path: Path, data: Any) -> tuple[Bank | None, list[Problem]]:

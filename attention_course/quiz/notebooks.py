@@ -25,8 +25,7 @@ import nbformat
 from nbformat.notebooknode import NotebookNode
 
 from attention_course import settings
-from attention_course.quiz import answer_core, seeding
-from attention_course.quiz.answer_core import FORMATS
+from attention_course.quiz import answer_core, seeding, types
 from attention_course.quiz.model import Bank, Question
 from attention_course.quiz.variants import placeholders
 
@@ -110,21 +109,12 @@ def _question_markdown(bank: Bank, q: Question, part: int, number: int) -> str:
     if q.choices:
         lines.append("")
         lines += [f"- **{c.id}**) {c.text}" for c in q.choices]
-    if q.type == "free_text":
-        lines += ["", "*Write your answer in the cell below (graded by hand).*"]
-    else:
-        lines += ["", f"*Answer format: {FORMATS[q.type]}.*"]
+    lines += ["", types.of(q).notebook_note(q)]
     return "\n".join(lines)
 
 
 def _answer_source(q: Question) -> str:
-    example = {
-        "single_choice": 'answer = "b"',
-        "multiple_select": 'answer = ["a", "c"]',
-        "numeric": "answer = 1.5e6",
-        "shape": "answer = (3, 4)",
-        "matching": "answer = {" + ", ".join(f'"{i}": "?"' for i in q.items) + "}",
-    }[q.type]
+    example = types.of(q).answer_example(q)
     return "\n".join(
         [
             f"# Write your answer as a Python literal, like: {example}",
@@ -258,7 +248,7 @@ uses the id you were registered with, so type it exactly.
             cells.append(
                 _markdown(_question_markdown(bank, q, part, number), f"{bank.quiz}__{q.id}__prompt")
             )
-            if q.type == "free_text":
+            if types.of(q).hand_graded:  # answered in markdown, marked by hand
                 answer = nbformat.v4.new_markdown_cell("Write your answer here.")
                 cells.append(
                     _nbgrader(

@@ -14,15 +14,8 @@ import secrets
 from typing import Any
 
 from attention_course import settings
-from attention_course.quiz.answer_core import (
-    FORMATS,
-    answer_hash,
-    buckets_around,
-    canonical,
-    check_selfcheck,
-    seal,
-    variant_key,
-)
+from attention_course.quiz import types
+from attention_course.quiz.answer_core import answer_hash, check_selfcheck, seal, variant_key
 from attention_course.quiz.checking import Result
 from attention_course.quiz.model import Bank, Question
 from attention_course.quiz.seeding import draw_parameters, variant_of
@@ -40,10 +33,6 @@ NOTICE = (
 )
 
 
-def _join(*parts: str) -> str:
-    return " ".join(p for p in parts if p)
-
-
 def _entries(salt: str, inst: Instance, vkey: str) -> dict[str, str]:
     q = inst.question
     out: dict[str, str] = {}
@@ -54,70 +43,22 @@ def _entries(salt: str, inst: Instance, vkey: str) -> dict[str, str]:
             payload = {k: v for k, v in payload.items() if v not in (None, "", False)}
             out[digest] = seal(salt, q.id, vkey, answer, payload)
 
-    wrong_label = q.misconception
-    if q.type == "single_choice":
-        for c in q.choices:
-            ok = c.id == inst.key
-            put(
-                c.id,
-                {
-                    "correct": ok,
-                    "feedback": _join(c.feedback, q.explanation) if ok else c.feedback,
-                    "misconception": None if ok else (c.misconception or wrong_label),
-                },
-            )
-    elif q.type == "multiple_select":
-        for c in q.choices:
-            put(
-                c.id,
-                {"correct": c.correct, "feedback": c.feedback, "misconception": c.misconception},
-            )
-        put("all:" + canonical(q.type, inst.key), {"correct": True, "feedback": q.explanation})
-    elif q.type == "matching":
-        for item in q.items:
-            for o in q.choices:
-                ok = inst.key[item] == o.id
-                payload = {"correct": ok}
-                if not ok:
-                    payload.update(
-                        feedback=o.feedback, misconception=o.misconception or wrong_label
-                    )
-                put(f"{item}={o.id}", payload)
-        put("all:" + canonical(q.type, inst.key), {"correct": True, "feedback": q.explanation})
-    elif q.type in ("numeric", "shape"):
-        tol = {"abs": q.tolerance.abs, "rel": q.tolerance.rel} if q.type == "numeric" else None
-
-        def forms(value: Any) -> list[str]:
-            return buckets_around(value, tol) if tol else [canonical(q.type, value)]
-
-        for answer in forms(inst.key):
-            put(answer, {"correct": True, "feedback": q.explanation})
-        for w in inst.wrong_answers:
-            payload = {"feedback": w.feedback, "misconception": w.misconception or wrong_label}
-            for answer in forms(w.value):
-                put(answer, payload, overwrite=False)
+    types.of(q).selfcheck_entries(inst, put)
     return out
 
 
 def _question_spec(bank: Bank, q: Question, salt: str) -> dict[str, Any]:
+    qtype = types.of(q)
     spec: dict[str, Any] = {
         "id": q.id,
         "type": q.type,
         "section": q.section,
         "points": q.points,
         "prompt": q.prompt,
-        "format": FORMATS[q.type],
+        "format": qtype.answer_format,
         "params": answer_parameters(q),
+        **qtype.selfcheck_fields(q),
     }
-    if q.type in ("single_choice", "multiple_select", "matching"):
-        spec["choices"] = [{"id": c.id, "text": c.text} for c in q.choices]
-        spec["choice_ids"] = [c.id for c in q.choices]
-    if q.type == "multiple_select":
-        spec["n_correct"] = sum(c.correct for c in q.choices)
-    if q.type == "matching":
-        spec["items"] = list(q.items)
-    if q.type == "numeric":
-        spec["tolerance"] = {"abs": q.tolerance.abs, "rel": q.tolerance.rel}
     variants: dict[str, dict[str, str]] = {}
     for variant in range(bank.variant_count):
         params = variant_parameters(bank, variant)
@@ -125,8 +66,7 @@ def _question_spec(bank: Bank, q: Question, salt: str) -> dict[str, Any]:
         if vkey in variants:
             continue
         inst = instantiate(bank, q, variant)
-        if q.type == "shape":
-            spec["ndim"] = len(inst.key)
+        spec.update(qtype.selfcheck_variant(inst))
         variants[vkey] = _entries(salt, inst, vkey)
     spec["variants"] = variants
     return spec
@@ -144,7 +84,11 @@ def build_selfcheck(bank: Bank, salt: str | None = None) -> dict[str, Any]:
         "salt": salt,
         "variant_count": bank.variant_count,
         "parameters": bank.parameters,
-        "questions": [_question_spec(bank, q, salt) for q in bank.questions],
+        "questions": [
+            _question_spec(bank, q, salt)
+            for q in bank.questions
+            if "selfcheck" in types.of(q).exports  # others are left out (exports.left_out)
+        ],
     }
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from attention_course.quiz.answer_core import FORMATS
+from attention_course.quiz import types
 from attention_course.quiz.checking import Result, grade
 from attention_course.quiz.model import Bank
 from attention_course.quiz.selfcheck import check, prompt_for
@@ -54,7 +54,7 @@ class BankSession:
                 self.instances[q.id].prompt,
                 tuple((c.id, c.text) for c in q.choices),
                 q.items,
-                FORMATS[q.type],
+                types.of(q).answer_format,
             )
             for q in self.bank.questions
         ]

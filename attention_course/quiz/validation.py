@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import math
-
-from attention_course.quiz import formulas
+from attention_course.quiz import formulas, types
 from attention_course.quiz.model import Bank, Problem, Question
 from attention_course.quiz.variants import instantiate, placeholders, variant_parameters
 
@@ -53,13 +51,9 @@ def _template_problems(bank: Bank, q: Question) -> list[Problem]:
             params = variant_parameters(bank, variant)
             reason = f"template cannot be computed for {params}: {type(exc).__name__}: {exc}"
             return [Problem(str(bank.path), q.id, reason)]
-        key = instance.key
-        if q.type == "numeric" and not math.isfinite(key):
-            return [Problem(str(bank.path), q.id, f"key is not finite in variant {variant}")]
-        if q.type == "shape" and not (
-            isinstance(key, tuple) and all(isinstance(v, int) and v >= 0 for v in key)
-        ):
-            return [Problem(str(bank.path), q.id, f"shape key {key!r} is not a shape")]
+        reason = types.of(q).key_problem(q, instance.key, variant)
+        if reason is not None:
+            return [Problem(str(bank.path), q.id, reason)]
         if not q.templated and not bank.parameters:
             break
     return []

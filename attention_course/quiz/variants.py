@@ -6,7 +6,7 @@ import string
 from dataclasses import dataclass
 from typing import Any
 
-from attention_course.quiz import formulas
+from attention_course.quiz import formulas, types
 from attention_course.quiz.model import Bank, Question
 from attention_course.quiz.seeding import draw_parameters, variant_of
 
@@ -60,40 +60,19 @@ def student_variant(bank: Bank, student_id: str) -> int:
     return variant_of(bank.quiz, student_id, bank.variant_count)
 
 
-def _normalize(question: Question, value: Any) -> Any:
-    if question.type == "shape":
-        return tuple(int(v) for v in value)
-    return float(value)
-
-
 def instantiate(bank: Bank, question: Question, variant: int) -> Instance:
     """Compute prompt, key and typical wrong answers of ``question`` in ``variant``."""
     params = variant_parameters(bank, variant)
     prompt = question.prompt.format(**params) if bank.parameters else question.prompt
-    if question.type == "single_choice":
-        key: Any = next(c.id for c in question.choices if c.correct)
-    elif question.type == "multiple_select":
-        key = frozenset(c.id for c in question.choices if c.correct)
-    elif question.type == "matching":
-        key = dict(question.answer)
-    elif question.type == "free_text":
-        key = None
-    else:
-        raw = (
-            formulas.evaluate(question.template, params) if question.templated else question.answer
-        )
-        key = _normalize(question, raw)
+    qtype = types.of(question)
+    key = qtype.key(question, params)
     wrong = []
     for w in question.wrong_answers:
         raw = formulas.evaluate(w.formula, params) if w.formula else w.value
-        value = _normalize(question, raw)
-        if value != key and not _within(question, value, key):
+        value = qtype.normalize(raw)
+        if value != key and not qtype.matches(question, value, key):
             wrong.append(Reaction(value, w.misconception, w.feedback))
     return Instance(bank.quiz, question, variant, params, prompt, key, tuple(wrong))
-
-
-def _within(question: Question, value: Any, key: Any) -> bool:
-    return question.type == "numeric" and question.tolerance.accepts(value, key)
 
 
 def for_student(bank: Bank, question: Question, student_id: str) -> Instance:

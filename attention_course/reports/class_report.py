@@ -346,6 +346,8 @@ def _prompt(text: str, width: int = 90) -> str:
 
 def _quiz_result(result_cls, record: dict | None, cell: Cell, question):
     """The recorded result of one answer; a hand-graded (or unrecorded) one from the gradebook."""
+    from attention_course.quiz import types
+
     fraction = cell.score / cell.max_score if cell.max_score else 0.0
     saved = record.get("result") if isinstance(record, dict) else None
     if isinstance(saved, dict) and cell.manual_score is None:
@@ -355,7 +357,7 @@ def _quiz_result(result_cls, record: dict | None, cell: Cell, question):
             pass
     if cell.needs_manual_grade:
         status = "needs_review"
-    elif question.type == "free_text" and cell.manual_score is None and cell.auto_score == 0:
+    elif types.of(question).hand_graded and cell.manual_score is None and cell.auto_score == 0:
         status = "unanswered"  # nbgrader gives 0 to an answer cell left as it was released
     else:
         status = "correct" if fraction >= 1 else ("partial" if fraction > 0 else "wrong")
