@@ -20,8 +20,8 @@ from attention_course.quiz.export_qti import to_qti_zip, to_text2qti
 from attention_course.quiz.exports import export_items, left_out
 from attention_course.quiz.gift_text import escape
 from attention_course.quiz.loading import bank_files, load_bank
-from attention_course.quiz.model import read_bank
 from attention_course.quiz.notebooks import WIDGETS_UI, graded_notebook
+from attention_course.quiz.reading import read_bank
 from attention_course.quiz.samples import correct_answer, invalid_answer, wrong_answer
 from attention_course.quiz.selfcheck import build_selfcheck
 from attention_course.quiz.types.base import EXPORT_OPERATIONS, OPERATIONS, QuestionType

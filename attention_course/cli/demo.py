@@ -93,7 +93,8 @@ def run_demo(source: Course, where: Path | None = None) -> int:
     print(f"  class reports:                {root / 'reports'}/<assignment>/report.md")
     print(f"  the quiz's grades:            {quiz_dir / 'grades.csv'}")
     print("What to try next:")
-    released = root / "release" / "attention_basics" / "attention_basics.ipynb"
+    first = next(iter(course.assignments))
+    released = course.release_notebook(first)
     print(f"  attention-course check --course {root} {released}")
     print("      (an untouched stub scores 0; fill in a function and check again)")
     print(f"  attention-course doctor --course {source.root}   (what the sandbox guarantees here)")

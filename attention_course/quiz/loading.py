@@ -10,7 +10,8 @@ import yaml
 
 from attention_course import settings
 from attention_course.quiz.formulas import load_formulas
-from attention_course.quiz.model import Bank, Problem, read_bank
+from attention_course.quiz.model import Bank, Problem
+from attention_course.quiz.reading import read_bank
 
 
 class BankInvalid(Exception):

@@ -13,7 +13,8 @@ if TYPE_CHECKING:  # the generic modules import the registry, so these only name
     from xml.etree.ElementTree import Element
 
     from attention_course.quiz.exports import ExportItem
-    from attention_course.quiz.model import Question, _Reader
+    from attention_course.quiz.model import Question
+    from attention_course.quiz.reading import _Reader
     from attention_course.quiz.variants import Instance
 
 # Every operation a type implements (the tests check that each type has them all).

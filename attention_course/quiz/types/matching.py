@@ -12,7 +12,8 @@ from attention_course.quiz.types.base import Put, QuestionType
 
 if TYPE_CHECKING:
     from attention_course.quiz.exports import ExportItem
-    from attention_course.quiz.model import Question, _Reader
+    from attention_course.quiz.model import Question
+    from attention_course.quiz.reading import _Reader
     from attention_course.quiz.results import Result
     from attention_course.quiz.variants import Instance
 

@@ -11,7 +11,8 @@ from attention_course.quiz.types.values import ValueType
 
 if TYPE_CHECKING:
     from attention_course.quiz.exports import ExportItem
-    from attention_course.quiz.model import Question, Shape, _Reader
+    from attention_course.quiz.model import Question, Shape
+    from attention_course.quiz.reading import _Reader
     from attention_course.quiz.variants import Instance
 
 

@@ -12,7 +12,8 @@ from attention_course.quiz.types.choices import ChoiceType
 
 if TYPE_CHECKING:
     from attention_course.quiz.exports import ExportItem
-    from attention_course.quiz.model import Choice, Question, _Reader
+    from attention_course.quiz.model import Choice, Question
+    from attention_course.quiz.reading import _Reader
     from attention_course.quiz.results import Result
     from attention_course.quiz.variants import Instance
 
