@@ -39,36 +39,43 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # Module -> the tests that concern it (pytest arguments): the narrowest that exercise it, the
 # fastest first (a mutant is killed by the first test that fails).
-FAULTS = "tests/test_grading_faults.py"
+FAULTS = "tests/grading/test_grading_faults.py"
 SLOW_FAULT = f"--deselect {FAULTS}::test_autograde_records_no_score_and_grades_it_next_time"
 MODULES: dict[str, list[str]] = {
-    "attention_course/grading/graders.py": ["tests/test_grading_report.py", FAULTS, SLOW_FAULT],
+    "attention_course/grading/graders.py": [
+        "tests/grading/test_grading_report.py",
+        FAULTS,
+        SLOW_FAULT,
+    ],
     "attention_course/grading/preprocessors.py": [
-        "tests/test_preprocessors.py",
-        "tests/test_hiding.py",
+        "tests/grading/test_preprocessors.py",
+        "tests/sandbox/test_hiding.py",
     ],
     "attention_course/sandbox/program.py": [
-        "tests/test_sandbox_values.py",
-        "tests/test_sandbox.py",
+        "tests/sandbox/test_sandbox_values.py",
+        "tests/sandbox/test_sandbox.py",
     ],
     "attention_course/grading/pytest_plugin.py": [
         "grader_tests",
         FAULTS,
         SLOW_FAULT,
-        "tests/test_run_graders.py::test_sample_class",
+        "tests/grading/test_run_graders.py::test_sample_class",
     ],
     "attention_course/grading/session.py": [
         FAULTS,
         SLOW_FAULT,
-        "tests/test_pasted_helpers.py",
-        "tests/test_run_graders.py::test_sample_class",
+        "tests/grading/test_pasted_helpers.py",
+        "tests/grading/test_run_graders.py::test_sample_class",
     ],
-    "attention_course/grading/runner.py": [FAULTS, SLOW_FAULT, "tests/test_run_graders.py"],
-    "attention_course/grading/harness.py": ["tests/test_harness.py", "tests/test_catalogue.py"],
+    "attention_course/grading/runner.py": [FAULTS, SLOW_FAULT, "tests/grading/test_run_graders.py"],
+    "attention_course/grading/harness.py": [
+        "tests/grading/test_harness.py",
+        "tests/grading/test_catalogue.py",
+    ],
     "attention_course/quiz/checking.py": [
-        "tests/test_quiz_questions.py",
-        "tests/test_quiz_cli.py",
-        "tests/test_quiz_free_text.py",
+        "tests/quiz/test_quiz_questions.py",
+        "tests/quiz/test_quiz_cli.py",
+        "tests/quiz/test_quiz_free_text.py",
     ],
 }
 

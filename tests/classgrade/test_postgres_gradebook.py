@@ -19,9 +19,15 @@ import pytest
 from attention_course.classgrade.gradebook import DB_ENV, SubmissionLocks
 from attention_course.classgrade.nbgrader_api import gradebook_settings
 from attention_course.classgrade.run import autograde_class
+from tests.classgrade.test_class_grading import (
+    ASSIGNMENT,
+    CLI,
+    expected_total,
+    fresh_course,
+    write_class,
+)
+from tests.classgrade.test_cluster_grading import scores_in, submission_rows
 from tests.course import COURSE_ROOT
-from tests.test_class_grading import ASSIGNMENT, CLI, expected_total, fresh_course, write_class
-from tests.test_cluster_grading import scores_in, submission_rows
 
 STUDENTS = [f"s{i:02d}" for i in range(6)]
 

@@ -448,7 +448,7 @@ def attacked_class():
 
 
 def _full_marks() -> float:
-    from tests.test_notebooks import cell_points
+    from tests.content.test_notebooks import cell_points
 
     return float(sum(cell_points(ASSIGNMENT).values()))
 

@@ -3,7 +3,7 @@
 Each catalogue file defines one graded function. It is appended to the reference (so its
 definitions override the reference's) and graded for that one function through the real
 grading path (`grade_file` in process, as grading jobs and `check` grade, with a sandboxed
-worker; tests/test_run_graders.py shows the graders' pytest process gives the same reports):
+worker; tests/grading/test_run_graders.py shows the graders' pytest process gives the same reports):
 
 - `catalogue/wrong/<function>__<mistake>.py` must lose points, and fail every test its
   `# caught-by:` header names (the tests meant to catch that mistake) and, unless it is listed
@@ -26,7 +26,7 @@ from attention_course.grading.graders import GradeReport
 from tests.conftest import grade_reference_variants
 from tests.course import ASSIGNMENTS, COURSE
 
-CATALOGUE = Path(__file__).resolve().parent / "catalogue"
+CATALOGUE = Path(__file__).resolve().parent.parent / "catalogue"
 WRONG = sorted((CATALOGUE / "wrong").glob("*.py"))
 CORRECT = sorted((CATALOGUE / "correct").glob("*.py"))
 ASSIGNMENT_OF = {f: a.name for a in ASSIGNMENTS.values() for f in a.graded}

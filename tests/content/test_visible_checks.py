@@ -20,7 +20,7 @@ import pytest
 from tests.course import ASSIGNMENTS
 from tests.notebook_runs import errors, execute, filled_release
 
-CATALOGUE = Path(__file__).resolve().parent / "catalogue" / "wrong"
+CATALOGUE = Path(__file__).resolve().parent.parent / "catalogue" / "wrong"
 ASSIGNMENT_OF = {f: a.name for a in ASSIGNMENTS.values() for f in a.graded}
 
 # catalogue entry -> words of the hint its function's visible checks must fail with

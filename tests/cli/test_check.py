@@ -11,8 +11,8 @@ import nbformat
 import pytest
 
 from attention_course.cli.samples import sample_notebooks
+from tests.content.test_notebooks import cell_points
 from tests.course import ASSIGNMENTS, COURSE_ROOT
-from tests.test_notebooks import cell_points
 
 
 def run_check(*args: str) -> subprocess.CompletedProcess:

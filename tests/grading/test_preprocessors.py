@@ -19,8 +19,8 @@ from attention_course.grading.preprocessors import (
     SandboxedExecute,
     grader_cells,
 )
+from tests.content.test_notebooks import cell_points
 from tests.course import ASSIGNMENTS, COURSE_ROOT, grade_cell_id
-from tests.test_notebooks import cell_points
 
 ASSIGNMENT = "attention_basics"
 

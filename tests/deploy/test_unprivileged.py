@@ -71,7 +71,7 @@ def _as_account(account, argv: list[str], home: Path) -> subprocess.CompletedPro
         "HOME": str(home),
         "USER": ACCOUNT,
         "LANG": "C.UTF-8",
-        "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+        "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
     }
     return subprocess.run(
         [*view, "--", *switch, *argv], env=env, capture_output=True, text=True, timeout=900

@@ -23,8 +23,7 @@ from attention_course.classgrade.gradebook import DB_ENV
 from attention_course.classgrade.nbgrader_api import gradebook_scores
 from attention_course.classgrade.run import autograde_class
 from attention_course.cli.samples import sample_notebooks
-from tests.course import COURSE_ROOT
-from tests.test_class_grading import (
+from tests.classgrade.test_class_grading import (
     ASSIGNMENT,
     CLI,
     REASONS,
@@ -35,6 +34,7 @@ from tests.test_class_grading import (
     run_cli,
     write_class,
 )
+from tests.course import COURSE_ROOT
 
 
 def lean_class(course: Path) -> None:

@@ -19,8 +19,8 @@ import attention_course
 from attention_course.cli.samples import fill, sample_notebooks
 from attention_course.integrations.gradescope import build_autograder
 from attention_course.integrations.wheel import wheel_name
+from tests.content.test_notebooks import cell_points
 from tests.course import ASSIGNMENTS, COURSE_ROOT, REFERENCE_FILE
-from tests.test_notebooks import cell_points
 
 ASSIGNMENT = "attention_basics"
 FULL = sum(cell_points(ASSIGNMENT).values())  # the points of its test cells

@@ -26,7 +26,7 @@ def _cells(root, assignment, student):
 
 
 def _points(assignment):
-    from tests.test_notebooks import cell_points
+    from tests.content.test_notebooks import cell_points
 
     return cell_points(assignment)
 

@@ -10,7 +10,7 @@ import pytest
 from attention_course.cli.samples import sample_notebooks
 from attention_course.grading.graders import grade_file
 from tests.course import ASSIGNMENTS, COURSE_ROOT, REFERENCE_FILE
-from tests.test_catalogue import ASSIGNMENT_OF, ENTRIES
+from tests.grading.test_catalogue import ASSIGNMENT_OF, ENTRIES
 
 
 def _same(path, assignment, functions=None):
