@@ -8,16 +8,10 @@ from pathlib import Path
 from attention_course.classgrade.gradebook import DB_ENV
 from attention_course.classgrade.nbgrader_api import DEFAULT_JOBS
 from attention_course.cli import handlers
-from attention_course.settings import COURSE_ENV, COURSE_FILE
+from attention_course.cli.options import add_course_option
+from attention_course.settings import COURSE_FILE
 
-COURSE_HELP = "the course folder"
-WHERE = (
-    f" (default: ${COURSE_ENV}, else the folder holding {COURSE_FILE} at or above the current one)"
-)
-
-
-def _course(p: argparse.ArgumentParser, what: str = COURSE_HELP) -> None:
-    p.add_argument("--course", type=Path, default=None, metavar="DIR", help=what + WHERE)
+_course = add_course_option
 
 
 def _assignment(p: argparse.ArgumentParser, what: str = "an assignment") -> None:

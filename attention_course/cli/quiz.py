@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from attention_course import settings
+from attention_course.cli.options import add_course_option
 from attention_course.course import find_course
 from attention_course.errors import UserError
 from attention_course.quiz.loading import (
@@ -20,7 +21,6 @@ from attention_course.quiz.loading import (
     resolve,
 )
 from attention_course.quiz.model import Bank
-from attention_course.settings import COURSE_ENV, COURSE_FILE
 
 TAKE_HELP = """\
 Take a quiz in the terminal with immediate feedback.
@@ -63,14 +63,7 @@ def _common() -> argparse.ArgumentParser:
         metavar="DIR",
         help="folder of bank files (default: the course's, as its course.toml says)",
     )
-    parent.add_argument(
-        "--course",
-        type=Path,
-        default=None,
-        metavar="DIR",
-        help=f"the course folder (default: ${COURSE_ENV}, else the folder holding {COURSE_FILE} "
-        "at or above the current one)",
-    )
+    add_course_option(parent)
     return parent
 
 

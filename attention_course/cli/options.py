@@ -1,0 +1,17 @@
+"""Options every command that works on a course shares."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from attention_course.settings import COURSE_ENV, COURSE_FILE
+
+WHERE = (
+    f" (default: ${COURSE_ENV}, else the folder holding {COURSE_FILE} at or above the current one)"
+)
+
+
+def add_course_option(p: argparse.ArgumentParser, what: str = "the course folder") -> None:
+    """--course DIR: the course a command works on (see course.find_course)."""
+    p.add_argument("--course", type=Path, default=None, metavar="DIR", help=what + WHERE)
