@@ -27,25 +27,9 @@ import pytest
 from tests.course import COURSE_ROOT
 
 INSTALL_TIMEOUT = 1200  # seconds for pip to install the wheel and its dependencies
-# Not copied to build the wheel: caches, the virtual environment, build output, and the
-# folders the course's commands generate.
-NOT_SOURCE = shutil.ignore_patterns(
-    ".git",
-    ".venv",
-    "__pycache__",
-    ".pytest_cache",
-    ".ruff_cache",
-    "build",
-    "*.egg-info",
-    "submitted",
-    "autograded",
-    "feedback",
-    "exports",
-    "reports",
-    "exchange",
-    ".grading",
-    "gradebook.db",
-)
+# What pip builds the wheel from: the project's metadata and the engine's package (never the
+# course, which the wheel must not hold).
+WHEEL_SOURCES = ("pyproject.toml", "README.md", "attention_course")
 
 
 def shared_folder(prefix: str) -> Path:
@@ -85,13 +69,19 @@ def _run(argv: list, cwd: Path, timeout: float, what: str) -> subprocess.Complet
 
 @pytest.fixture(scope="session")
 def engine_wheel() -> Iterator[Path]:
-    """This package's wheel, built by pip from a copy of the repository (setuptools writes
-    build/ and *.egg-info/ into the folder it builds, and no test writes into the
+    """This package's wheel, built by pip from a copy of what it is built from (setuptools
+    writes build/ and *.egg-info/ into the folder it builds, and no test writes into the
     repository)."""
     base = shared_folder("attention-wheel-")
     try:
         source = base / "source"
-        shutil.copytree(COURSE_ROOT, source, ignore=NOT_SOURCE, symlinks=True)
+        source.mkdir()
+        for name in WHEEL_SOURCES:
+            if (COURSE_ROOT / name).is_dir():
+                ignore = shutil.ignore_patterns("__pycache__")
+                shutil.copytree(COURSE_ROOT / name, source / name, ignore=ignore)
+            else:
+                shutil.copy(COURSE_ROOT / name, source / name)
         wheels = base / "wheels"
         _run(
             [sys.executable, *"-m pip wheel --no-deps --disable-pip-version-check -q -w".split()]
