@@ -49,8 +49,17 @@ SOURCE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 VENV="${ATTENTION_COURSE_VENV:-@VENV@}"
 export DEBIAN_FRONTEND=noninteractive
 
-apt-get update -qq
-apt-get install -y -qq bubblewrap python3 python3-venv python3-pip >/dev/null
+# apt-get runs only for what is missing (an image that has it all needs no network for it).
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "ok installed"; }
+apt_install() {
+  local missing=()
+  for package in "$@"; do installed "$package" || missing+=("$package"); done
+  if [ "${#missing[@]}" -gt 0 ]; then
+    [ -n "${updated:-}" ] || { apt-get update -qq; updated=1; }
+    apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+}
+apt_install bubblewrap python3 python3-venv python3-pip
 new_enough() { "$1" -c 'import sys; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1; }
 PY=""
 for candidate in python3 python3.13 python3.12 python3.11; do
@@ -60,11 +69,11 @@ for candidate in python3 python3.13 python3.12 python3.11; do
   fi
 done
 if [ -z "$PY" ]; then  # Ubuntu 22.04 ships Python 3.10; 3.11 is in its universe
-  apt-get install -y -qq python3.11 >/dev/null
+  apt_install python3.11
   PY="$(command -v python3.11)"
 fi
 version="$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
-apt-get install -y -qq "python${version}-venv" >/dev/null 2>&1 || true
+apt_install "python${version}-venv" >/dev/null 2>&1 || true
 
 mkdir -p "$(dirname "$VENV")"
 "$PY" -m venv "$VENV"

@@ -57,6 +57,7 @@ def failure_result(config: dict, why: str) -> dict:
         "extra_data": {
             "assignment": config["assignment"],
             "max_score": sum(config["points"].values()),
+            "engine": config.get("engine", attention_course.__version__),
         },
         "tests": tests,
     }

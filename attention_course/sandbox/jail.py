@@ -82,10 +82,13 @@ def _hidden(binds: list[str], extra: list[Path]) -> list[str]:
     candidates += ["/usr/etc/jupyter", "/usr/share/nbgrader"]
     candidates += [os.path.join(p, "etc", "jupyter") for p in python_paths()]
     candidates += [str(Path(p).resolve()) for p in extra]
-    out = []
-    for path in sorted(set(candidates)):
+    out: list[str] = []
+    for path in sorted(set(candidates)):  # sorted: a folder comes before what it holds
         inside = any(path != b and Path(path).is_relative_to(b) for b in binds)
-        if inside and os.path.isdir(path):
+        # a folder inside one already covered is hidden with it (and bubblewrap could not
+        # make its mount point in the read-only tmpfs that covers it)
+        covered = any(Path(path).is_relative_to(h) for h in out)
+        if inside and not covered and os.path.isdir(path):
             out.append(path)
     return out
 

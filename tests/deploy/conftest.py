@@ -26,6 +26,8 @@ import pytest
 
 from tests.course import COURSE_ROOT
 
+REPO_ROOT = COURSE_ROOT  # the checkout: what the wheel is built from, never on an import path
+
 INSTALL_TIMEOUT = 1200  # seconds for pip to install the wheel and its dependencies
 # What pip builds the wheel from: the project's metadata and the engine's package (never the
 # course, which the wheel must not hold).
@@ -46,7 +48,8 @@ def clean_env(**extra: str) -> dict[str, str]:
     env = {
         key: value
         for key, value in os.environ.items()
-        if key not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV") and not key.startswith("JUPYTER")
+        if key not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "ATTENTION_COURSE_DIR")
+        and not key.startswith("JUPYTER")
     }
     env["PATH"] = "/usr/local/bin:/usr/bin:/bin"
     env.update(extra)
@@ -98,16 +101,39 @@ def engine_wheel() -> Iterator[Path]:
 
 @dataclass(frozen=True)
 class EngineVenv:
-    """A fresh virtual environment with the wheel installed (not editable)."""
+    """A fresh virtual environment with the wheel installed (not editable), and a working
+    folder of its own for the commands run in it (never the checkout)."""
 
-    root: Path
+    path: Path
+    workdir: Path
 
-    @property
-    def bin(self) -> Path:
-        return self.root / "bin"
+    def bin(self, name: str) -> Path:
+        return self.path / "bin" / name
 
     def command(self, name: str) -> str:
-        return str(self.bin / name)
+        return str(self.bin(name))
+
+    @property
+    def site_packages(self) -> Path:
+        (found,) = self.path.glob("lib/python3*/site-packages")
+        return found
+
+    def env(self, **extra: str) -> dict[str, str]:
+        """The environment of its commands: its bin first on PATH, nothing of the checkout."""
+        path = f"{self.path / 'bin'}:/usr/local/bin:/usr/bin:/bin"
+        return clean_env(PATH=path, VIRTUAL_ENV=str(self.path), **extra)
+
+    def run(self, *args, env: dict | None = None, **kw) -> subprocess.CompletedProcess:
+        """Run a command of the venv (`run("attention-course", "check", ...)`: a first argument
+        naming one of its programs is that program), in its working folder."""
+        argv = [str(a) for a in args]
+        if self.bin(argv[0]).exists():
+            argv[0] = str(self.bin(argv[0]))
+        kw.setdefault("cwd", self.workdir)
+        kw.setdefault("capture_output", True)
+        kw.setdefault("text", True)
+        kw.setdefault("timeout", 900)
+        return subprocess.run(argv, env=self.env(**(env or {})), **kw)
 
 
 def _everybody_can_use(path: Path) -> bool:
@@ -176,7 +202,10 @@ def engine_venv(engine_wheel) -> Iterator[EngineVenv]:
             "importing the installed package",
         )
         assert found.stdout.strip().startswith(str(venv)), found.stdout
-        yield EngineVenv(venv)
+        work = base / "work"
+        work.mkdir()
+        work.chmod(0o777)
+        yield EngineVenv(venv, work)
     finally:
         shutil.rmtree(base, ignore_errors=True)
 

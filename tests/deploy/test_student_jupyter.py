@@ -183,7 +183,9 @@ def test_students_launch_jupyterlab_again_and_again_from_a_folder_they_cannot_wr
     # what a student does first: fetch the assignment from the command line
     fetched = account.run(
         [engine_venv.command("nbgrader"), "fetch_assignment", ASSIGNMENT],
-        env=account.env(PATH=f"{engine_venv.bin}:/usr/bin:/bin", **{CONFIG_VARIABLE: str(config)}),
+        env=account.env(
+            PATH=f"{engine_venv.path / 'bin'}:/usr/bin:/bin", **{CONFIG_VARIABLE: str(config)}
+        ),
     )
     assert fetched.returncode == 0, fetched.stdout + fetched.stderr
     assert (account.home / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").is_file()
