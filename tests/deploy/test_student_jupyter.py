@@ -79,7 +79,9 @@ class Lab:
             f"--IdentityProvider.token={self.token}",  # ServerApp.token: deprecated
             "--ServerApp.ip=127.0.0.1",
         ]
-        env = account.env(PATH=f"{venv.bin}:/usr/bin:/bin", **{CONFIG_VARIABLE: str(config)})
+        env = account.env(
+            PATH=f"{venv.path / 'bin'}:/usr/bin:/bin", **{CONFIG_VARIABLE: str(config)}
+        )
         with log.open("w") as out:
             self.process = account.popen(
                 argv, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
