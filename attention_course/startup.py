@@ -11,4 +11,5 @@ def skip_slow_imports() -> None:
     import: about a second of CPU in every process that reads a notebook. No schema used here
     has such a format, so the commands go without it (jsonschema then skips those formats)."""
     if "jsonschema" not in sys.modules:
-        sys.modules.setdefault("rfc3987_syntax", None)
+        # None in sys.modules makes the import fail (the documented way); typeshed allows modules.
+        sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]

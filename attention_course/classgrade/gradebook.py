@@ -20,9 +20,12 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from attention_course.errors import GradebookUnavailable
+
+if TYPE_CHECKING:
+    import psycopg
 
 DB_ENV = "ATTENTION_COURSE_DB"
 SQLITE_FILE = "gradebook.db"
@@ -83,7 +86,7 @@ def _conninfo(db_url: str) -> str:
     return make_url(db_url).set(drivername="postgresql").render_as_string(hide_password=False)
 
 
-def connect(db_url: str):
+def connect(db_url: str) -> psycopg.Connection[tuple[Any, ...]]:
     """A psycopg connection to a PostgreSQL gradebook (autocommit), or GradebookUnavailable
     saying why in one line. Keepalives let the server notice a grader that vanished, so its
     locks do not outlive it by more than a minute or two."""
@@ -135,7 +138,7 @@ class SubmissionLocks:
         self.db_url = db_url
         self.names = (course_id, assignment)
         self.held: dict[str, int] = {}
-        self.conn = None
+        self.conn: psycopg.Connection[tuple[Any, ...]] | None = None
 
     def acquire(self, student: str) -> bool:
         import psycopg
@@ -144,13 +147,14 @@ class SubmissionLocks:
             self.conn = connect(self.db_url)
         key = lock_key(*self.names, student)
         try:
-            got = self.conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]
+            row = self.conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
         except psycopg.Error as exc:  # the server went away mid-run
             reason = " ".join(str(exc).split()) or type(exc).__name__
             raise GradebookUnavailable(f"gradebook {shown(self.db_url)}: {reason}") from None
+        got = row is not None and bool(row[0])  # one row: true when the lock was free
         if got:
             self.held[student] = key
-        return bool(got)
+        return got
 
     def release(self, student: str) -> None:
         import psycopg

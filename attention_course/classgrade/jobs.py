@@ -116,20 +116,22 @@ class GradingJob:
             start_new_session=True,
             env=env,
         )
+        assert self.proc.stdin is not None and self.proc.stdout is not None  # both are pipes
+        self.requests, self.replies = self.proc.stdin, self.proc.stdout
         self.buffer = ""
         self.task: str | None = None
         self.deadline = time.monotonic() + DEFAULT.startup_timeout + 60
         self.ready = False
 
     def fileno(self) -> int:
-        return self.proc.stdout.fileno()
+        return self.replies.fileno()
 
     def send(self, assignment: str, student: str, feedback: bool, seconds: float) -> None:
         self.task = student
         self.deadline = time.monotonic() + seconds
         task = {"assignment": assignment, "student": student, "feedback": feedback}
-        self.proc.stdin.write(json.dumps(task) + "\n")
-        self.proc.stdin.flush()
+        self.requests.write(json.dumps(task) + "\n")
+        self.requests.flush()
 
     def read(self) -> list[dict] | None:
         """Whole lines available now; None when the job has ended."""

@@ -70,6 +70,7 @@ def run_demo(source: Course, where: Path | None = None) -> int:
     quiz_dir = root / "exports" / "demo_quiz"
     print("5. the knowledge-check quiz: the same students' response files, graded with the key")
     print(f"   ({quiz_dir}/), and the item analysis:")
+    assert course.quiz is not None  # the course's quiz.toml
     bank = load_bank("knowledge_check", course.quiz.banks, course.quiz.formulas)
     paths = write_quiz_responses(root, quiz_dir)
     graded, errors = grade_response_files(bank, paths, quiz_dir / "grades.csv")

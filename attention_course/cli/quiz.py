@@ -284,6 +284,7 @@ def run_validate(args: argparse.Namespace) -> int:
             for problem in problems:
                 print(problem, file=sys.stderr)
         else:
+            assert bank is not None  # a bank with no problems is read
             print(f"ok: {path} ({len(bank.questions)} questions, {bank.max_score:g} points)")
     if all_problems:
         files = len({p.path for p in all_problems})

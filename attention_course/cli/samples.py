@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 
 import nbformat
@@ -66,7 +67,7 @@ def _solution_sources(assignment: str, root: Path) -> dict[str, str]:
     }
 
 
-def fill(released: Path, replacements: dict[str, str], extra_cells: list[str] = ()):
+def fill(released: Path, replacements: dict[str, str], extra_cells: Sequence[str] = ()):
     """The released notebook with some solution cells' source replaced."""
     nb = nbformat.read(released, as_version=4)
     for cell in nb.cells:

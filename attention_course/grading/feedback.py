@@ -3,6 +3,8 @@ cell's share of points (no nbgrader here: `check` and Gradescope use it too)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import attention_course
 from attention_course.course import SETUP_CELL_ID
 from attention_course.grading.graders import GradeReport
@@ -13,7 +15,7 @@ UNSANDBOXED_NOTE = "UNSANDBOXED: graded without the sandbox, as the instructor a
 RECORD_KEY = "attention_course"
 
 
-def cell_feedback(report: GradeReport, function: str, extra: list[str] = ()) -> str:
+def cell_feedback(report: GradeReport, function: str, extra: Sequence[str] = ()) -> str:
     lines = [
         f"{function}: {report.functions[function].score:g} / "
         f"{report.functions[function].max_score:g} points (graded outside your kernel)"

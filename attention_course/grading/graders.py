@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -133,7 +134,7 @@ def grade_file(
     assignment: str,
     unsandboxed: bool = False,
     functions: list[str] | None = None,
-    hide: list[Path] = (),
+    hide: Sequence[Path] = (),
     in_process: bool = False,
     course: Course | None = None,
 ) -> GradeReport:

@@ -111,7 +111,7 @@ def _quiz_ids(course: Course) -> set[str]:
         nb = json.loads(course.source_notebook(course.quiz.assignment).read_text())
     except (OSError, ValueError):
         return set()
-    return {_nbgrader(c).get("grade_id") for c in nb["cells"]} - {None}
+    return {gid for c in nb["cells"] if (gid := _nbgrader(c).get("grade_id")) is not None}
 
 
 def _by_cells(nb: dict[str, Any], course: Course) -> str | None:

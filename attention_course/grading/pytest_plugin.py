@@ -145,6 +145,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
                 item.config.stash.setdefault(_FAULTS, []).append(fault[:500])
         results = item.config.stash.setdefault(_RESULTS, [])
         function = _function(item)
+        assert isinstance(item, pytest.Function)  # a grader test is a test function
         results.append(
             record(function, item.name, item.obj, _points(item), outcome.passed, message)
         )

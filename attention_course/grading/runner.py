@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import inspect
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from attention_course.course import Course
 from attention_course.grading import course_graders, harness
@@ -76,7 +77,7 @@ def grade(
     submission: Path,
     functions: list[str],
     unsandboxed: bool = False,
-    hide: list[Path] = (),
+    hide: Sequence[Path] = (),
 ) -> dict:
     """The report `pytest grader_tests --submission ... --report` writes, for `functions`."""
     faults: list[str] = []
@@ -100,7 +101,7 @@ def grade(
     session = Session(program_from_file(submission), calls, run, course)
     results = []
     for t in tests:
-        args = {}
+        args: dict[str, Any] = {}
         message, passed = "", False
         try:
             if "student" in t.params:

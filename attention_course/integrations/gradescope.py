@@ -14,6 +14,7 @@ import json
 import tempfile
 import zipfile
 from pathlib import Path
+from typing import Any
 
 from attention_course.course import Course, grade_cell_id
 from attention_course.errors import UserError
@@ -176,7 +177,7 @@ def autograder_files(assignment: str, root: Path, unsandboxed: bool = False) -> 
     (every result then says UNSANDBOXED)."""
     course = Course.load(root)
     spec = course.assignment(assignment)
-    config = {
+    config: dict[str, Any] = {
         "assignment": assignment,
         "points": points(course, assignment),
         "engine": wheel.version(),

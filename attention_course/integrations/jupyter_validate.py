@@ -34,17 +34,18 @@ def _statement_at(source: str, line: int) -> str:
         tree = ast.parse(source)
     except SyntaxError:
         tree = None
-    best = None
+    best: tuple[int, int] | None = None  # (first line, last line)
     for node in ast.walk(tree) if tree else ():
         if isinstance(node, ast.stmt) and node.lineno <= line <= (node.end_lineno or node.lineno):
+            span = (node.lineno, node.end_lineno or node.lineno)
             # a compound statement (with, for, if) is only used when no smaller one fits
-            if best is None or (node.end_lineno - node.lineno) <= (best.end_lineno - best.lineno):
-                best = node
+            if best is None or (span[1] - span[0]) <= (best[1] - best[0]):
+                best = span
     if best is None:
         return lines[line - 1].strip() if 0 < line <= len(lines) else ""
-    start, end = best.lineno, min(best.end_lineno, best.lineno + MAX_STATEMENT_LINES - 1)
+    start, end = best[0], min(best[1], best[0] + MAX_STATEMENT_LINES - 1)
     text = "\n".join(lines[start - 1 : end])
-    if end < best.end_lineno:
+    if end < best[1]:
         text += "\n..."
     indent = min(len(ln) - len(ln.lstrip()) for ln in lines[start - 1 : end] if ln.strip())
     return "\n".join(ln[indent:] for ln in text.splitlines())

@@ -45,8 +45,10 @@ def pinned_dependencies() -> list[str]:
     one not installed here keeps its range."""
     lines = []
     for dep in dependencies():
-        name = re.match(r"[A-Za-z0-9._-]+", dep).group(0)  # "numpy>=1.26" -> "numpy"
-        extras = re.match(r"[A-Za-z0-9._-]+(\[[^\]]*\])?", dep).group(1) or ""
+        named = re.match(r"([A-Za-z0-9._-]+)(\[[^\]]*\])?", dep)  # "numpy>=1.26" -> "numpy"
+        if named is None:
+            raise ValueError(f"not a dependency: {dep!r}")
+        name, extras = named.group(1), named.group(2) or ""
         try:
             lines.append(f"{name}{extras}=={metadata.version(name)}")
         except metadata.PackageNotFoundError:

@@ -14,6 +14,7 @@ import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeGuard
 
 from attention_course.course import Course, grade_cell_id
 from attention_course.grading.feedback import RECORD_KEY
@@ -192,7 +193,7 @@ def _most_failed_first(items: list[ItemStats]) -> list[ItemStats]:
     return sorted(items, key=lambda t: (not t.graded, t.pass_rate, -t.points, order[id(t)]))
 
 
-TEST_FIELDS = {
+TEST_FIELDS: dict[str, type | tuple[type, ...]] = {
     "test": str,
     "description": str,
     "points": (int, float),
@@ -201,7 +202,7 @@ TEST_FIELDS = {
 }
 
 
-def _readable(tests: object) -> bool:
+def _readable(tests: object) -> TypeGuard[list[dict[str, Any]]]:
     """A record's tests: a non-empty list of {test, description, points, passed, message}."""
     return (
         isinstance(tests, list)
@@ -214,7 +215,7 @@ def _readable(tests: object) -> bool:
     )
 
 
-def _consistent(record_tests: list[dict], cell: Cell) -> bool:
+def _consistent(record_tests: list[dict[str, Any]], cell: Cell) -> bool:
     """Do the recorded tests give the score the gradebook holds (as cell_score computes it)?"""
     total = sum(float(t["points"]) for t in record_tests)
     got = sum(float(t["points"]) for t in record_tests if t["passed"])
@@ -288,7 +289,10 @@ def quiz_report(course: Course, assignment: str, subs: list[Submission]) -> Clas
     banks = [load_bank(q, quiz.banks, quiz.formulas) for q in quiz.quizzes]
     banks = [b for b in banks if any(quiz_cell_id(b.quiz, q.id) in cells for q in b.questions)]
     graded_subs = [s for s in subs if s.autograded]
-    groups, items, notes, analyses = [], [], [], []
+    groups: list[GroupStats] = []
+    items: list[ItemStats] = []
+    notes: list[str] = []
+    analyses: list[str] = []
     for bank in banks:
         ids = [quiz_cell_id(bank.quiz, q.id) for q in bank.questions]
         groups.append(

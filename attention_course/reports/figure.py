@@ -13,7 +13,8 @@ def write_figure(report: ClassReport, path: Path) -> None:
 
     items = report.items
     fig = Figure(figsize=(12, 4.6 + 0.24 * len(items)), dpi=100, layout="constrained")
-    top, bottom = fig.subfigures(2, 1, height_ratios=[4.0, 0.6 + 0.24 * len(items)])
+    heights = [4.0, 0.6 + 0.24 * len(items)]
+    top, bottom = fig.subfigures(2, 1, squeeze=False, height_ratios=heights)[:, 0]
     fig.suptitle(f"Class report: {report.assignment}", fontsize=14, fontweight="bold")
     hist, means = top.subplots(1, 2)
     rates = bottom.subplots()

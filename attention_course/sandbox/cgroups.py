@@ -21,7 +21,7 @@ ROOT = Path("/sys/fs/cgroup")
 
 def _own_paths() -> dict[str, str]:
     """controller (or "" for v2) -> this process's cgroup path."""
-    paths = {}
+    paths: dict[str, str] = {}
     try:
         lines = Path("/proc/self/cgroup").read_text().splitlines()
     except OSError:
@@ -38,7 +38,7 @@ def _own_paths() -> dict[str, str]:
 def _layout() -> tuple[str, dict[str, Path]] | None:
     """("v1", {"memory": dir, "pids": dir}) or ("v2", {"": dir}) to make children in."""
     own = _own_paths()
-    v1 = {}
+    v1: dict[str, Path] = {}
     for controller in ("memory", "pids"):
         if controller in own:
             base = ROOT / controller / own[controller].lstrip("/")
@@ -121,7 +121,7 @@ class Cgroup:
             return None
 
     def pids(self) -> list[int]:
-        found = set()
+        found: set[int] = set()
         for d in self.dirs.values():
             try:
                 found.update(int(p) for p in (d / "cgroup.procs").read_text().split())

@@ -17,7 +17,12 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
+from types import TracebackType
+from typing import IO, Any
+
+import numpy as np
 
 from attention_course.sandbox import cgroups, jail
 from attention_course.sandbox.inside import wire
@@ -36,10 +41,10 @@ class Confined:
     def __init__(
         self,
         script: str,
-        settings: dict,
+        settings: dict[str, Any],
         limits: Limits,
         unsandboxed: bool = False,
-        hide: list[Path] = (),
+        hide: Sequence[Path] = (),
     ):
         self.limits = limits
         self.unsandboxed = unsandboxed
@@ -49,7 +54,7 @@ class Confined:
         self._script = script
         self._hide = list(hide)
         self._caps = wire.Caps(limits.frame_bytes, limits.frame_bytes, limits.result_elements)
-        self._proc: subprocess.Popen | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
         self._cgroup: cgroups.Cgroup | None = None
         self._scratch: str | None = None
         self._stderr = bytearray()
@@ -104,8 +109,14 @@ class Confined:
         if reply[0].get("op") != "ready":
             raise self._dead("did not start properly")
 
+    def _started(self) -> subprocess.Popen[bytes]:
+        """The process `start` started."""
+        if self._proc is None:
+            raise RuntimeError("the sandboxed process was not started")
+        return self._proc
+
     def _drain(self) -> None:
-        stream = self._proc.stderr
+        stream = _pipe(self._started().stderr)
         while True:
             chunk = stream.read1(65536) if hasattr(stream, "read1") else stream.read(65536)
             if not chunk:
@@ -134,7 +145,8 @@ class Confined:
         proc = self._proc
         if proc is not None and proc.poll() is None and grace > 0:
             try:
-                proc.stdin.close()
+                if proc.stdin is not None:
+                    proc.stdin.close()
                 proc.wait(timeout=grace)
             except (OSError, subprocess.TimeoutExpired):
                 pass
@@ -147,7 +159,8 @@ class Confined:
             proc.wait()
             for stream in (proc.stdin, proc.stdout, proc.stderr):
                 try:
-                    stream.close()
+                    if stream is not None:
+                        stream.close()
                 except OSError:
                     pass
         if self._cgroup is not None:
@@ -163,14 +176,23 @@ class Confined:
     def __enter__(self) -> Confined:
         return self
 
-    def __exit__(self, *exc) -> None:
-        self.close(grace=0.5 if exc[0] is None else 0.0)
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close(grace=0.5 if exc_type is None else 0.0)
 
     # ------------------------------------------------------------------ requests
 
     def request(
-        self, header: dict, arrays: list = (), timeout: float = 10.0, deadline: float = None
-    ) -> tuple[dict, list]:
+        self,
+        header: dict[str, Any],
+        arrays: Sequence[np.ndarray] = (),
+        timeout: float = 10.0,
+        deadline: float | None = None,
+    ) -> tuple[dict[str, Any], list[np.ndarray]]:
         """Send one request and return the reply, or raise Died (the process is then gone).
 
         The process has `timeout` seconds (plus the grace of its own alarm) and never more
@@ -183,19 +205,20 @@ class Confined:
         if deadline is not None:
             until = min(until, deadline)
         shown = round(min(timeout, until - now), 3)
+        proc = self._started()
         try:
-            wire.write_frame(self._proc.stdin.fileno(), header, arrays, deadline=until)
+            wire.write_frame(_pipe(proc.stdin).fileno(), header, arrays, deadline=until)
         except (OSError, wire.Deadline):
-            reason = self._exit_reason() if self._proc.poll() is not None else _stopped(shown)
+            reason = self._exit_reason() if proc.poll() is not None else _stopped(shown)
             raise self._dead(reason) from None
         reply = self._receive(until, shown)
         if reply[0].get("seq") != self._seq:  # not an answer to this request: forged
             raise self._dead("sent back a reply to no request it was given")
         return reply
 
-    def _receive(self, until: float, timeout: float) -> tuple[dict, list]:
+    def _receive(self, until: float, timeout: float) -> tuple[dict[str, Any], list[np.ndarray]]:
         try:
-            return wire.read_frame(self._proc.stdout.fileno(), self._caps, until)
+            return wire.read_frame(_pipe(self._started().stdout).fileno(), self._caps, until)
         except wire.Deadline:
             raise self._dead(_stopped(timeout)) from None
         except wire.Closed:
@@ -209,7 +232,7 @@ class Confined:
         return Died(reason)
 
     def _exit_reason(self) -> str:
-        proc = self._proc
+        proc = self._started()
         try:
             code = proc.wait(timeout=2)
         except subprocess.TimeoutExpired:
@@ -234,6 +257,13 @@ class Confined:
             return int((self._cgroup.dirs["memory"] / "memory.failcnt").read_text())
         except (OSError, ValueError):
             return 0
+
+
+def _pipe(stream: IO[bytes] | None) -> IO[bytes]:
+    """A pipe of the process: it is started with all three (stdin, stdout, stderr)."""
+    if stream is None:
+        raise RuntimeError("the sandboxed process has no such pipe")
+    return stream
 
 
 def _kill_uid(uid: int) -> None:

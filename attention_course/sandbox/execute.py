@@ -15,8 +15,10 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import nbformat
 from nbformat.notebooknode import NotebookNode
@@ -39,16 +41,23 @@ class NotebookRun:
     peak_memory: int | None = None
 
 
+def _new_output(output_type: str, **fields: Any) -> NotebookNode:
+    """nbformat's new_output, typed (nbformat leaves it unannotated: hence the ignore)."""
+    new = nbformat.v4.new_output
+    output: NotebookNode = new(output_type, **fields)  # type: ignore[no-untyped-call]
+    return output
+
+
 def _text(value: object, limit: int) -> str:
     text = "".join(value) if isinstance(value, list) else str(value)
     return text if len(text) <= limit else text[:limit] + "\n[truncated]\n"
 
 
-def _bundle(data: object, limit: int) -> dict:
+def _bundle(data: object, limit: int) -> dict[str, str]:
     """Only plain text and PNG/JPEG images; anything else is named, not shown."""
     if not isinstance(data, dict):
         return {"text/plain": "[an output that could not be read]"}
-    bundle = {}
+    bundle: dict[str, str] = {}
     for mime in SAFE_IMAGES:
         value = data.get(mime)
         if isinstance(value, str) and len(value) <= limit and _BASE64.match(value):
@@ -62,9 +71,9 @@ def _bundle(data: object, limit: int) -> dict:
     return bundle
 
 
-def _image_metadata(metadata: object) -> dict:
+def _image_metadata(metadata: object) -> dict[str, dict[str, Any]]:
     """Keep only numeric image sizes (they end up as HTML attributes)."""
-    out: dict = {}
+    out: dict[str, dict[str, Any]] = {}
     if not isinstance(metadata, dict):
         return out
     for mime in SAFE_IMAGES:
@@ -80,30 +89,30 @@ def _image_metadata(metadata: object) -> dict:
 def inert_output(raw: object, limit: int) -> NotebookNode:
     """One output from the sandbox, rebuilt from checked fields only."""
     if not isinstance(raw, dict):
-        return nbformat.v4.new_output("stream", name="stderr", text="[unreadable output]\n")
+        return _new_output("stream", name="stderr", text="[unreadable output]\n")
     kind = raw.get("output_type")
     if kind == "stream":
         name = "stderr" if raw.get("name") == "stderr" else "stdout"
-        return nbformat.v4.new_output("stream", name=name, text=_text(raw.get("text", ""), limit))
+        return _new_output("stream", name=name, text=_text(raw.get("text", ""), limit))
     if kind == "error":
         trace = raw.get("traceback")
         lines = [_text(x, limit) for x in trace[:200]] if isinstance(trace, list) else []
-        return nbformat.v4.new_output(
+        return _new_output(
             "error",
             ename=_text(raw.get("ename", "Error"), 200),
             evalue=_text(raw.get("evalue", ""), limit),
             traceback=lines,
         )
     if kind in ("display_data", "execute_result"):
-        fields = {
+        fields: dict[str, Any] = {
             "data": _bundle(raw.get("data"), limit),
             "metadata": _image_metadata(raw.get("metadata")),
         }
         if kind == "execute_result":
             count = raw.get("execution_count")
             fields["execution_count"] = count if type(count) is int else None
-        return nbformat.v4.new_output(kind, **fields)
-    return nbformat.v4.new_output("stream", name="stderr", text="[unreadable output]\n")
+        return _new_output(kind, **fields)
+    return _new_output("stream", name="stderr", text="[unreadable output]\n")
 
 
 def make_inert(nb: NotebookNode, limit: int = 2 * 1024**2) -> None:
@@ -119,13 +128,15 @@ def _runs(cell: NotebookNode) -> bool:
 
 
 def _note_output(text: str) -> NotebookNode:
-    return nbformat.v4.new_output("stream", name="stderr", text=text + "\n")
+    return _new_output("stream", name="stderr", text=text + "\n")
 
 
 class _Runner:
     """The cell process: started on demand, restarted after a death, earlier cells replayed."""
 
-    def __init__(self, limits: Limits, unsandboxed: bool, hide: list[Path], run: NotebookRun):
+    def __init__(
+        self, limits: Limits, unsandboxed: bool, hide: Sequence[Path], run: NotebookRun
+    ) -> None:
         self.limits = limits
         self.unsandboxed = unsandboxed
         self.hide = hide
@@ -142,14 +153,16 @@ class _Runner:
             self._send(process, source, count, deadline, silent=True)
         return process
 
-    def _send(self, process, source, count, deadline, silent=False) -> dict:
+    def _send(
+        self, process: Confined, source: str, count: int, deadline: float, silent: bool = False
+    ) -> dict[str, Any]:
         timeout = self.limits.notebook_cell_timeout
         request = {"op": "run", "source": source, "execution_count": count, "timeout": timeout}
         request["silent"] = silent
         reply, _ = process.request(request, timeout=timeout, deadline=deadline)
         return reply
 
-    def cell(self, source: str, count: int, deadline: float) -> dict:
+    def cell(self, source: str, count: int, deadline: float) -> dict[str, Any]:
         if self.process is None:
             self.process = self._start(deadline)
         reply = self._send(self.process, source, count, deadline)
@@ -165,7 +178,9 @@ class _Runner:
             self.process = None
 
 
-def _out_of_time(cell, what: str, count, limits: Limits, run: NotebookRun) -> None:
+def _out_of_time(
+    cell: NotebookNode, what: str, count: int | None, limits: Limits, run: NotebookRun
+) -> None:
     """A cell the notebook's time budget did not reach (or ran out in)."""
     spent = f"{limits.notebook_timeout:g} s"
     cell.outputs = [_note_output(f"({what}: the notebook used up its {spent})")]
@@ -177,7 +192,7 @@ def execute_notebook(
     nb: NotebookNode,
     limits: Limits | None = None,
     unsandboxed: bool = False,
-    hide: list[Path] = (),
+    hide: Sequence[Path] = (),
 ) -> NotebookRun:
     """Run `nb`'s code cells in the sandbox and write their outputs into `nb` (in place)."""
     limits = limits or Limits()
@@ -205,7 +220,7 @@ def execute_notebook(
                     run.died_at = index
                 stopped = "stopped after" in str(exc)
                 cell.outputs = [
-                    nbformat.v4.new_output(
+                    _new_output(
                         "error",
                         ename="CellTimeoutError" if stopped else "DeadKernelError",
                         evalue=f"the notebook's process {exc} while running this cell",

@@ -31,8 +31,10 @@ import site
 import subprocess
 import sys
 import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from attention_course.errors import SandboxUnavailable
 from attention_course.settings import Limits
@@ -152,7 +154,7 @@ def environment() -> dict[str, str]:
     return env
 
 
-def command(argv: list[str], limits: Limits, mode: str, hide: list[Path] = ()) -> list[str]:
+def command(argv: list[str], limits: Limits, mode: str, hide: Sequence[Path] = ()) -> list[str]:
     """The full command that runs `argv` (paths as seen inside) in a sandbox."""
     bwrap = shutil.which("bwrap") or "bwrap"
     cache = mpl_cache()
@@ -214,7 +216,7 @@ def host_uid(cmd: list[str]) -> int | None:
     return None
 
 
-def rlimits(limits: Limits):
+def rlimits(limits: Limits) -> Callable[[], None]:
     """Per-process limits, set in the sandbox's first process before it execs."""
 
     def apply() -> None:
@@ -225,7 +227,7 @@ def rlimits(limits: Limits):
     return apply
 
 
-def python_argv(script: str, settings: dict, inside: str = INSIDE) -> list[str]:
+def python_argv(script: str, settings: dict[str, Any], inside: str = INSIDE) -> list[str]:
     """How a script of inside/ is started (in the sandbox, inside/ is at INSIDE)."""
     return [sys.executable, "-I", f"{inside}/{script}", json.dumps(settings)]
 

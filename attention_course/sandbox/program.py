@@ -35,8 +35,8 @@ class Call:
 
     key: str
     function: str
-    args: tuple = ()
-    kwargs: dict = field(default_factory=dict)
+    args: tuple[Any, ...] = ()
+    kwargs: dict[str, Any] = field(default_factory=dict)
     readonly: bool = False  # pass read-only arrays
     errstate: bool = False  # run under np.errstate(over/invalid/divide="raise")
 
@@ -49,8 +49,8 @@ class Outcome:
     value: Any = None
     error_type: str = ""
     error_message: str = ""
-    inputs_after: list = field(default_factory=list)
-    warnings: list = field(default_factory=list)
+    inputs_after: list[Any] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
     detail: str = ""
 
@@ -94,7 +94,7 @@ class UnsupportedValue(ValueError):
     """The student's function returned something other than arrays, numbers or strings."""
 
 
-def _encode_input(value: Any, arrays: list[np.ndarray]) -> dict:
+def _encode_input(value: Any, arrays: list[np.ndarray]) -> dict[str, Any]:
     if isinstance(value, np.ndarray):
         arrays.append(value)
         return {"array": len(arrays) - 1}
@@ -132,7 +132,7 @@ def _decode_output(spec: Any, arrays: list[np.ndarray]) -> Any:
     raise ValueError("malformed value")
 
 
-def _outcome(reply: dict, arrays: list[np.ndarray]) -> Outcome:
+def _outcome(reply: dict[str, Any], arrays: list[np.ndarray]) -> Outcome:
     """A call's reply, checked field by field (the worker runs student code)."""
     try:
         status = str(reply["status"])
@@ -153,7 +153,7 @@ def _outcome(reply: dict, arrays: list[np.ndarray]) -> Outcome:
         return Outcome(status="unreadable", detail="its result could not be read back")
 
 
-def _cell_error(reply: dict) -> tuple[str, str] | None:
+def _cell_error(reply: dict[str, Any]) -> tuple[str, str] | None:
     error = reply.get("error")
     if not error:
         return None
@@ -165,7 +165,14 @@ def _cell_error(reply: dict) -> tuple[str, str] | None:
 class _Program:
     """The state of one submission's run across workers."""
 
-    def __init__(self, cells, calls, limits, hide, unsandboxed):
+    def __init__(
+        self,
+        cells: list[tuple[str, str]],
+        calls: list[Call],
+        limits: Limits,
+        hide: list[Path],
+        unsandboxed: bool,
+    ) -> None:
         self.cells = cells
         self.calls = calls
         self.limits = limits
@@ -179,7 +186,7 @@ class _Program:
         self.workers = 0
         self.result_bytes = 0
         self.deadline = time.monotonic() + limits.submission_timeout
-        self.requests = []
+        self.requests: list[tuple[dict[str, Any], list[np.ndarray]]] = []
         for c in calls:
             arrays: list[np.ndarray] = []
             header = {
@@ -217,7 +224,7 @@ class _Program:
                 if index in self.skip_cells:
                     continue
                 step = ("cell", index)
-                request = {"op": "cell", "id": cid, "source": source}
+                request: dict[str, Any] = {"op": "cell", "id": cid, "source": source}
                 request["timeout"] = limits.cell_timeout
                 reply, _ = worker.request(request, timeout=limits.cell_timeout, deadline=deadline)
                 error = _cell_error(reply)

@@ -13,11 +13,14 @@ import os
 import resource
 import shutil
 import sys
+from typing import Any
 
 
-def start(stdout_path: str = os.devnull, stderr_path: str | None = None) -> tuple[int, int, dict]:
+def start(
+    stdout_path: str = os.devnull, stderr_path: str | None = None
+) -> tuple[int, int, dict[str, Any]]:
     """Returns (request fd, reply fd, settings). Settings come as JSON in argv[1]."""
-    settings = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
+    settings: dict[str, Any] = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
     nproc = int(settings.get("nproc", 0))
     if nproc > 0:
         resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))

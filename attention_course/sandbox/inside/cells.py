@@ -17,6 +17,13 @@ import json
 import os
 import signal
 import sys
+from collections.abc import Iterable
+from types import FrameType
+from typing import TYPE_CHECKING, Any, NoReturn
+
+if TYPE_CHECKING:
+    from IPython.core.compilerop import CachingCompiler
+    from IPython.core.interactiveshell import InteractiveShell
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -33,19 +40,19 @@ _write_frame = wire.write_frame
 class Outputs:
     """The outputs of the cell being run, as nbformat output dicts, within a byte budget."""
 
-    def __init__(self, budget):
+    def __init__(self, budget: int) -> None:
         self.budget = budget
         self.reset()
 
-    def reset(self):
-        self.items = []
-        self.pending = {}
+    def reset(self) -> None:
+        self.items: list[dict[str, Any]] = []
+        self.pending: dict[str, str] = {}
         self.used = 0
         self.truncated = False
         self.clear_pending = False
-        self.display_ids = {}
+        self.display_ids: dict[Any, list[int]] = {}  # a display's id (the student's) -> items
 
-    def _room(self, size):
+    def _room(self, size: int) -> bool:
         if self.truncated:
             return False
         if self.used + size > self.budget:
@@ -54,7 +61,7 @@ class Outputs:
         self.used += size
         return True
 
-    def _truncate(self):
+    def _truncate(self) -> None:
         self.truncated = True
         self.items.append(
             {
@@ -64,13 +71,13 @@ class Outputs:
             }
         )
 
-    def _before_output(self):
+    def _before_output(self) -> None:
         if self.clear_pending:
             self.items.clear()
             self.display_ids.clear()
             self.clear_pending = False
 
-    def stream(self, name, text):
+    def stream(self, name: str, text: str) -> None:
         """Kept aside, as a kernel buffers its streams: they are written out, stdout first,
         before the next display, result or error and at the end of the cell."""
         if text:
@@ -78,7 +85,7 @@ class Outputs:
             if len(self.pending[name]) > self.budget:
                 self.flush()
 
-    def flush(self):
+    def flush(self) -> None:
         pending, self.pending = self.pending, {}
         for name in ("stdout", "stderr"):
             text = pending.get(name)
@@ -100,7 +107,14 @@ class Outputs:
             if cut:
                 self._truncate()
 
-    def display(self, data, metadata, transient, update, execution_count=None):
+    def display(
+        self,
+        data: Any,
+        metadata: Any,
+        transient: Any,
+        update: bool,
+        execution_count: int | None = None,
+    ) -> None:
         self.flush()
         bundle = _plain_bundle(data)
         metadata = _plain(metadata or {})
@@ -113,6 +127,7 @@ class Outputs:
         self._before_output()
         if not self._room(len(json.dumps(bundle)) + len(json.dumps(metadata))):
             return
+        item: dict[str, Any]
         if execution_count is None:
             item = {"output_type": "display_data", "data": bundle, "metadata": metadata}
         else:
@@ -126,18 +141,18 @@ class Outputs:
             self.display_ids.setdefault(display_id, []).append(len(self.items))
         self.items.append(item)
 
-    def error(self, ename, evalue, traceback):
+    def error(self, ename: str, evalue: str, traceback: Iterable[object]) -> None:
         self.flush()
         self._before_output()
-        traceback = [str(line) for line in traceback]
-        size = len(ename) + len(evalue) + sum(len(line) for line in traceback)
+        lines = [str(line) for line in traceback]
+        size = len(ename) + len(evalue) + sum(len(line) for line in lines)
         if not self._room(min(size, 4096)):
             return
         self.items.append(
-            {"output_type": "error", "ename": ename, "evalue": evalue, "traceback": traceback}
+            {"output_type": "error", "ename": ename, "evalue": evalue, "traceback": lines}
         )
 
-    def clear(self, wait):
+    def clear(self, wait: bool) -> None:
         if wait:
             self.clear_pending = True
         else:
@@ -145,13 +160,13 @@ class Outputs:
             self.display_ids.clear()
 
 
-def _plain(value):
+def _plain(value: object) -> Any:
     """A JSON-able copy (metadata of displays can hold anything)."""
     return json.loads(json.dumps(value, default=repr))
 
 
-def _plain_bundle(data):
-    bundle = {}
+def _plain_bundle(data: Any) -> dict[str, Any]:
+    bundle: dict[str, Any] = {}
     for mime, value in dict(data).items():
         if isinstance(value, bytes | bytearray):
             if mime.startswith("text/") or mime.endswith("+xml"):
@@ -165,10 +180,10 @@ def _plain_bundle(data):
 class FdCapture:
     """Text written to the file descriptors 1 and 2 (not through sys.stdout), per cell."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.offsets = {FD_OUT: 0, FD_ERR: 0}
 
-    def collect(self, outputs):
+    def collect(self, outputs: Outputs) -> None:
         for path, name in ((FD_OUT, "stdout"), (FD_ERR, "stderr")):
             try:
                 with open(path, "rb") as f:
@@ -181,7 +196,7 @@ class FdCapture:
                 outputs.stream(name, data.decode("utf-8", "replace"))
 
 
-def _kernel_compiler():
+def _kernel_compiler() -> "type[CachingCompiler]":
     """ipykernel's compiler, so that cells get the file names a kernel gives them (in
     tracebacks and warnings); loaded alone, without the rest of ipykernel."""
     import importlib.util
@@ -193,15 +208,18 @@ def _kernel_compiler():
         return CachingCompiler
     path = os.path.join(list(spec.submodule_search_locations)[0], "compiler.py")
     loaded = importlib.util.spec_from_file_location("_kernel_compiler", path)
+    if loaded is None or loaded.loader is None:  # (a .py file always has a spec and a loader)
+        return CachingCompiler
     module = importlib.util.module_from_spec(loaded)
     try:
         loaded.loader.exec_module(module)
-        return module.XCachingCompiler
+        compiler: type[CachingCompiler] = module.XCachingCompiler
+        return compiler
     except Exception:
         return CachingCompiler
 
 
-def make_shell(outputs):
+def make_shell(outputs: Outputs) -> "InteractiveShell":
     import io
 
     from IPython.core.displayhook import DisplayHook
@@ -210,44 +228,54 @@ def make_shell(outputs):
     from traitlets import Type
 
     class Stream(io.TextIOBase):
-        def __init__(self, name, fd):
+        def __init__(self, name: str, fd: int) -> None:
             self.name = name
             self._fd = fd
 
-        def write(self, text):
+        def write(self, text: str) -> int:
             if not isinstance(text, str):
                 raise TypeError(f"write() argument must be str, not {type(text).__name__}")
             outputs.stream(self.name, text)
             return len(text)
 
-        def writable(self):
+        def writable(self) -> bool:
             return True
 
-        def fileno(self):
+        def fileno(self) -> int:
             return self._fd
 
+        # typeshed has TextIOBase.encoding as an attribute; it is a read-only property
         @property
-        def encoding(self):
+        def encoding(self) -> str:  # type: ignore[override]
             return "UTF-8"
 
     class Publisher(DisplayPublisher):
-        def publish(self, data, metadata=None, source=None, *, transient=None, update=False, **kw):
+        def publish(
+            self,
+            data: Any,
+            metadata: Any = None,
+            source: Any = None,
+            *,
+            transient: Any = None,
+            update: bool = False,
+            **kw: Any,
+        ) -> None:
             outputs.display(data, metadata, transient, update)
 
-        def clear_output(self, wait=False):
+        def clear_output(self, wait: bool = False) -> None:
             outputs.clear(wait)
 
     class Hook(DisplayHook):
-        def start_displayhook(self):
-            self._bundle = None
+        def start_displayhook(self) -> None:
+            self._bundle: tuple[Any, Any] | None = None
 
-        def write_output_prompt(self):
+        def write_output_prompt(self) -> None:
             pass
 
-        def write_format_data(self, format_dict, md_dict=None):
+        def write_format_data(self, format_dict: Any, md_dict: Any = None) -> None:
             self._bundle = (format_dict, md_dict)
 
-        def finish_displayhook(self):
+        def finish_displayhook(self) -> None:
             if self._bundle and self._bundle[0]:
                 data, metadata = self._bundle
                 outputs.display(data, metadata, None, False, execution_count=self.prompt_count)
@@ -257,22 +285,24 @@ def make_shell(outputs):
         display_pub_class = Type(Publisher)
         displayhook_class = Type(Hook)
 
-        def enable_gui(self, gui=None):
+        def enable_gui(self, gui: str | None = None) -> None:
             if gui not in (None, "inline"):  # no event loop here: only inline figures
                 from IPython.core.error import UsageError
 
                 raise UsageError(f"no {gui} GUI while grading: use %matplotlib inline")
 
-        def _showtraceback(self, etype, evalue, stb):
+        def _showtraceback(
+            self, etype: type[BaseException], evalue: BaseException, stb: list[str]
+        ) -> None:
             outputs.error(str(etype.__name__), str(evalue), stb)
 
-        def init_virtualenv(self):
+        def init_virtualenv(self) -> None:
             pass
 
     sys.stdout = Stream("stdout", 1)
     sys.stderr = Stream("stderr", 2)
 
-    def no_input(prompt=""):
+    def no_input(prompt: object = "") -> NoReturn:
         from IPython.core.error import StdinNotImplementedError
 
         raise StdinNotImplementedError(
@@ -286,21 +316,22 @@ def make_shell(outputs):
         history_length=0,
         cache_size=1000,
     )
+    assert shell.history_manager is not None  # made by the shell's own start-up
     shell.history_manager.enabled = False
     shell.user_ns["input"] = no_input
     return shell
 
 
-_alarm = {"fired": False}
+_alarm: dict[str, bool] = {"fired": False}
 
 
-def _on_alarm(signum, frame):
+def _on_alarm(signum: int, frame: FrameType | None) -> None:
     """The cell's time is up: interrupt it exactly as a kernel interrupt would."""
     _alarm["fired"] = True
     raise KeyboardInterrupt()
 
 
-def main():
+def main() -> None:
     requests, replies, settings = boot.start(FD_OUT, FD_ERR)
     # Figures are not drawn in the graded copy (as in the course's kernel runs before): the
     # student saw them in their own session, and drawing them is most of a notebook's cost.
@@ -324,8 +355,8 @@ def main():
         _alarm["fired"] = False
         shell.execution_count = int(request["execution_count"])
         _setitimer(signal.ITIMER_REAL, float(request["timeout"]))
-        try:
-            result = shell.run_cell(request["source"], store_history=True)
+        try:  # (IPython leaves run_cell unannotated: hence the ignore)
+            result = shell.run_cell(request["source"], store_history=True)  # type: ignore[no-untyped-call]
         except KeyboardInterrupt:  # the alarm between IPython's own handlers
             result = None
             outputs.error("KeyboardInterrupt", "", ["KeyboardInterrupt"])
@@ -335,7 +366,11 @@ def main():
         outputs.flush()
         ok = result is not None and result.error_before_exec is None
         ok = ok and result.error_in_exec is None
-        reply = {"op": "run", "status": "ok" if ok else "error", "interrupted": _alarm["fired"]}
+        reply: dict[str, Any] = {
+            "op": "run",
+            "status": "ok" if ok else "error",
+            "interrupted": _alarm["fired"],
+        }
         reply["outputs"] = [] if request.get("silent") else outputs.items
         reply["seq"] = request.get("seq")
         _write_frame(replies, reply)

@@ -20,7 +20,7 @@ CLONE_NEWUSER = 0x10000000
 CLONE_NEWNS = 0x00020000
 
 
-def _capabilities():
+def _capabilities() -> int:
     with open("/proc/self/status") as f:
         for line in f:
             if line.startswith("CapEff:"):
@@ -28,7 +28,7 @@ def _capabilities():
     return -1
 
 
-def _can_unshare(flags):
+def _can_unshare(flags: int) -> bool:
     libc = ctypes.CDLL(None, use_errno=True)
     if os.fork() == 0:  # try in a child, so this process stays as it is
         os._exit(0 if libc.unshare(flags) == 0 else 1)
@@ -36,7 +36,7 @@ def _can_unshare(flags):
     return os.waitstatus_to_exitcode(status) == 0
 
 
-def _reaches(port):
+def _reaches(port: int) -> bool:
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=2):
             return True
@@ -44,7 +44,7 @@ def _reaches(port):
         return False
 
 
-def _can_write(path):
+def _can_write(path: str) -> bool:
     try:
         with open(os.path.join(path, ".attention-course-probe"), "w") as f:
             f.write("x")
@@ -53,7 +53,7 @@ def _can_write(path):
         return False
 
 
-def main():
+def main() -> None:
     requests, replies, _ = boot.start()
     wire.write_frame(replies, {"op": "ready"})
     request, _ = wire.read_frame(requests, wire.Caps(1 << 20, 0, 0))

@@ -17,6 +17,8 @@ import os
 import select
 import struct
 import time
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -40,11 +42,11 @@ class Deadline(TimeoutError):
     """No whole frame arrived before the deadline."""
 
 
-def _array_spec(arr: np.ndarray, offset: int) -> dict:
+def _array_spec(arr: np.ndarray, offset: int) -> dict[str, Any]:
     return {"dtype": arr.dtype.str, "shape": list(arr.shape), "offset": offset}
 
 
-def pack(header: dict, arrays: list[np.ndarray] = ()) -> bytes:
+def pack(header: dict[str, Any], arrays: Sequence[np.ndarray] = ()) -> bytes:
     """One frame: `header` (JSON-able) plus `arrays` listed under header["arrays"]."""
     specs, chunks, offset = [], [], 0
     for arr in arrays:
@@ -63,7 +65,10 @@ def pack(header: dict, arrays: list[np.ndarray] = ()) -> bytes:
 
 
 def write_frame(
-    fd: int, header: dict, arrays: list[np.ndarray] = (), deadline: float | None = None
+    fd: int,
+    header: dict[str, Any],
+    arrays: Sequence[np.ndarray] = (),
+    deadline: float | None = None,
 ) -> None:
     """Write one frame; with a deadline, never block past it (raises Deadline)."""
     data = memoryview(pack(header, arrays))
@@ -141,7 +146,9 @@ def _arrays(specs: object, payload: bytes, caps: Caps) -> list[np.ndarray]:
     return arrays
 
 
-def read_frame(fd: int, caps: Caps, deadline: float | None = None) -> tuple[dict, list]:
+def read_frame(
+    fd: int, caps: Caps, deadline: float | None = None
+) -> tuple[dict[str, Any], list[np.ndarray]]:
     """The next frame on `fd`: (header, arrays). Raises WireError, Closed or Deadline."""
     magic, header_len, payload_len = _PREFIX.unpack(_read_exactly(fd, _PREFIX.size, deadline))
     if magic != MAGIC:

@@ -12,6 +12,8 @@ import signal
 import sys
 import time
 import warnings
+from types import FrameType
+from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -38,16 +40,16 @@ class StepTimeout(BaseException):
     """Raised by the alarm when a cell or a call runs past its time (not an Exception)."""
 
 
-def _on_alarm(signum, frame):
+def _on_alarm(signum: int, frame: FrameType | None) -> None:
     raise StepTimeout()
 
 
-def _short(text):
+def _short(text: object) -> str:
     text = str(text)
     return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 3] + "..."
 
 
-def _exception_record(exc):
+def _exception_record(exc: BaseException) -> dict[str, str]:
     try:
         message = str(exc)
     except BaseException:  # a hostile __str__
@@ -58,11 +60,11 @@ def _exception_record(exc):
 class _Encoder:
     """Turns a return value into JSON plus arrays; refuses anything else."""
 
-    def __init__(self, max_elements):
-        self.arrays = []
+    def __init__(self, max_elements: int) -> None:
+        self.arrays: list[np.ndarray] = []
         self.left = max_elements
 
-    def encode(self, obj, depth=0):
+    def encode(self, obj: object, depth: int = 0) -> dict[str, Any]:
         if depth > MAX_DEPTH:
             return {"unsupported": "nested too deeply"}
         if obj is None or isinstance(obj, (bool, int, float, str)):
@@ -90,7 +92,7 @@ class _Encoder:
         return {"unsupported": type(obj).__name__}
 
 
-def _decode_input(spec, arrays):
+def _decode_input(spec: dict[str, Any], arrays: list[np.ndarray]) -> Any:
     if "array" in spec:
         return np.array(arrays[spec["array"]], copy=True)
     if "tuple" in spec:
@@ -98,10 +100,12 @@ def _decode_input(spec, arrays):
     return spec["value"]
 
 
-def run_cell(request, namespace):
+def run_cell(
+    request: dict[str, Any], namespace: dict[str, Any]
+) -> tuple[dict[str, Any], list[np.ndarray]]:
     """Execute one program cell; the reply says which exception it raised, if any."""
     _setitimer(signal.ITIMER_REAL, request["timeout"])
-    error = None
+    error: dict[str, str] | None = None
     try:
         code = compile(request["source"], f"<cell {request['id']}>", "exec")
         exec(code, namespace)
@@ -114,7 +118,9 @@ def run_cell(request, namespace):
     return {"op": "cell", "error": error}, []
 
 
-def make_call(request, arrays, namespace, max_elements):
+def make_call(
+    request: dict[str, Any], arrays: list[np.ndarray], namespace: dict[str, Any], max_elements: int
+) -> tuple[dict[str, Any], list[np.ndarray]]:
     """Call one graded function on the given inputs; plain data back."""
     fn = namespace.get(request["function"])
     if not callable(fn):
@@ -125,7 +131,7 @@ def make_call(request, arrays, namespace, max_elements):
     if request.get("readonly"):
         for a in inputs:
             a.flags.writeable = False
-    result = {"op": "call", "status": "ok"}
+    result: dict[str, Any] = {"op": "call", "status": "ok"}
     encoder = _Encoder(max_elements)
     start = _monotonic()
     with warnings.catch_warnings(record=True) as caught:
@@ -152,11 +158,11 @@ def make_call(request, arrays, namespace, max_elements):
     return result, encoder.arrays
 
 
-def main():
+def main() -> None:
     requests, replies, settings = boot.start()
     max_elements = int(settings.get("max_elements", 1 << 22))
     signal.signal(signal.SIGALRM, _on_alarm)
-    namespace = {"__name__": "__main__"}
+    namespace: dict[str, Any] = {"__name__": "__main__"}
     _write_frame(replies, {"op": "ready"})
     while True:
         try:
