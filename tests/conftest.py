@@ -1,22 +1,61 @@
-"""Shared fixtures: a throw-away copy of the course, graded once per test session; and a check
-that no test wrote into the repository."""
+"""Shared fixtures: a throw-away copy of the course, graded once per test run (however many
+xdist workers share it: tests/shared.py); a check that no test wrote into the repository; and the
+xdist groups, which keep the modules that share a process's servers or state in one worker."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from fnmatch import fnmatch
 from pathlib import Path
 
 import pytest
 
 from attention_course.grading.graders import GradeReport, grade_file
+from tests import shared
 from tests.course import ALL_ASSIGNMENTS, COURSE_ROOT, REFERENCE_FILE
+
+# Modules that must run in one process (one xdist worker), group name -> patterns of their file
+# names (a pattern with folders matches that many trailing parts of the path, so a module is
+# still found when moved into a subfolder). Every other module is a group of its own, so that a
+# module's fixtures are made once, in one worker.
+GROUPS = {
+    # one Chromium and two JupyterLab servers for all of them (tests/browser/conftest.py)
+    "browser": ("browser/test_*.py",),
+    # one PostgreSQL server and one Dask cluster (the session's `postgres` and `dask_cluster`)
+    "servers": ("test_postgres_gradebook.py", "test_cluster_grading.py"),
+    # one venv with the engine installed from its wheel (tests/deploy/conftest.py)
+    "deploy": ("deploy/test_*.py",),
+}
+
+
+def _group(path: Path, rootpath: Path) -> str:
+    for name, patterns in GROUPS.items():
+        for pattern in patterns:
+            if fnmatch("/".join(path.parts[-(pattern.count("/") + 1) :]), pattern):
+                return name
+    return path.relative_to(rootpath).as_posix() if path.is_relative_to(rootpath) else str(path)
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.pluginmanager.hasplugin("xdist"):
+        return  # (its marker is unknown without it)
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(_group(item.path, config.rootpath)))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    shared.configure(config)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    shared.finish()  # the whole run is over (in the controller; workers do nothing)
 
 
 def grade_reference_variants(
@@ -50,7 +89,13 @@ class Demo:
 
 
 @pytest.fixture(scope="session")
-def demo_run():
+def demo_run() -> Demo:
+    """The demo, run once for the whole run (whichever worker asks first); its folder is
+    removed when the whole run is over."""
+    return shared.once("demo_run", _run_demo)
+
+
+def _run_demo() -> Demo:
     before = repository_files()
     proc = subprocess.run(
         [str(Path(sys.executable).parent / "attention-course"), "demo"],
@@ -62,8 +107,8 @@ def demo_run():
     found = re.search(r"own course folder .*?: (\S+)", proc.stdout)
     assert found, proc.stdout[-3000:]
     root = Path(found.group(1))
-    yield Demo(proc, root, before, repository_files())
-    shutil.rmtree(root.parent, ignore_errors=True)
+    shared.at_end(root.parent)
+    return Demo(proc, root, before, repository_files())
 
 
 @pytest.fixture(scope="session")

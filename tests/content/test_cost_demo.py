@@ -6,7 +6,13 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from tests.notebook_runs import errors, execute, filled_release
+
+# It fits a slope to timings: run after the other tests, with nothing else of ours beside it
+# (scripts/test.sh); with the other tests running in parallel it flaked.
+pytestmark = pytest.mark.alone
 
 
 def test_cost_demo_slope_while_another_process_keeps_a_core_busy(tmp_path):

@@ -37,6 +37,11 @@ from attention_course.sandbox import jail
 from attention_course.settings import DEFAULT
 from tests.course import COURSE_ROOT, GRADER_DIR, REFERENCE_FILE
 
+# Grading must end within its deadlines and the endless cell's notebook within its 20 s: run
+# after the other tests, with nothing else of ours beside it (scripts/test.sh); with the other
+# tests running in parallel the notebook ran out of time before its last cell.
+pytestmark = pytest.mark.alone
+
 ASSIGNMENT = "attention_basics"
 CANARY = f"CANARY-{uuid.uuid4().hex}"  # in an honest student's notebook only
 LEFT_BEHIND = f"ac{uuid.uuid4().hex[:10]}"  # the name the attackers' daemons and children take
