@@ -23,7 +23,8 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import cast
 
 FORMATS = {
     "single_choice": 'one choice letter, for example "b"',
@@ -155,15 +156,22 @@ def parse_answer(
 
 
 def canonical(qtype: str, value: object) -> str:
-    """One text per distinct answer: what item analysis counts and self-check hashes."""
+    """One text per distinct answer: what item analysis counts and self-check hashes.
+
+    ``value`` is an answer to a question of type ``qtype`` as parse_answer reads it (or a key of
+    that type); which type it has depends on ``qtype``, so each branch casts it (no conversion).
+    """
     if qtype == "multiple_select":
-        return ",".join(sorted(value)) if value else "(none)"
+        picked = cast("Iterable[str]", value)
+        return ",".join(sorted(picked)) if picked else "(none)"
     if qtype == "numeric":
-        return format_number(value)
+        return format_number(cast(float, value))
     if qtype == "shape":
-        return "(" + ", ".join(str(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+        shape = cast("Sequence[int]", value)
+        return "(" + ", ".join(str(v) for v in shape) + ("," if len(shape) == 1 else "") + ")"
     if qtype == "matching":
-        return ", ".join(f"{k}={v}" for k, v in sorted(value.items()))
+        pairs = cast("Mapping[str, str]", value)
+        return ", ".join(f"{k}={v}" for k, v in sorted(pairs.items()))
     return str(value)
 
 
@@ -279,9 +287,10 @@ def check_selfcheck(salt: str, question: dict, params: dict, raw: object) -> dic
         note = "Not checked here: free-text answers are marked by hand by your instructor."
         return _result("needs_review", 0.0, [note])
     if qtype in ("multiple_select", "matching"):
-        parts = (
-            sorted(value) if qtype == "multiple_select" else [f"{k}={v}" for k, v in value.items()]
-        )
+        if qtype == "multiple_select":
+            parts = sorted(cast("frozenset[str]", value))
+        else:
+            parts = [f"{k}={v}" for k, v in cast("dict[str, str]", value).items()]
         reactions = [_lookup(salt, question, variant, part) or {} for part in parts]
         right = sum(1 for r in reactions if r.get("correct"))
         wrong = len(reactions) - right
@@ -301,13 +310,14 @@ def check_selfcheck(salt: str, question: dict, params: dict, raw: object) -> dic
         return _result(status, fraction, feedback or ["Not quite."], misconceptions=labels)
     answer = canonical(qtype, value)
     if qtype == "numeric":
-        answer = bucket(value, question["tolerance"])
+        answer = bucket(cast(float, value), question["tolerance"])
     reaction = _lookup(salt, question, variant, answer)
     if reaction is None:
         feedback = ["Not quite."]
-        if qtype == "shape" and len(value) != question["ndim"]:
-            ndim = question["ndim"]
-            feedback = [f"Your shape has {len(value)} dimensions; the answer has {ndim}."]
+        if qtype == "shape":
+            given, ndim = len(cast("tuple[int, ...]", value)), question["ndim"]
+            if given != ndim:
+                feedback = [f"Your shape has {given} dimensions; the answer has {ndim}."]
         return _result("wrong", 0.0, feedback)
     if reaction.get("correct"):
         return _result("correct", 1.0, [reaction.get("feedback", "Correct.")])

@@ -67,7 +67,7 @@ def _replace_placeholders(assessment_xml: str, items: list[ExportItem]) -> str:
             if not found or found.group(1) not in by_id:
                 continue
             item = by_id[found.group(1)]
-            ident = child.get("ident")
+            ident = child.attrib["ident"]  # text2qti gives every item one
             new = types.of(item.question).qti_item(item.question, item.instances[0], ident)
             if new is not None:  # the type writes its own item (matching)
                 parent.remove(child)

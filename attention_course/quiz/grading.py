@@ -114,6 +114,8 @@ def format_item_analysis(
     lines = [f"Item analysis: {bank.quiz} ({bank.title})"]
     for item in stats:
         question = bank.question(item.question)
+        if question is None:  # item_analysis makes one item per question of the bank
+            raise KeyError(f"no question {item.question!r} in quiz {bank.quiz!r}")
         review = item.statuses.get("needs_review", 0)
         head = (
             f"{item.question} [{question.type}, section {question.section}]: "

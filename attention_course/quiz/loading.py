@@ -100,6 +100,6 @@ def load_bank(quiz_or_path: str, bank_dir: Path, formulas: Path | None = None) -
     """Load a valid bank by quiz id or path, with the course's formulas (`formulas`, else
     formulas.py beside the banks' folder). Raises LookupError or BankInvalid."""
     bank, problems = check_bank_file(resolve(quiz_or_path, bank_dir), formulas)
-    if problems:
+    if bank is None:  # check_bank_file gives a bank exactly when there are no problems
         raise BankInvalid(problems)
     return bank

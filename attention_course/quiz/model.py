@@ -56,14 +56,19 @@ class Tolerance:
     abs: float | None = None
     rel: float | None = None
 
+    def _relative(self) -> float:
+        if self.rel is None:  # reading gives every tolerance abs or rel
+            raise ValueError("a tolerance needs abs or rel")
+        return float(self.rel)
+
     def half_width(self, key: float) -> float:
-        return self.abs if self.abs is not None else float(self.rel) * abs(key)
+        return self.abs if self.abs is not None else self._relative() * abs(key)
 
     def accepts(self, given: float, key: float) -> bool:
         return abs(given - key) <= self.half_width(key) * (1 + 1e-12) + 1e-12
 
     def describe(self) -> str:
-        return f"±{self.abs:g}" if self.abs is not None else f"±{100 * float(self.rel):g}%"
+        return f"±{self.abs:g}" if self.abs is not None else f"±{100 * self._relative():g}%"
 
 
 @dataclass(frozen=True)
@@ -119,8 +124,12 @@ class Question:
     def templated(self) -> bool:
         return self.template is not None
 
-    def choice(self, choice_id: str) -> Choice | None:
-        return next((c for c in self.choices if c.id == choice_id), None)
+    def choice(self, choice_id: str) -> Choice:
+        """The choice (or matching option) ``choice_id``; parsed answers name only these."""
+        for c in self.choices:
+            if c.id == choice_id:
+                return c
+        raise KeyError(f"question {self.id!r} has no choice {choice_id!r}")
 
 
 @dataclass(frozen=True)

@@ -62,7 +62,7 @@ def summary(results: list[Result]) -> str:
 def run_with_answers(session: Session, answers: dict[str, Any], out: TextIO) -> list[Result]:
     """Non-interactive: check every question against ``answers`` and print the feedback."""
     questions = session.questions()
-    results = []
+    results: list[Result] = []
     print(session.title, file=out)
     for n, shown in enumerate(questions, 1):
         result = session.check(shown.id, answers.get(shown.id))
@@ -78,7 +78,7 @@ def run_with_answers(session: Session, answers: dict[str, Any], out: TextIO) -> 
 def run_interactive(session: Session, ask: Callable[[str], str], out: TextIO) -> list[Result]:
     """Interactive: ask each question; an answer in the wrong format is asked again."""
     questions = session.questions()
-    results = []
+    results: list[Result] = []
     print(session.title, file=out)
     print("Type your answer and press Enter; an empty line skips the question.", file=out)
     for n, shown in enumerate(questions, 1):
@@ -86,12 +86,12 @@ def run_interactive(session: Session, ask: Callable[[str], str], out: TextIO) ->
         print(render_question(shown, n, len(questions)), file=out)
         while True:
             try:
-                raw: str | None = ask("  your answer> ")
+                line = ask("  your answer> ")
             except EOFError:
                 print("", file=out)
                 print(summary(results), file=out)
                 return results
-            raw = raw.strip() or None
+            raw = line.strip() or None
             result = session.check(shown.id, raw)
             print(render_result(result), file=out)
             if result.status != "invalid":

@@ -51,9 +51,9 @@ def _template_problems(bank: Bank, q: Question) -> list[Problem]:
             params = variant_parameters(bank, variant)
             reason = f"template cannot be computed for {params}: {type(exc).__name__}: {exc}"
             return [Problem(str(bank.path), q.id, reason)]
-        reason = types.of(q).key_problem(q, instance.key, variant)
-        if reason is not None:
-            return [Problem(str(bank.path), q.id, reason)]
+        key_problem = types.of(q).key_problem(q, instance.key, variant)
+        if key_problem is not None:
+            return [Problem(str(bank.path), q.id, key_problem)]
         if not q.templated and not bank.parameters:
             break
     return []

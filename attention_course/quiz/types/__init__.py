@@ -22,6 +22,8 @@ that needs new Question fields adds them to model.Question.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from attention_course.quiz.types import (
     free_text,
     matching,
@@ -31,6 +33,9 @@ from attention_course.quiz.types import (
     single_choice,
 )
 from attention_course.quiz.types.base import EXPORT_OPERATIONS, OPERATIONS, QuestionType
+
+if TYPE_CHECKING:
+    from attention_course.quiz.model import Question
 
 __all__ = ["EXPORT_OPERATIONS", "OPERATIONS", "TYPES", "QuestionType", "get", "of", "register"]
 
@@ -59,7 +64,7 @@ def get(name: object) -> QuestionType | None:
     return TYPES.get(name) if isinstance(name, str) else None
 
 
-def of(question: object) -> QuestionType:
+def of(question: Question) -> QuestionType:
     """The type of a question read from a bank (whose type is always registered)."""
     return TYPES[question.type]
 

@@ -35,8 +35,16 @@ def read_tolerance(reader: _Reader, raw: Any, qid: str) -> Tolerance | None:
     return Tolerance(**{kind: number})
 
 
+def _tolerance_of(question: Question) -> Tolerance:
+    """A numeric question's tolerance (reading gives every numeric question one)."""
+    if question.tolerance is None:
+        raise ValueError(f"numeric question {question.id!r} has no tolerance")
+    return question.tolerance
+
+
 def _tolerance(question: Question) -> dict[str, float | None]:
-    return {"abs": question.tolerance.abs, "rel": question.tolerance.rel}
+    tol = _tolerance_of(question)
+    return {"abs": tol.abs, "rel": tol.rel}
 
 
 class Numeric(ValueType):
@@ -71,7 +79,7 @@ class Numeric(ValueType):
         return float(value)
 
     def matches(self, question: Question, given: Any, target: Any) -> bool:
-        return question.tolerance.accepts(given, target)
+        return _tolerance_of(question).accepts(given, target)
 
     def parse(self, question: Question, raw: object) -> Any:
         return parse_number(raw)
@@ -96,20 +104,20 @@ class Numeric(ValueType):
 
     def gift_answers(self, item: ExportItem, index: int) -> str:
         q, inst = item.question, item.instances[index]
-        tol = q.tolerance.half_width(inst.key)
+        tol = _tolerance_of(q).half_width(inst.key)
         lines = [f"#={gift_number(inst.key)}:{gift_number(tol)}{feedback(q.explanation)}"]
         for w in inst.wrong_answers:
             lines.append(f"=%0%{gift_number(w.value)}:{gift_number(tol)}{feedback(w.feedback)}")
         return "{\n" + "\n".join(lines) + "\n}"
 
     def qti_block(self, question: Question, instance: Instance, number: int) -> list[str]:
-        half = question.tolerance.half_width(instance.key)
+        half = _tolerance_of(question).half_width(instance.key)
         answer = f"=   {format_number(instance.key)} +- {format_number(half)}"
         return [*self.qti_prompt(question, instance, number), answer]
 
     def jupyterquiz(self, item: ExportItem) -> list[dict[str, Any]]:
         q, inst = item.question, item.instances[0]
-        half = q.tolerance.half_width(inst.key)
+        half = _tolerance_of(q).half_width(inst.key)
         answers: list[dict[str, Any]] = []
         if half == 0:
             answers.append({"type": "value", "value": inst.key, "correct": True})

@@ -19,7 +19,7 @@ class ValueType(QuestionType):
     exports = frozenset({"gift", "qti", "jupyterquiz", "selfcheck", "widgets"})
 
     def key(self, question: Question, params: dict[str, Any]) -> Any:
-        if question.templated:
+        if question.template is not None:  # question.templated
             return self.normalize(formulas.evaluate(question.template, params))
         return self.normalize(question.answer)
 
