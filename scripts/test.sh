@@ -1,34 +1,48 @@
 #!/usr/bin/env bash
 # Set up, lint, type-check, and run the whole test suite (graders against the reference, the
 # mistake catalogue, hostile submissions, nbgrader end to end, the quiz, the deployments).
-# Extra arguments go to pytest. The tests run in two processes (pytest-xdist; tests/conftest.py
-# keeps the modules that share servers or a venv in one), then, if they passed, the few that
-# measure time (marked `alone`) on their own.
+# Extra arguments go to pytest. The tests run in three processes (pytest-xdist; most of them wait
+# on sandboxes, servers and subprocesses, so three keep two cores busy; tests/conftest.py keeps
+# the modules that share servers or a venv in one), then, if they passed, the few that measure
+# time (marked `alone`) on their own. The type checker runs beside the tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
+
 # Types: the engine (pyproject.toml's [tool.mypy], strict on sandbox/), then, strictly, the
 # scripts of sandbox/inside/ as the top-level modules they are in the sandbox (`import wire`).
-.venv/bin/mypy
-MYPYPATH=attention_course/sandbox/inside .venv/bin/mypy --strict --explicit-package-bases \
-  --no-warn-unused-configs attention_course/sandbox/inside/[!_]*.py
+types_log="$(mktemp)"
+(
+  .venv/bin/mypy
+  MYPYPATH=attention_course/sandbox/inside .venv/bin/mypy --strict --explicit-package-bases \
+    --no-warn-unused-configs attention_course/sandbox/inside/[!_]*.py
+) >"$types_log" 2>&1 &
+types_pid=$!
 
-# run_pytest ARGS...: pytest's status (5: it collected no tests).
-run_pytest() {
+# types_verdict: the type check's output, and whether it passed (waits for it).
+types_verdict() {
   local status=0
-  .venv/bin/python -m pytest "$@" || status=$?
+  wait "$types_pid" || status=$?
+  cat "$types_log"
+  rm -f "$types_log"
+  if [ "$status" -ne 0 ]; then
+    echo "test.sh: the type check failed" >&2
+  fi
   return "$status"
 }
 
 first=0
-run_pytest -n 2 --dist loadgroup -m "not alone" "$@" || first=$?
+.venv/bin/python -m pytest -n "${TEST_PROCESSES:-3}" --dist loadgroup -m "not alone" "$@" \
+  || first=$?
 if [ "$first" -ne 0 ] && [ "$first" -ne 5 ]; then
+  types_verdict || true
   exit "$first"
 fi
 second=0
-run_pytest -m alone "$@" || second=$?
+.venv/bin/python -m pytest -m alone "$@" || second=$?
+types_verdict
 if [ "$first" -eq 5 ] && [ "$second" -eq 5 ]; then
   echo "test.sh: pytest collected no tests; that is a failure" >&2
   exit 1
