@@ -34,7 +34,7 @@ types_verdict() {
 }
 
 first=0
-.venv/bin/python -m pytest -n "${TEST_PROCESSES:-3}" --dist loadgroup -m "not alone" "$@" \
+.venv/bin/python -m pytest -n "${TEST_PROCESSES:-3}" --dist loadscope -m "not alone" "$@" \
   || first=$?
 if [ "$first" -ne 0 ] && [ "$first" -ne 5 ]; then
   types_verdict || true

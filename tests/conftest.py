@@ -1,6 +1,7 @@
 """Shared fixtures: a throw-away copy of the course, graded once per test run (however many
 xdist workers share it: tests/shared.py); a check that no test wrote into the repository; and the
-xdist groups, which keep the modules that share a process's servers or state in one worker."""
+xdist groups, which keep the modules that share a process's servers or state in one worker
+(pytest_xdist_make_scheduler)."""
 
 from __future__ import annotations
 
@@ -21,9 +22,8 @@ from tests import shared
 from tests.course import ALL_ASSIGNMENTS, COURSE_ROOT, REFERENCE_FILE
 
 # Modules that must run in one process (one xdist worker), group name -> patterns of their file
-# names (a pattern with folders matches that many trailing parts of the path, so a module is
-# still found when moved into a subfolder). Every other module is a group of its own, so that a
-# module's fixtures are made once, in one worker.
+# names (a pattern with folders matches that many trailing parts of the path). Every other
+# module is a group of its own, so that a module's fixtures are made once, in one worker.
 GROUPS = {
     # one Chromium and two JupyterLab servers for all of them (tests/browser/conftest.py)
     "browser": ("browser/test_*.py",),
@@ -34,20 +34,26 @@ GROUPS = {
 }
 
 
-def _group(path: Path, rootpath: Path) -> str:
+def group_of(module: str) -> str:
+    """The group of a test module (its path relative to the rootdir)."""
+    parts = Path(module).parts
     for name, patterns in GROUPS.items():
         for pattern in patterns:
-            if fnmatch("/".join(path.parts[-(pattern.count("/") + 1) :]), pattern):
+            if fnmatch("/".join(parts[-(pattern.count("/") + 1) :]), pattern):
                 return name
-    return path.relative_to(rootpath).as_posix() if path.is_relative_to(rootpath) else str(path)
+    return module
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if not config.pluginmanager.hasplugin("xdist"):
-        return  # (its marker is unknown without it)
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(_group(item.path, config.rootpath)))
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """xdist's scheduler by scope, the scope of a test being its module's group. (xdist's own
+    --dist loadgroup reads the groups from node ids that pytest 9 no longer lets it rename.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return group_of(nodeid.split("::", 1)[0])
+
+    return GroupScheduling(config, log)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -170,7 +176,7 @@ def dask_client(dask_cluster):
     return dask_cluster
 
 
-CACHES = {".git", ".venv", "__pycache__", ".pytest_cache", ".ruff_cache"}
+CACHES = {".git", ".venv", "__pycache__", ".pytest_cache", ".ruff_cache", ".mypy_cache"}
 
 
 def repository_files(root: Path = COURSE_ROOT) -> dict[str, tuple[int, int]]:

@@ -24,7 +24,7 @@ from attention_course.classgrade.nbgrader_api import copy_course, gradebook_scor
 from attention_course.cli.samples import sample_notebooks
 from tests.deploy.conftest import REPO_ROOT
 
-pytestmark = [pytest.mark.deploy, pytest.mark.xdist_group("deploy")]
+pytestmark = pytest.mark.deploy  # one venv for tests/deploy/ (tests/conftest.py GROUPS)
 
 ASSIGNMENT = "attention_basics"
 STUDENT = "demo-instructor"

@@ -16,7 +16,7 @@ import pytest
 from attention_course.cli.samples import sample_notebooks
 from tests.deploy.conftest import REPO_ROOT, clean_env
 
-pytestmark = [pytest.mark.deploy, pytest.mark.xdist_group("deploy")]
+pytestmark = pytest.mark.deploy  # one venv for tests/deploy/ (tests/conftest.py GROUPS)
 
 ASSIGNMENT = "attention_basics"
 FULL = 35.0
