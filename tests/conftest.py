@@ -44,6 +44,7 @@ def group_of(module: str) -> str:
     return module
 
 
+@pytest.hookimpl(optionalhook=True)  # a hook of xdist's: unknown where xdist is not loaded
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
     """xdist's scheduler by scope, the scope of a test being its module's group. (xdist's own
     --dist loadgroup reads the groups from node ids that pytest 9 no longer lets it rename.)"""
