@@ -27,10 +27,6 @@ PARTIAL_UNAFFECTED = {a: partial_unaffected(COURSE_ROOT, a) for a in ASSIGNMENTS
 HOSTILE = hostile_cells(COURSE_ROOT)
 
 
-def get_assignment(name: str):
-    return COURSE.assignment(name)
-
-
 __all__ = [
     "ALL_ASSIGNMENTS",
     "ASSIGNMENTS",
@@ -47,7 +43,6 @@ __all__ = [
     "QUIZ_ASSIGNMENT",
     "REFERENCE_FILE",
     "SETUP_CELL_ID",
-    "get_assignment",
     "grade_cell_id",
     "graded_course",
 ]

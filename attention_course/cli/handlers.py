@@ -29,8 +29,8 @@ def _course(args: argparse.Namespace) -> Path:
     return root
 
 
-def _known(course: Course, assignment: str, graded_only: bool = False) -> str:
-    names = tuple(course.assignments) if graded_only else course.all_assignments
+def _known(course: Course, assignment: str) -> str:
+    names = course.all_assignments
     if assignment not in names:
         raise UserError(f"unknown assignment {assignment!r} (known: {', '.join(names)})")
     return assignment

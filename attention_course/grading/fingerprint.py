@@ -81,11 +81,3 @@ def grading_code(assignment: str, root: Path) -> str:
             _codes.clear()
         _codes[seen] = digest.hexdigest()
     return _codes[seen]
-
-
-def engine_digest() -> str:
-    """A short digest of the engine's grading code (shown with the version in feedback)."""
-    digest = hashlib.sha256()
-    for path in engine_files(quiz=True):
-        digest.update(path.relative_to(ENGINE).as_posix().encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()[:12]

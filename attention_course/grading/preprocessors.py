@@ -42,10 +42,16 @@ def _graded_course(resources: dict) -> list[Path]:
     return graded_course(Path(resources.get("metadata", {}).get("path") or "."))
 
 
+def graded_root(resources: dict, configured: str) -> Path | None:
+    """The course folder of the notebook nbgrader is converting: `configured` (nbgrader_config.py
+    sets it), else the course of the folder nbgrader works in (None when it is neither)."""
+    return Path(configured) if configured else next(iter(_graded_course(resources)), None)
+
+
 def _course(resources: dict, configured: str) -> Course:
-    """The course whose graders grade this notebook: `configured` (nbgrader_config.py sets
-    it), else the course of the folder nbgrader works in, else the one found from here."""
-    root = configured or next(iter(_graded_course(resources)), None)
+    """The course whose graders grade this notebook (graded_root), else the one found from
+    here."""
+    root = graded_root(resources, configured)
     return Course.load(root) if root else find_course()
 
 

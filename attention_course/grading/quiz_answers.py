@@ -28,8 +28,9 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Unicode
 
 from attention_course import settings
-from attention_course.course import Course, graded_course
+from attention_course.course import Course
 from attention_course.grading.graders import GradingError
+from attention_course.grading.preprocessors import graded_root
 from attention_course.quiz.checking import Result, grade
 from attention_course.quiz.loading import BankInvalid, load_bank
 from attention_course.quiz.model import Bank
@@ -137,9 +138,7 @@ class GradeQuizAnswers(NbGraderPreprocessor):
         (`course_root`, else the course of the folder nbgrader grades in)."""
         if self.bank_dir:
             return Path(self.bank_dir), None
-        root = self.course_root or next(
-            iter(graded_course(Path(resources.get("metadata", {}).get("path") or "."))), None
-        )
+        root = graded_root(resources, self.course_root)
         if not root:
             raise GradingError("the quiz's course is not known (set GradeQuizAnswers.course_root)")
         quiz = Course.load(root).quiz

@@ -62,7 +62,7 @@ def write_student_config(
     makes and the files it writes are readable by everybody, whatever the umask.
     """
     if course_id is None or exchange is None:
-        default_id, default_exchange = course_settings(root or find_course().root)
+        default_id, default_exchange = course_settings(root)
         course_id = course_id or default_id
         exchange = exchange or default_exchange
     files = {
