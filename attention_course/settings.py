@@ -68,6 +68,10 @@ VARIANT_COUNT = 256
 # Points of a question that does not say.
 DEFAULT_POINTS = 1.0
 
+# The longest quiz answer cell that is read (parsed, never run); a longer one is an invalid
+# answer. An answer is one literal: the released cell holds under 200 characters.
+ANSWER_CELL_CHARS = 10_000
+
 # LMS exports: how many variants of each templated question go into a GIFT or QTI file
 # (Moodle draws one per student from the question's category, Canvas from a question group).
 EXPORT_FORMATS = ("gift", "qti", "jupyterquiz", "selfcheck", "widgets")

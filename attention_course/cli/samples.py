@@ -55,6 +55,12 @@ def _hostile_extra(root: Path, name: str) -> str:
     return path.read_text() if path.is_file() else ""
 
 
+def hostile_demo_cell(root: Path) -> str:
+    """The hostile student's plain demo cell (samples/hostile/_demo_cell.py): it writes a
+    malformed reply where the grading process reads (empty when the course has none)."""
+    return _hostile_extra(root, "demo_cell")
+
+
 SAMPLE_STUDENTS = ("demo-instructor", "demo-partial", "demo-stub", "demo-hostile", "demo-broken")
 
 
@@ -67,13 +73,24 @@ def _solution_sources(assignment: str, root: Path) -> dict[str, str]:
     }
 
 
-def fill(released: Path, replacements: dict[str, str], extra_cells: Sequence[str] = ()):
-    """The released notebook with some solution cells' source replaced."""
+def fill(
+    released: Path,
+    replacements: dict[str, str],
+    extra_cells: Sequence[str] = (),
+    demo_cells: Sequence[str] = (),
+):
+    """The released notebook with some solution cells' source replaced, `demo_cells` (plain,
+    ungraded code cells) before its first solution cell and `extra_cells` at its end."""
     nb = nbformat.read(released, as_version=4)
     for cell in nb.cells:
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
         if cell.metadata.get("nbgrader", {}).get("solution") and grade_id in replacements:
             cell.source = replacements[grade_id]
+    first = next(
+        (i for i, c in enumerate(nb.cells) if c.metadata.get("nbgrader", {}).get("solution")),
+        len(nb.cells),
+    )
+    nb.cells[first:first] = [nbformat.v4.new_code_cell(source) for source in demo_cells]
     for source in extra_cells:
         nb.cells.append(nbformat.v4.new_code_cell(source))
     return nb
@@ -93,12 +110,15 @@ def sample_notebooks(assignment: str, root: Path) -> dict[str, object]:
         for k, v in hostile_cells(root).items()
     }
     last = _hostile_extra(root, "last_cell")  # kills the kernel during nbgrader's Execute
+    demo = hostile_demo_cell(root)  # a malformed reply from a cell that is not graded
     partial = dict(solutions, **partial_cells(root, assignment))
     return {
         "demo-instructor": fill(released, solutions),
         "demo-partial": fill(released, partial),
         "demo-stub": fill(released, {}),
-        "demo-hostile": fill(released, dict(solutions, **hostile), [last] if last else []),
+        "demo-hostile": fill(
+            released, dict(solutions, **hostile), [last] if last else [], [demo] if demo else []
+        ),
         "demo-broken": '{"cells": [ this is not JSON',
     }
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -52,9 +53,22 @@ def _without_magics(source: str) -> str:
     return _MAGIC.sub(r"\1pass  # \2", source)
 
 
+def parse_source(source: str) -> ast.Module:
+    """The syntax tree of a student's `source`, which is read, never run. Anything the parser
+    cannot take is a SyntaxError, a tree too deep for it (RecursionError, MemoryError:
+    `1+1+...+1` with thousands of terms) included; the parser's warnings about the student's
+    code are not the grader's to print."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(source)
+    except (RecursionError, MemoryError):
+        raise SyntaxError("nested too deeply to be read") from None
+
+
 def _defines(source: str) -> set[str]:
     try:
-        tree = ast.parse(_without_magics(source))
+        tree = parse_source(_without_magics(source))
     except SyntaxError:
         return set()
     return {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
@@ -77,7 +91,7 @@ def program_cells(nb: dict[str, Any]) -> list[tuple[str, str]]:
     for i, cell in enumerate(code):
         src = _source(cell)
         try:
-            body = ast.parse(_without_magics(src)).body
+            body = parse_source(_without_magics(src)).body
         except SyntaxError:
             continue
         kinds = (ast.Import, ast.ImportFrom, ast.FunctionDef)

@@ -30,6 +30,7 @@ from traitlets import Unicode
 from attention_course import settings
 from attention_course.course import Course
 from attention_course.grading.graders import GradingError
+from attention_course.grading.notebook import parse_source
 from attention_course.grading.preprocessors import graded_root
 from attention_course.quiz.checking import Result, grade
 from attention_course.quiz.loading import BankInvalid, load_bank
@@ -55,13 +56,20 @@ class NotALiteral(ValueError):
 def read_answer(source: str) -> Any:
     """The value of the last top-level ``answer = <literal>`` in ``source``, without running it.
 
-    Returns None when there is no such assignment; raises NotALiteral when the cell is not valid
-    Python or the assigned value is not a literal.
+    Returns None when there is no such assignment; raises NotALiteral when the cell is longer
+    than an answer may be, is not valid Python (or too deeply nested to be parsed), or the
+    assigned value is not a literal.
     """
+    if len(source) > settings.ANSWER_CELL_CHARS:
+        raise NotALiteral(
+            f"the answer cell holds {len(source)} characters, more than the "
+            f"{settings.ANSWER_CELL_CHARS} an answer may have"
+        )
     try:
-        tree = ast.parse(source)
+        tree = parse_source(source)
     except SyntaxError as exc:
-        raise NotALiteral(f"the answer cell is not valid Python (line {exc.lineno})") from None
+        where = f"line {exc.lineno}" if exc.lineno else exc.msg
+        raise NotALiteral(f"the answer cell is not valid Python ({where})") from None
     value = None
     for node in tree.body:
         if (

@@ -19,6 +19,7 @@ from pathlib import Path
 from nbformat.notebooknode import NotebookNode
 
 from attention_course.errors import SubmissionRefused
+from attention_course.grading.notebook import parse_source
 from attention_course.sandbox.safety import check_submission_folder
 from attention_course.settings import DEFAULT
 
@@ -108,7 +109,7 @@ def _read(path: Path) -> tuple[str, bool]:
 
 def _functions_defined(source: str) -> set[str]:
     try:
-        tree = ast.parse(source)
+        tree = parse_source(source)
     except SyntaxError:
         return set()
     return {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}

@@ -49,7 +49,12 @@ def _new_output(output_type: str, **fields: Any) -> NotebookNode:
 
 
 def _text(value: object, limit: int) -> str:
-    text = "".join(value) if isinstance(value, list) else str(value)
+    """Text of an output field (a string, or a list of them, as nbformat stores it); whatever
+    else came back is shown as its repr."""
+    if isinstance(value, list):
+        text = "".join(v if isinstance(v, str) else repr(v) for v in value)
+    else:
+        text = value if isinstance(value, str) else repr(value)
     return text if len(text) <= limit else text[:limit] + "\n[truncated]\n"
 
 
@@ -110,7 +115,7 @@ def inert_output(raw: object, limit: int) -> NotebookNode:
         }
         if kind == "execute_result":
             count = raw.get("execution_count")
-            fields["execution_count"] = count if type(count) is int else None
+            fields["execution_count"] = count if type(count) is int and count >= 0 else None
         return _new_output(kind, **fields)
     return _new_output("stream", name="stderr", text="[unreadable output]\n")
 

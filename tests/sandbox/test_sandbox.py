@@ -79,7 +79,7 @@ def test_frames_round_trip():
             "shape",
         ),
         (_frame({"arrays": [{"dtype": "<f8", "shape": [1.0], "offset": 0}]}, b"\0" * 8), "shape"),
-        (_frame({"arrays": [{"dtype": "<f8", "shape": [1], "offset": "0"}]}, b"\0" * 8), "shape"),
+        (_frame({"arrays": [{"dtype": "<f8", "shape": [1], "offset": "0"}]}, b"\0" * 8), "offset"),
         (_frame({"arrays": [{"dtype": "<f8", "shape": [1], "offset": -8}]}, b"\0" * 8), "outside"),
         (_frame({"arrays": [{"dtype": "<f8", "shape": [2], "offset": 0}]}, b"\0" * 8), "outside"),
         (_frame({"arrays": [{"dtype": "<f8", "shape": [-1], "offset": 0}]}, b"\0" * 8), "shape"),

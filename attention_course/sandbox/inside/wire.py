@@ -4,7 +4,10 @@ A frame is `MAGIC`, the header's length (4 bytes) and the payload's length (8 by
 header and the payload: the raw bytes of the arrays the header lists (dtype, shape). There is no
 pickle, no compression and no object array anywhere, and the reader checks every length, dtype
 and element count against its caps BEFORE it allocates, so a frame written by student code can
-be wrong or hostile but never expands, executes or exhausts the reader.
+be wrong or hostile but never expands, executes or exhausts the reader. Whatever the bytes, the
+reader returns a frame or raises one of its own three exceptions: `WireError` (the frame does
+not decode), `Closed` or `Deadline`; nothing else comes out of decoding. A header's strings are
+always text that can be written out (a lone half of a surrogate pair becomes "?").
 
 This file runs on both sides: imported by the grading process, and loaded as a script's
 neighbour inside the sandbox (standard library and numpy only).
@@ -14,13 +17,16 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import select
 import struct
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
+
+_T = TypeVar("_T")
 
 MAGIC = b"ACW1"
 _PREFIX = struct.Struct("<4sIQ")  # magic, header bytes, payload bytes
@@ -28,6 +34,14 @@ _PREFIX = struct.Struct("<4sIQ")  # magic, header bytes, payload bytes
 # Plain numbers only: booleans, integers, floats and complex numbers of at most 16 bytes.
 ARRAY_KINDS = "biufc"
 MAX_ITEMSIZE = 16
+# A dtype on the wire is exactly what `arr.dtype.str` writes for such numbers ("<f8", "|b1").
+_DTYPE = re.compile(r"[<>|=]?[biufc](?:1|2|4|8|16)")
+MAX_DIMS = 32  # dimensions of one array
+MAX_ARRAYS = 1 << 16  # arrays in one frame
+MAX_HEADER_DEPTH = 64  # lists and objects nested in a header
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)  # a JSON string, escapes and all
+_NOT_BRACKETS = bytes(sorted(set(range(256)) - set(b"[]{}")))
+_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")  # escaped, or raw (which json takes)
 
 
 class WireError(ValueError):
@@ -111,39 +125,109 @@ def _read_exactly(fd: int, n: int, deadline: float | None) -> bytes:
     return b"".join(chunks)
 
 
+def _too_deep(text: bytes, limit: int) -> bool:
+    """Whether lists and objects nest more than `limit` deep in JSON `text` (its strings
+    skipped), found in one pass at C speed without parsing it."""
+    marks = _STRING.sub(b"", text).translate(None, _NOT_BRACKETS)
+    if len(marks) <= limit:
+        return False
+    level, chunk = 0, 1 << 20
+    for start in range(0, len(marks), chunk):
+        part = np.frombuffer(marks, np.uint8, min(chunk, len(marks) - start), start)
+        closing = (part == ord("]")) | (part == ord("}"))
+        running = level + np.cumsum(1 - 2 * closing.astype(np.int64))
+        if int(running.max()) > limit:
+            return True
+        level = int(running[-1])
+    return False
+
+
+def _header(text: bytes) -> dict[str, Any]:
+    """The JSON object of a frame's header, within the nesting limit."""
+    if _too_deep(text, MAX_HEADER_DEPTH):
+        raise WireError(f"a frame header nested more than {MAX_HEADER_DEPTH} deep")
+    try:
+        header = json.loads(text)
+    except (ValueError, RecursionError):  # (UnicodeDecodeError is a ValueError)
+        raise WireError("malformed frame header (not JSON)") from None
+    if not isinstance(header, dict):
+        raise WireError("malformed frame header (not a JSON object)")
+    if _SURROGATE.search(text):  # emoji (a pair of halves: fine), or a half alone
+        # A lone half of a surrogate pair is no text a file or a terminal can hold: "?".
+        header = json.loads(json.dumps(header, ensure_ascii=False).encode("utf-8", "replace"))
+    return header
+
+
+def _dtype(spec: dict[str, Any]) -> np.dtype[Any]:
+    """A plain number dtype, from its exact `dtype.str` form only (never a dtype expression)."""
+    text = spec.get("dtype")
+    if not isinstance(text, str):
+        raise WireError("malformed dtype")
+    if not _DTYPE.fullmatch(text):
+        raise WireError(f"an array of dtype {text[:20]!r} is not plain numbers")
+    try:
+        dtype = np.dtype(text)
+    except TypeError:  # a size this machine has no such number of ("b2", "f16" elsewhere)
+        raise WireError(f"an array of dtype {text} is not plain numbers") from None
+    if (
+        dtype.kind not in ARRAY_KINDS
+        or dtype.itemsize > MAX_ITEMSIZE
+        or dtype.fields is not None
+        or dtype.subdtype is not None
+    ):
+        raise WireError(f"an array of dtype {text} is not plain numbers")
+    return dtype
+
+
+def _shape(spec: dict[str, Any], caps: Caps) -> tuple[tuple[int, ...], int]:
+    """(shape, element count): non-negative ints whose product, an empty dimension counted as
+    one, is within the element cap (checked as it is multiplied: never a huge number)."""
+    shape = spec.get("shape")
+    if (
+        not isinstance(shape, list)
+        or len(shape) > MAX_DIMS
+        or not all(type(d) is int and d >= 0 for d in shape)
+    ):
+        raise WireError("malformed array shape")
+    extent = 1
+    for d in shape:
+        extent *= min(max(d, 1), caps.elements + 1)
+        if extent > caps.elements:
+            raise WireError(f"an array of more than {caps.elements} elements")
+    return tuple(shape), 0 if 0 in shape else extent
+
+
 def _arrays(specs: object, payload: bytes, caps: Caps) -> list[np.ndarray]:
-    if not isinstance(specs, list):
+    if not isinstance(specs, list) or len(specs) > MAX_ARRAYS:
         raise WireError("malformed array list")
     arrays, total = [], 0
     for spec in specs:
         if not isinstance(spec, dict):
             raise WireError("malformed array entry")
-        try:
-            dtype = np.dtype(str(spec["dtype"]))
-        except (KeyError, TypeError):
-            raise WireError("malformed dtype") from None
-        if dtype.kind not in ARRAY_KINDS or dtype.itemsize > MAX_ITEMSIZE or dtype.fields:
-            raise WireError(f"an array of dtype {str(dtype)[:20]} is not plain numbers")
-        shape = spec.get("shape")
-        offset = spec.get("offset")
-        if (
-            not isinstance(shape, list)
-            or len(shape) > 32
-            or not all(type(d) is int and d >= 0 for d in shape)
-            or type(offset) is not int
-        ):
-            raise WireError("malformed array shape")
-        count = 1
-        for d in shape:
-            count = min(count * d, caps.elements + 1)  # never a huge number, whatever the dims
+        dtype = _dtype(spec)
+        shape, count = _shape(spec, caps)
         total += count
         if total > caps.elements:
             raise WireError(f"arrays of more than {caps.elements} elements")
-        size = count * dtype.itemsize
-        if offset < 0 or offset + size > len(payload):
+        offset = spec.get("offset")
+        if type(offset) is not int:
+            raise WireError("malformed array offset")
+        if offset < 0 or offset + count * dtype.itemsize > len(payload):
             raise WireError("array outside its frame")
-        arrays.append(np.frombuffer(payload, dtype, count, offset).reshape(tuple(shape)).copy())
+        flat = np.frombuffer(payload, dtype, count, offset) if count else np.empty(0, dtype)
+        arrays.append(flat.reshape(shape).copy())
     return arrays
+
+
+def _decoded(what: str, decode: Callable[[], _T]) -> _T:
+    """`decode()`, with any failure it still has in it made a WireError (the checks above are
+    meant to leave none: this is the last line, so a frame never escapes as something else)."""
+    try:
+        return decode()
+    except WireError:
+        raise
+    except Exception as exc:
+        raise WireError(f"malformed {what} ({type(exc).__name__})") from None
 
 
 def read_frame(
@@ -158,11 +242,7 @@ def read_frame(
             f"a frame of {header_len + payload_len} bytes is over the "
             f"{caps.header_bytes + caps.payload_bytes} byte limit"
         )
-    try:
-        header = json.loads(_read_exactly(fd, header_len, deadline))
-    except (ValueError, UnicodeDecodeError):
-        raise WireError("malformed frame header") from None
-    if not isinstance(header, dict):
-        raise WireError("malformed frame header")
+    text = _read_exactly(fd, header_len, deadline)
+    header = _decoded("frame header", lambda: _header(text))
     payload = _read_exactly(fd, payload_len, deadline)
-    return header, _arrays(header.get("arrays", []), payload, caps)
+    return header, _decoded("array", lambda: _arrays(header.get("arrays", []), payload, caps))
