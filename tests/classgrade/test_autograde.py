@@ -6,6 +6,7 @@ import nbformat
 import pytest
 
 from attention_course.classgrade.nbgrader_api import gradebook_scores
+from attention_course.cli.samples import hostile_demo_cell
 from attention_course.grading.graders import grade_file
 from tests.course import (
     ASSIGNMENTS,
@@ -98,6 +99,25 @@ def test_kernel_death_is_recorded_and_grading_goes_on(graded_class):
     assert "the notebook's process died at cell" in nb.read_text()
     cells = _cells(root, "masks_and_heads", "demo-hostile")
     assert cells[grade_cell_id("split_heads")] == _points("masks_and_heads")["split_heads"]
+
+
+@pytest.mark.parametrize("assignment", NAMES)
+def test_a_malformed_reply_from_a_plain_cell_costs_no_points(graded_class, assignment):
+    """The hostile notebook's plain demo cell (samples/hostile/_demo_cell.py) writes a malformed
+    reply where the grading process reads: that cell's error says why, the notebook is graded,
+    and the functions the hostile student left correct keep their full marks."""
+    root, results = graded_class
+    assert results[assignment].outcomes["demo-hostile"].status == "graded"
+    path = root / "autograded" / "demo-hostile" / assignment / f"{assignment}.ipynb"
+    demo = hostile_demo_cell(COURSE_ROOT)
+    (cell,) = [c for c in nbformat.read(path, 4).cells if c.source == demo]
+    assert "could not be read (an array of dtype ',' is not plain numbers)" in (
+        cell.outputs[0].evalue
+    )
+    cells, points = _cells(root, assignment, "demo-hostile"), _points(assignment)
+    for function in ASSIGNMENTS[assignment].graded:
+        if function not in HOSTILE:
+            assert cells[grade_cell_id(function)] == points[function], function
 
 
 def test_endless_loops_use_up_the_notebook_budget_not_the_grade(graded_class):

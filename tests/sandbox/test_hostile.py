@@ -6,6 +6,7 @@ the real pipeline (a pytest process holding the reference, a sandboxed worker ru
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -15,8 +16,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from attention_course.cli.samples import sample_notebooks
 from tests.conftest import grade_reference_variants
-from tests.course import REFERENCE_FILE
+from tests.course import COURSE_ROOT, REFERENCE_FILE
 
 # A course folder to attack, outside the repository (a test never writes there, whatever the
 # machine lacks) and outside /tmp (the sandbox's /tmp is a private one anyway).
@@ -281,6 +283,46 @@ def test_check_rejects_invalid_json_with_one_line(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "not valid notebook JSON" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+MALFORMED_REPLY = """
+import json, os, struct
+def causal_mask(seq_len):  # a reply whose array has a dtype numpy would parse as an expression
+    spec = {"dtype": ",", "shape": [1], "offset": 0}
+    body = json.dumps({"op": "call", "status": "ok", "value": {"array": 0}, "arrays": [spec],
+                       "seq": 1}).encode()
+    for fd in range(3, 64):
+        try:
+            os.write(fd, b"ACW1" + struct.pack("<IQ", len(body), 8) + body + bytes(8))
+        except OSError:
+            pass
+"""
+
+
+def test_check_gives_a_malformed_reply_its_student_outcome(tmp_path):
+    """`check` on a notebook whose causal_mask writes a malformed reply where the grading
+    process reads: a score, exit 0 (not the graders' failure, exit 2), causal_mask 0 with the
+    reason, and every other function its full marks."""
+    nb = sample_notebooks("attention_basics", COURSE_ROOT)["demo-instructor"]
+    for cell in nb.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == "causal_mask":
+            cell.source = MALFORMED_REPLY
+    path = tmp_path / "attention_basics.ipynb"
+    nbformat.write(nb, path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "attention_course.cli.main", "check", str(path), "--json"],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    tests = {t["name"]: t for t in json.loads(proc.stdout)["tests"]}
+    assert tests["causal_mask"]["score"] == 0
+    assert "could not be read (an array of dtype ',' is not plain numbers)" in (
+        tests["causal_mask"]["output"]
+    )
+    for name, test in tests.items():
+        if name != "causal_mask":
+            assert test["score"] == test["max_score"] > 0, name
 
 
 @pytest.mark.parametrize(

@@ -195,6 +195,46 @@ def test_a_forged_result_frame_is_refused_and_runs_nothing(tmp_path):
     assert not marker.exists()
 
 
+MALFORMED = """
+import json, os, struct
+def _send(header):  # a frame of the right lengths, where the worker's replies go
+    body = header.encode() if isinstance(header, str) else json.dumps(header).encode()
+    frame = b"ACW1" + struct.pack("<IQ", len(body), 8) + body + bytes(8)
+    for fd in range(3, 64):
+        try:
+            os.write(fd, frame)
+        except OSError:
+            pass
+def spec(**fields):
+    return {{"op": "call", "status": "ok", "value": {{"array": 0}}, "arrays": [
+        dict({{"dtype": "<f8", "shape": [1], "offset": 0}}, **fields)]}}
+{code}
+"""
+
+
+def test_a_malformed_reply_ends_its_step_and_grading_goes_on():
+    """A cell and functions that write malformed replies (the dtypes, shapes and nesting that
+    crashed the reader): each such step is recorded with the reason, in a fresh worker the rest
+    is graded."""
+    demo = MALFORMED.format(code='_send(spec(dtype=","))')  # a demo cell, graded or not
+    functions = MALFORMED.format(
+        code="def f(x):\n    return x\n"
+        "def deep(x):\n    _send('[' * 100000 + ']' * 100000)\n"
+        "def empty(x):\n    _send(spec(shape=[0, 2**40, 2**40, 2**40]))\n"
+    )
+    calls = [Call("deep", "deep", (1,)), Call("f", "f", (2.0,)), Call("empty", "empty", (1,))]
+    run = run_program([("demo", demo), ("functions", functions)], calls)
+    (error,) = run.cell_errors
+    assert error.cell_id == "demo" and error.error_type == "WorkerDied"
+    assert "could not be read (an array of dtype ',' is not plain numbers)" in error.error_message
+    assert run.outcomes["f"].status == "ok" and run.outcomes["f"].value == 2.0
+    for key, words in (("deep", "nested more than 64"), ("empty", "more than 4194304 elements")):
+        out = run.outcomes[key]
+        assert out.status == "crashed" and "could not be read" in out.detail, out
+        assert words in out.detail
+    assert run.workers == 3  # the demo cell's, deep's, and the one that ran f and empty
+
+
 HANG = """
 import signal, time
 def f{i}(x):

@@ -1,0 +1,196 @@
+"""Frames as student code can write them (inside/wire.py): whatever the bytes, the reader gives
+back a frame of plain numbers or its own refusal, never another exception.
+
+The frames named in issue 17 first, then properties (Hypothesis): arbitrary bytes, arbitrary
+JSON-ish headers with arbitrary array entries in a frame whose lengths are right, nesting of any
+depth, and every array of plain numbers read back as it was sent.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+from hypothesis.configuration import set_hypothesis_home_dir
+from hypothesis.extra import numpy as hnp
+
+from attention_course.sandbox.inside import wire
+
+# Nothing written into the repository: no example database, and Hypothesis's own cache (of
+# Unicode's tables) in the machine's temporary folder.
+set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "attention-course-hypothesis")
+FUZZ = settings(max_examples=200, deadline=None, database=None)
+FEW = settings(FUZZ, max_examples=60)  # the strategies that take longest to draw from
+
+CAPS = wire.Caps(1 << 20, 1 << 12, 1000)
+
+
+def _frame(header: bytes, payload: bytes = b"") -> bytes:
+    return wire.MAGIC + struct.pack("<IQ", len(header), len(payload)) + header + payload
+
+
+def _array(spec: object, payload: bytes = b"\0" * 8) -> bytes:
+    return _frame(json.dumps({"op": "call", "arrays": [spec]}).encode(), payload)
+
+
+def _read(data: bytes, caps: wire.Caps = CAPS):
+    """read_frame on `data`, as the grading process reads a sandbox's replies (with a
+    deadline); a regular file is always ready, so only the bytes decide."""
+    with tempfile.TemporaryFile() as f:
+        f.write(data)
+        f.seek(0)
+        return wire.read_frame(f.fileno(), caps, time.monotonic() + 10)
+
+
+def _decodes_or_is_refused(data: bytes) -> None:
+    """The property: a frame of plain numbers within the caps, or WireError / Closed."""
+    try:
+        header, arrays = _read(data)
+    except (wire.WireError, wire.Closed):
+        return
+    assert isinstance(header, dict)
+    json.dumps(header, ensure_ascii=False).encode("utf-8")  # text any file can hold
+    assert sum(a.size for a in arrays) <= CAPS.elements
+    for a in arrays:
+        assert isinstance(a, np.ndarray) and a.dtype.kind in wire.ARRAY_KINDS
+        assert a.dtype.itemsize <= wire.MAX_ITEMSIZE and a.dtype.fields is None
+
+
+SPEC = {"shape": [1], "offset": 0}
+
+
+DEEP = 100_000
+REFUSED = {
+    # dtype strings numpy parses as expressions or as records (SyntaxError, ValueError)
+    "dtype ','": (_array(dict(SPEC, dtype=",")), "not plain numbers"),
+    "dtype (1,)(1,)f8": (_array(dict(SPEC, dtype="(1,)(1,)f8")), "not plain numbers"),
+    "subarray dtype": (_array(dict(SPEC, dtype="(2,)<f8"), b"\0" * 16), "not plain numbers"),
+    "record dtype": (_array(dict(SPEC, dtype="<f8,<f8"), b"\0" * 16), "not plain numbers"),
+    "dtype by name": (_array(dict(SPEC, dtype="float64")), "not plain numbers"),
+    "no such number": (_array(dict(SPEC, dtype="<b2")), "not plain numbers"),
+    "dtype not text": (_array(dict(SPEC, dtype=["<f8"])), "malformed dtype"),
+    # shapes whose product overflows numpy, empty or not (ValueError in reshape)
+    "empty, huge sides": (_array(dict(SPEC, dtype="<f8", shape=[0, 2**40, 2**40])), "elements"),
+    "empty, a side past int64": (_array(dict(SPEC, dtype="<f8", shape=[0, 10**30])), "elements"),
+    "product past int64": (_array(dict(SPEC, dtype="<f8", shape=[2**62, 2**62])), "elements"),
+    "a bool side": (_array(dict(SPEC, dtype="<f8", shape=[True])), "shape"),
+    "a float offset": (_array(dict(SPEC, dtype="<f8", offset=1.0)), "offset"),
+    # headers nested 100000 deep (RecursionError in json), and one level past the limit
+    "lists 100000 deep": (_frame(b"[" * DEEP + b"]" * DEEP), "nested more than 64"),
+    "objects 100000 deep": (_frame(b'{"a":' * DEEP + b"0" + b"}" * DEEP), "nested more than 64"),
+    "65 deep": (_frame(b'{"a": ' + b"[" * 64 + b"]" * 64 + b"}"), "nested more than 64"),
+    # not an object, not JSON, not UTF-8, an integer too long to read, too many arrays
+    "a list": (_frame(b'["op", 1]'), "not a JSON object"),
+    "NaN": (_frame(b"NaN"), "not a JSON object"),
+    "not UTF-8": (_frame(b'{"op": "\xff"}'), "not JSON"),
+    "5000 digits": (_frame(b'{"n": ' + b"9" * 5000 + b"}"), "not JSON"),
+    "arrays not a list": (_frame(b'{"arrays": {"0": 1}}'), "malformed array list"),
+    "too many arrays": (
+        _frame(json.dumps({"arrays": [{}] * (wire.MAX_ARRAYS + 1)}).encode()),
+        "array list",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", REFUSED)
+def test_the_frames_that_crashed_the_reader_are_refused(name):
+    data, words = REFUSED[name]
+    with pytest.raises(wire.WireError, match=words):
+        _read(data)
+
+
+def test_what_the_limits_allow_is_read():
+    """Nesting of exactly the limit, brackets inside strings, emoji, and an empty array with
+    long sides are all fine (a limit refuses only what is over it)."""
+    deep = b"[" * (wire.MAX_HEADER_DEPTH - 1) + b"]" * (wire.MAX_HEADER_DEPTH - 1)
+    header, _ = _read(_frame(b'{"a": ' + deep + b', "s": "[[[[\\"{{{{"}'))
+    assert header["s"] == '[[[["{{{{'
+    header, _ = _read(_frame(json.dumps({"t": "\U0001f600 ok"}).encode()))
+    assert header["t"] == "\U0001f600 ok"
+    _, (empty,) = _read(_array({"dtype": "<f8", "shape": [0, 1000], "offset": 0}, b""))
+    assert empty.shape == (0, 1000)
+
+
+def test_a_lone_surrogate_becomes_text_a_file_can_hold():
+    """json reads "\\ud800" (escaped or as raw bytes); nbformat could not write it out."""
+    for raw in (json.dumps({"m": "a\ud800b", "\udc00": 1}).encode(), b'{"m": "a\xed\xa0\x80b"}'):
+        header, _ = _read(_frame(raw))
+        assert header["m"] == "a?b"
+        json.dumps(header, ensure_ascii=False).encode("utf-8")
+
+
+@FUZZ
+@given(st.binary(max_size=400) | st.binary(max_size=400).map(lambda b: wire.MAGIC + b))
+@example(_frame(b"[" * 5000))
+@example(_frame(b'"' + b"\\" * 3000))
+def test_any_bytes_are_a_frame_or_refused(data):
+    _decodes_or_is_refused(data)
+
+
+# JSON values as a peer can write them: any text (lone surrogates too), any integer, NaN and
+# infinities, nested lists and objects.
+TEXT = st.text(st.characters() | st.sampled_from(["\ud800", "\udfff"]), max_size=12)
+SCALARS = st.none() | st.booleans() | st.integers() | st.floats() | TEXT
+JSONISH = st.recursive(
+    SCALARS,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXT, inner, max_size=4),
+    max_leaves=20,
+)
+DTYPES = st.sampled_from(
+    ["<f8", "|b1", "<i4", "|u1", "<c16", ">f8", "=i2", "<f16", "<f2", "|O", "<U2", "|V8", "<c32"]
+    + [",", "(1,)(1,)f8", "(2,)f8", "f8,f8", "<M8", "<m8[s]", "S3", "", "<f8 ", "b1\n"]
+)
+SPECS = st.fixed_dictionaries(
+    {},
+    optional={
+        "dtype": DTYPES | TEXT | JSONISH,
+        "shape": st.lists(st.integers(min_value=-2, max_value=2**70), max_size=40) | JSONISH,
+        "offset": st.integers(min_value=-(2**64), max_value=2**64) | JSONISH,
+    },
+)
+HEADERS = st.dictionaries(TEXT, JSONISH, max_size=4).flatmap(
+    lambda h: st.one_of(
+        st.just(h),
+        st.lists(SPECS | JSONISH, max_size=4).map(lambda specs: dict(h, arrays=specs)),
+        JSONISH.map(lambda arrays: dict(h, arrays=arrays)),
+    )
+)
+
+
+@FEW
+@given(HEADERS | JSONISH, st.binary(max_size=64))
+def test_any_header_in_a_well_formed_frame_is_read_or_refused(header, payload):
+    _decodes_or_is_refused(_frame(json.dumps(header).encode(), payload))
+
+
+@FUZZ
+@given(st.integers(min_value=0, max_value=3000), st.booleans())
+def test_any_nesting_is_read_or_refused(depth, objects):
+    if objects:
+        text = b'{"a": ' * depth + b"0" + b"}" * depth
+    else:
+        text = b"[" * depth + b"]" * depth
+    _decodes_or_is_refused(_frame(text))
+
+
+NUMBERS = st.sampled_from(
+    [np.dtype(c).newbyteorder(o) for c in "?bBhHiIlLqQefdgFD" for o in "<>"]
+).filter(lambda d: d.itemsize <= wire.MAX_ITEMSIZE)
+
+
+@FEW
+@given(st.lists(hnp.arrays(NUMBERS, hnp.array_shapes(min_dims=0, max_side=4)), max_size=4))
+def test_arrays_of_plain_numbers_come_back_as_they_were_sent(arrays):
+    caps = wire.Caps(1 << 16, 1 << 16, 10_000)
+    header, got = _read(wire.pack({"op": "call"}, arrays), caps)
+    assert header["op"] == "call" and len(got) == len(arrays)
+    for sent, back in zip(arrays, got, strict=True):
+        assert back.dtype == sent.dtype and back.shape == sent.shape
+        assert back.tobytes() == sent.tobytes()
