@@ -6,7 +6,9 @@ import html
 import json
 import os
 import shutil
+import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import nbformat
@@ -79,6 +81,71 @@ def test_read_answer_literals(source: str, expected: object) -> None:
 def test_read_answer_never_runs_code(source: str) -> None:
     with pytest.raises(NotALiteral):
         read_answer(source)
+
+
+# Answers the parser cannot take: too long to read, too deep for Python's parser (RecursionError,
+# MemoryError), and one that makes it warn.
+TERMS = "answer = " + "1+" * 200_000 + "1"
+UNPARSABLE = {
+    "200000 terms": (TERMS, "characters, more than the"),
+    "3000 terms": ("answer = " + "1+" * 3000 + "1", "nested too deeply"),
+    "5000 signs": ("answer = " + "-" * 5000 + "1", "nested too deeply"),
+    "a chain of attributes": ("answer = " + "a." * 4000 + "a", "nested too deeply"),
+    "a warning": ("answer = 1if 1 else 2\nanswer = 0x", "not valid Python"),
+}
+
+
+@pytest.mark.parametrize("name", UNPARSABLE)
+def test_an_answer_the_parser_cannot_take_is_invalid(name: str) -> None:
+    source, words = UNPARSABLE[name]
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("always")
+        with pytest.raises(NotALiteral, match=words):
+            read_answer(source)
+    assert shown == []  # the parser's warnings about the answer are not the grader's output
+
+
+def test_check_grades_an_unparsable_quiz_answer_as_invalid(tmp_path: Path) -> None:
+    """`attention-course check` on a quiz notebook with answers Python's parser cannot take: a
+    student's outcome (exit 0), those questions 0 points with the reason, the others graded."""
+    from attention_course.cli.samples import fill_quiz
+
+    student = "demo-instructor"
+    right = {
+        (b.quiz, q.id): correct_answer(for_student(b, q, student))
+        for b in BANKS
+        for q in b.questions
+    }
+    nb = fill_quiz(course.COURSE.release_notebook(course.QUIZ_ASSIGNMENT), right)
+    answers = [
+        c
+        for c in nb.cells
+        if c.cell_type == "code"
+        and c.metadata.get("nbgrader", {}).get("grade_id", "").endswith("__answer")
+    ]
+    broken = {}  # question -> the reason its answer is invalid
+    for cell, name in zip(answers, ("200000 terms", "3000 terms"), strict=False):
+        cell.source, words = UNPARSABLE[name]
+        broken[cell.metadata["nbgrader"]["grade_id"].split("__")[1]] = words
+    path = tmp_path / "attention_quiz.ipynb"
+    nbformat.write(nb, path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "attention_course.cli.main", "check", str(path), "--json"]
+        + ["--student", student],
+        capture_output=True,
+        text=True,
+        cwd=course.COURSE_ROOT,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    tests = {t["name"]: t for t in json.loads(proc.stdout)["tests"]}
+    assert len(broken) == 2 and len(tests) > 2
+    for name, test in tests.items():
+        if name in broken:
+            assert test["score"] == 0 and "invalid" in test["output"], name
+            assert broken[name] in test["output"], name
+        else:
+            assert test["score"] == test["max_score"], name
 
 
 # --- self-check widgets notebook ----------------------------------------------------------------

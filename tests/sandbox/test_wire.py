@@ -3,7 +3,8 @@ back a frame of plain numbers or its own refusal, never another exception.
 
 The frames named in issue 17 first, then properties (Hypothesis): arbitrary bytes, arbitrary
 JSON-ish headers with arbitrary array entries in a frame whose lengths are right, nesting of any
-depth, and every array of plain numbers read back as it was sent.
+depth, every array of plain numbers read back as it was sent, and any outputs of a notebook
+cell rebuilt into a notebook that can be written (sandbox/execute.py).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import nbformat
 import numpy as np
 import pytest
 from hypothesis import example, given, settings
@@ -21,6 +23,7 @@ from hypothesis import strategies as st
 from hypothesis.configuration import set_hypothesis_home_dir
 from hypothesis.extra import numpy as hnp
 
+from attention_course.sandbox.execute import inert_output
 from attention_course.sandbox.inside import wire
 
 # Nothing written into the repository: no example database, and Hypothesis's own cache (of
@@ -194,3 +197,34 @@ def test_arrays_of_plain_numbers_come_back_as_they_were_sent(arrays):
     for sent, back in zip(arrays, got, strict=True):
         assert back.dtype == sent.dtype and back.shape == sent.shape
         assert back.tobytes() == sent.tobytes()
+
+
+OUTPUTS = st.fixed_dictionaries(
+    {},
+    optional={
+        "output_type": st.sampled_from(["stream", "error", "display_data", "execute_result"])
+        | JSONISH,
+        "name": st.sampled_from(["stdout", "stderr"]) | JSONISH,
+        "text": JSONISH,
+        "ename": JSONISH,
+        "evalue": JSONISH,
+        "traceback": JSONISH,
+        "data": st.dictionaries(
+            st.sampled_from(["text/plain", "image/png", "text/html"]) | TEXT, JSONISH
+        )
+        | JSONISH,
+        "metadata": JSONISH,
+        "execution_count": JSONISH,
+    },
+)
+
+
+@FEW
+@given(st.lists(OUTPUTS | JSONISH, max_size=3))
+def test_any_outputs_a_notebook_process_sends_make_a_notebook_that_can_be_written(outputs):
+    """A cell's outputs as they come off the wire, each rebuilt by the notebook run
+    (execute.inert_output, which nbformat validates) and written out as UTF-8."""
+    header, _ = _read(wire.pack({"op": "run", "outputs": outputs}))
+    cell = nbformat.v4.new_code_cell("x")
+    cell.outputs = [inert_output(o, 1000) for o in header["outputs"]]
+    json.dumps(nbformat.v4.new_notebook(cells=[cell]), ensure_ascii=False).encode("utf-8")
