@@ -22,7 +22,7 @@ import select
 import struct
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -125,14 +125,11 @@ def _read_exactly(fd: int, n: int, deadline: float | None) -> bytes:
     return b"".join(chunks)
 
 
-def _too_deep(text: bytes, limit: int) -> bool:
-    """Whether lists and objects nest more than `limit` deep in JSON `text` (its strings
-    skipped), found in one pass at C speed without parsing it."""
-    marks = _STRING.sub(b"", text).translate(None, _NOT_BRACKETS)
-    if len(marks) <= limit:
-        return False
+def _deeper(text: bytes, limit: int) -> bool:
+    """Whether brackets nest more than `limit` deep in `text`, counted at C speed."""
+    marks = text.translate(None, _NOT_BRACKETS)
     level, chunk = 0, 1 << 20
-    for start in range(0, len(marks), chunk):
+    for start in range(0, len(marks) if len(marks) > limit else 0, chunk):
         part = np.frombuffer(marks, np.uint8, min(chunk, len(marks) - start), start)
         closing = (part == ord("]")) | (part == ord("}"))
         running = level + np.cumsum(1 - 2 * closing.astype(np.int64))
@@ -142,19 +139,27 @@ def _too_deep(text: bytes, limit: int) -> bool:
     return False
 
 
+def _too_deep(text: bytes, limit: int) -> bool:
+    """Whether lists and objects nest more than `limit` deep in JSON `text`, found without
+    parsing it. Brackets inside strings do not count; they are only taken out (the slower
+    pass) when counting them too would go over the limit."""
+    return _deeper(text, limit) and _deeper(_STRING.sub(b"", text), limit)
+
+
 def _header(text: bytes) -> dict[str, Any]:
     """The JSON object of a frame's header, within the nesting limit."""
     if _too_deep(text, MAX_HEADER_DEPTH):
         raise WireError(f"a frame header nested more than {MAX_HEADER_DEPTH} deep")
     try:
-        header = json.loads(text)
+        header: object = json.loads(text)
     except (ValueError, RecursionError):  # (UnicodeDecodeError is a ValueError)
         raise WireError("malformed frame header (not JSON)") from None
     if not isinstance(header, dict):
         raise WireError("malformed frame header (not a JSON object)")
     if _SURROGATE.search(text):  # emoji (a pair of halves: fine), or a half alone
         # A lone half of a surrogate pair is no text a file or a terminal can hold: "?".
-        header = json.loads(json.dumps(header, ensure_ascii=False).encode("utf-8", "replace"))
+        plain = json.dumps(header, ensure_ascii=False).encode("utf-8", "replace")
+        return cast(dict[str, Any], json.loads(plain))  # (the object, written and read again)
     return header
 
 
