@@ -2,7 +2,9 @@
 
 `execute_notebook` fills in each code cell's outputs and execution count the way nbclient does
 with a kernel, from `inside/cells.py` (an IPython shell in the sandbox of `jail.py`). Each cell
-has its own time limit and the notebook has one absolute deadline, both kept here. A cell that
+has its own time limit (its CPU time, with a wall-clock backstop for a cell that sleeps) and
+the notebook has one absolute deadline by the clock, both kept here: no cell, no start of a
+process and no replay goes past it. A cell that
 kills its process or ignores its alarm gets an error output saying so; a fresh process re-runs
 the earlier cells silently and goes on with the next one. Cells past the deadline are marked as
 not run. Every output that comes back is rebuilt field by field and made inert: only plain
@@ -158,6 +160,7 @@ class _Runner:
     ) -> dict[str, Any]:
         timeout = self.limits.notebook_cell_timeout
         request = {"op": "run", "source": source, "execution_count": count, "timeout": timeout}
+        request["wall"] = self.limits.backstop(timeout)
         request["silent"] = silent
         reply, _ = process.request(request, timeout=timeout, deadline=deadline)
         return reply

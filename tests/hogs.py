@@ -1,0 +1,30 @@
+"""CPU hogs: more busy processes than the machine has cores, for as long as a `with` lasts."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+
+def hog_count() -> int:
+    """More busy processes than cores: twice the cores, and two more."""
+    return 2 * (os.cpu_count() or 1) + 2
+
+
+@contextmanager
+def cpu_hogs(count: int | None = None) -> Iterator[list[subprocess.Popen]]:
+    """`count` processes that spin (default: `hog_count()`), killed when the block ends."""
+    hogs = [
+        subprocess.Popen([sys.executable, "-c", "while 1: pass"])
+        for _ in range(count if count is not None else hog_count())
+    ]
+    try:
+        yield hogs
+    finally:
+        for hog in hogs:
+            hog.kill()
+        for hog in hogs:
+            hog.wait()
