@@ -22,7 +22,8 @@ class Limits:
     # its cgroup, or from /proc where there is none), so that a busy machine cannot stop an
     # honest step; code that sleeps or waits is stopped by a wall-clock backstop of
     # `wall_factor` times the step's CPU time. The submission's budget is absolute (wall clock):
-    # every sandbox that grading starts for one submission, re-runs included, shares it.
+    # every sandbox that grading starts for one submission, re-runs included, shares it. The
+    # notebook run's budget is of CPU time, its backstop absolute.
     wall_factor: float = 4.0  # a step's wall-clock backstop, as a multiple of its CPU limit
     grace: float = 2.0  # after a step's own alarm, before the process is killed
 
@@ -39,7 +40,7 @@ class Limits:
 
     # The notebook run that fills in the outputs of the feedback.
     notebook_cell_timeout: float = 5.0  # CPU: one cell of the notebook
-    notebook_timeout: float = 20.0  # wall, absolute: the whole notebook
+    notebook_timeout: float = 20.0  # CPU: the whole notebook (its backstop: absolute)
 
     # Each sandbox (a worker, or the notebook run).
     memory_bytes: int = 2 * GiB  # the whole sandbox (cgroup) and each process (address space)

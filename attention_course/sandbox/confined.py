@@ -79,6 +79,7 @@ class Confined:
         self._uid: int | None = None
         self._seq = 0
         self._cpu_budget = cpu_budget
+        self.cpu_used = 0.0  # CPU seconds the sandbox had used when last read (and at the end)
         self.peak_memory: int | None = None
 
     # ------------------------------------------------------------------ start and stop
@@ -147,13 +148,12 @@ class Confined:
     def cpu_seconds(self) -> float | None:
         """CPU time the sandbox has used so far: counted by its cgroup, else read from /proc
         (the process and everything it started; None once it is gone)."""
-        if self._cgroup is not None:
-            used = self._cgroup.cpu_seconds()
-            if used is not None:
-                return used
-        if self._proc is None or self._proc.poll() is not None:
-            return None
-        return cputime.tree_cpu_seconds(self._proc.pid)
+        used = self._cgroup.cpu_seconds() if self._cgroup is not None else None
+        if used is None and self._proc is not None and self._proc.poll() is None:
+            used = cputime.tree_cpu_seconds(self._proc.pid)
+        if used is not None:
+            self.cpu_used = max(self.cpu_used, used)
+        return used
 
     def _cpu_poll(self) -> float:
         counted = self._cgroup is not None and self._cgroup.cpu_seconds() is not None
@@ -196,6 +196,7 @@ class Confined:
                     pass
         if self._cgroup is not None:
             self.peak_memory = self._cgroup.peak_memory()
+            self.cpu_seconds()  # the last of it, into cpu_used
             self._cgroup.remove()
             self._cgroup = None
         if self._uid is not None:
