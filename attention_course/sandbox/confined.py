@@ -155,9 +155,9 @@ class Confined:
             self.cpu_used = max(self.cpu_used, used)
         return used
 
-    def _cpu_poll(self) -> float:
-        counted = self._cgroup is not None and self._cgroup.cpu_seconds() is not None
-        return POLL_CGROUP if counted else POLL_PROC
+    def _counted(self) -> bool:
+        """Whether the sandbox's cgroup counts its CPU time (else it is read from /proc)."""
+        return self._cgroup is not None and self._cgroup.cpu_seconds() is not None
 
     @property
     def host_uid(self) -> int | None:
@@ -241,10 +241,13 @@ class Confined:
         if deadline is not None:
             until = min(until, deadline)
         proc = self._started()
-        start_cpu = self.cpu_seconds()
+        # The step's CPU time so far: read now from a cgroup; from /proc (a scan of every
+        # process, dearer than most steps) only once the reply is not there at the first poll.
+        start_cpu = self.cpu_seconds() if self._counted() else None
+        known = start_cpu if start_cpu is not None else self.cpu_used
         cpu, shown = timeout + limits.grace, timeout
-        if self._cpu_budget is not None and start_cpu is not None:
-            left = max(self._cpu_budget - start_cpu, 0.0)
+        if self._cpu_budget is not None:
+            left = max(self._cpu_budget - known, 0.0)
             if left < timeout:  # the process's own budget ends first
                 cpu, shown = left, round(left, 3)
 
@@ -276,7 +279,7 @@ class Confined:
         by the clock, where nothing counts its CPU time), or at `until`."""
         fd = _pipe(self._started().stdout).fileno()
         started = time.monotonic()
-        poll = self._cpu_poll()
+        poll = POLL_CGROUP if self._counted() else POLL_PROC
         while True:
             now = time.monotonic()
             if now >= until:
@@ -285,11 +288,13 @@ class Confined:
             if ready:
                 return self._receive(until, late)
             used = self.cpu_seconds()
-            if start_cpu is not None and used is not None:
-                if used - start_cpu >= cpu:
-                    raise self._dead(_stopped_cpu(shown))
-            elif time.monotonic() - started >= cpu:
-                raise self._dead(_stopped(shown))
+            if used is None:  # nothing counts its CPU time: the clock decides
+                if time.monotonic() - started >= cpu:
+                    raise self._dead(_stopped(shown))
+            elif start_cpu is None:
+                start_cpu = used
+            elif used - start_cpu >= cpu:
+                raise self._dead(_stopped_cpu(shown))
 
     def _receive(
         self, until: float, late: Callable[[], str]
