@@ -37,6 +37,9 @@ class Limits:
 
     # One submission end to end in `autograde` (notebook run, grading, feedback; wall).
     grading_timeout: float = 300.0
+    # A pytest process of graders, past its submission's deadline (its start, then the
+    # comparisons after the last program run), before it is stopped as a fault of grading.
+    graders_slack: float = 60.0
 
     # The notebook run that fills in the outputs of the feedback.
     notebook_cell_timeout: float = 5.0  # CPU: one cell of the notebook

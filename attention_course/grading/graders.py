@@ -91,11 +91,6 @@ class GradeReport:
         return sum(f.max_score for f in self.functions.values())
 
 
-# How long a pytest process of graders may outlive its submission's deadline (its start-up and
-# imports, then the comparisons after the last program run) before it is a fault of grading.
-GRADER_SLACK = 60.0
-
-
 def _grade_here(
     course: Course,
     path: Path,
@@ -128,10 +123,11 @@ def _run_graders(course: Course, args: list[str], deadline: float) -> tuple[int,
             capture_output=True,
             text=True,
             preexec_fn=_grader_limits,
-            timeout=max(deadline - time.monotonic(), 0.0) + GRADER_SLACK,
+            timeout=max(deadline - time.monotonic(), 0.0) + DEFAULT.graders_slack,
         )
     except subprocess.TimeoutExpired:
-        return -1, f"the graders' process ran {GRADER_SLACK:g} s past the submission's deadline"
+        slack = DEFAULT.graders_slack
+        return -1, f"the graders' process ran {slack:g} s past the submission's deadline"
     return proc.returncode, proc.stdout + proc.stderr
 
 
