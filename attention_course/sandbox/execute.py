@@ -5,12 +5,11 @@ with a kernel, from `inside/cells.py` (an IPython shell in the sandbox of `jail.
 has its own time limit and the notebook one budget, both kept here and both of CPU time (that
 of the notebook's processes, all of them together for the budget), each with a wall-clock
 backstop for code that sleeps: the notebook's is an absolute deadline, and no cell, no start
-of a process and no replay goes past either. A cell that
-kills its process or ignores its alarm gets an error output saying so; a fresh process re-runs
-the earlier cells silently and goes on with the next one. Cells past the deadline are marked as
-not run. Every output that comes back is rebuilt field by field and made inert: only plain
-text and PNG/JPEG images survive, so nothing a student displays becomes live HTML or JavaScript
-in the feedback.
+of a process and no replay goes past either. A cell that kills its process or ignores its
+alarm gets an error output saying so; a fresh process re-runs the earlier cells silently and
+goes on with the next one. Cells past the budget are marked as not run. Every output that
+comes back is rebuilt field by field and made inert: only plain text and PNG/JPEG images
+survive, so nothing a student displays becomes live HTML or JavaScript in the feedback.
 """
 
 from __future__ import annotations

@@ -58,7 +58,7 @@ def _arm(request: dict[str, Any]) -> None:
 def _on_alarm(signum: int, frame: FrameType | None) -> None:
     cpu_left = _step["limit"] - (_process_time() - _step["cpu"])
     wall_left = _step["wall_end"] - _monotonic()
-    if cpu_left > 0.005 and wall_left > 0.005:  # slowed down by a busy machine: not over yet
+    if cpu_left > 0.005 and wall_left > 0.005:  # slowed down (a busy machine), or asleep
         _setitimer(signal.ITIMER_REAL, max(min(cpu_left, wall_left), 0.01))
         return
     raise StepTimeout()
