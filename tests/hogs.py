@@ -16,9 +16,11 @@ def hog_count() -> int:
 
 @contextmanager
 def cpu_hogs(count: int | None = None) -> Iterator[list[subprocess.Popen]]:
-    """`count` processes that spin (default: `hog_count()`), killed when the block ends."""
+    """`count` processes that spin (default: `hog_count()`), killed when the block ends. Each
+    is a session of its own, as independent jobs are: the scheduler's autogroups would
+    otherwise share one core's worth among them all, beside each sandbox (a session too)."""
     hogs = [
-        subprocess.Popen([sys.executable, "-c", "while 1: pass"])
+        subprocess.Popen([sys.executable, "-c", "while 1: pass"], start_new_session=True)
         for _ in range(count if count is not None else hog_count())
     ]
     try:
