@@ -18,21 +18,32 @@ GiB = 1024**3
 class Limits:
     """Defaults for one submission; every grading path uses these unless told otherwise."""
 
-    # The grading worker (set-up and solution cells, then calls of the graded functions).
-    startup_timeout: float = 30.0  # Python and numpy start inside the sandbox
-    cell_timeout: float = 10.0  # one set-up or solution cell
-    call_timeout: float = 5.0  # one call of a graded function
+    # How long student code may run. A step's own CPU time decides (the sandbox's, counted by
+    # its cgroup, or from /proc where there is none), so that a busy machine cannot stop an
+    # honest step; code that sleeps or waits is stopped by a wall-clock backstop of
+    # `wall_factor` times the step's CPU time. The submission's budget is absolute (wall clock):
+    # every sandbox that grading starts for one submission, re-runs included, shares it. The
+    # notebook run's budget is of CPU time, its backstop absolute.
+    wall_factor: float = 4.0  # a step's wall-clock backstop, as a multiple of its CPU limit
     grace: float = 2.0  # after a step's own alarm, before the process is killed
-    worker_timeout: float = 60.0  # one worker, from its start
-    submission_timeout: float = 120.0  # every worker of one submission, together
+
+    # The grading worker (set-up and solution cells, then calls of the graded functions).
+    startup_timeout: float = 30.0  # wall: Python and numpy start inside the sandbox
+    cell_timeout: float = 10.0  # CPU: one set-up or solution cell
+    call_timeout: float = 5.0  # CPU: one call of a graded function
+    worker_timeout: float = 60.0  # CPU: one worker, from its start
+    submission_timeout: float = 120.0  # wall, absolute: every worker of one submission
     max_restarts: int = 10  # fresh workers after crashes, per submission
 
-    # One submission end to end in `autograde` (notebook run, grading, feedback).
+    # One submission end to end in `autograde` (notebook run, grading, feedback; wall).
     grading_timeout: float = 300.0
+    # A pytest process of graders, past its submission's deadline (its start, then the
+    # comparisons after the last program run), before it is stopped as a fault of grading.
+    graders_slack: float = 60.0
 
     # The notebook run that fills in the outputs of the feedback.
-    notebook_cell_timeout: float = 5.0  # one cell of the notebook
-    notebook_timeout: float = 20.0  # the whole notebook
+    notebook_cell_timeout: float = 5.0  # CPU: one cell of the notebook
+    notebook_timeout: float = 20.0  # CPU: the whole notebook (its backstop: absolute)
 
     # Each sandbox (a worker, or the notebook run).
     memory_bytes: int = 2 * GiB  # the whole sandbox (cgroup) and each process (address space)
@@ -47,6 +58,10 @@ class Limits:
     cell_output_bytes: int = 2 * MiB  # the outputs of one notebook cell
     notebook_output_bytes: int = 16 * MiB  # all outputs of one notebook
     submission_bytes: int = 32 * MiB  # a submitted notebook file
+
+    def backstop(self, cpu_seconds: float) -> float:
+        """The wall-clock time a step of `cpu_seconds` CPU time may take (sleeping code)."""
+        return cpu_seconds * self.wall_factor
 
 
 DEFAULT = Limits()
@@ -95,3 +110,9 @@ ITEM_ANALYSIS_TOP_WRONG = 3
 
 # The graded quiz notebook: the comment that marks a question's grader cell.
 GRADER_MARKER = "# quiz-grader:"
+
+
+# Sandbox cgroups left behind by a grading process that was killed: removed when another
+# sandbox starts, once empty and at least this old (seconds; a cgroup is joined right after
+# it is made).
+STALE_CGROUP_SECONDS = 60.0

@@ -63,6 +63,12 @@ class CpuClock:
             )
         )
 
+    def release(self, pids: list[int]) -> None:
+        """Move processes this one started out of its cgroup: their CPU time is not counted."""
+        if self._usage is not None:
+            for pid in pids:
+                (self._parent / "cgroup.procs").write_text(str(pid))
+
     def close(self) -> None:
         """Back to the cgroup this process came from; remove its own."""
         if self._usage is not None:

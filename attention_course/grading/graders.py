@@ -15,13 +15,15 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from attention_course.course import Course, find_course
 from attention_course.sandbox import jail
-from attention_course.settings import GiB
+from attention_course.sandbox.program import submission_deadline
+from attention_course.settings import DEFAULT, GiB
 
 GRADER_MEMORY_BYTES = 4 * GiB  # address space of one grader (pytest) process
 PR_SET_PDEATHSIG = 1
@@ -90,27 +92,42 @@ class GradeReport:
 
 
 def _grade_here(
-    course: Course, path: Path, functions: list[str], unsandboxed: bool, hide, report_path: Path
+    course: Course,
+    path: Path,
+    functions: list[str],
+    unsandboxed: bool,
+    hide,
+    report_path: Path,
+    deadline: float,
 ) -> tuple[int, str]:
     """The graders in this process, without pytest (runner.py): imported once, by path, then
     one plain call per grader test for every submission."""
     from attention_course.grading import runner
 
-    found = runner.grade(course, Path(path).resolve(), functions, unsandboxed, list(hide))
+    found = runner.grade(
+        course, Path(path).resolve(), functions, unsandboxed, list(hide), deadline=deadline
+    )
     report_path.write_text(json.dumps(found))
     return 0, ""
 
 
-def _run_graders(course: Course, args: list[str]) -> tuple[int, str]:
-    """pytest on the grader files, in a process of its own: (exit code, what it printed)."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", *args],
-        cwd=course.root,
-        env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTEST_DISABLE_PLUGIN_AUTOLOAD="1"),
-        capture_output=True,
-        text=True,
-        preexec_fn=_grader_limits,
-    )
+def _run_graders(course: Course, args: list[str], deadline: float) -> tuple[int, str]:
+    """pytest on the grader files, in a process of its own: (exit code, what it printed). It
+    gets the submission's deadline as a wall-clock time, and is stopped if it outlives it."""
+    epoch = time.time() + (deadline - time.monotonic())
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest", *args, "--deadline", repr(epoch)],
+            cwd=course.root,
+            env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTEST_DISABLE_PLUGIN_AUTOLOAD="1"),
+            capture_output=True,
+            text=True,
+            preexec_fn=_grader_limits,
+            timeout=max(deadline - time.monotonic(), 0.0) + DEFAULT.graders_slack,
+        )
+    except subprocess.TimeoutExpired:
+        slack = DEFAULT.graders_slack
+        return -1, f"the graders' process ran {slack:g} s past the submission's deadline"
     return proc.returncode, proc.stdout + proc.stderr
 
 
@@ -148,6 +165,7 @@ def grade_file(
     Raises SandboxUnavailable when no sandbox can be made here, unless `unsandboxed`.
     """
     jail.require(unsandboxed)
+    deadline = submission_deadline(DEFAULT)  # one for the whole submission, by the clock
     course = course or find_course()
     spec = course.assignment(assignment)
     wanted = list(functions or spec.graded)
@@ -173,9 +191,11 @@ def grade_file(
             *[arg for folder in hide for arg in ("--hide", str(folder))],
         ]
         if in_process:
-            code, output = _grade_here(course, path, wanted, unsandboxed, hide, report_path)
+            code, output = _grade_here(
+                course, path, wanted, unsandboxed, hide, report_path, deadline
+            )
         else:
-            code, output = _run_graders(course, args)
+            code, output = _run_graders(course, args, deadline)
         try:
             raw = json.loads(report_path.read_text())
             faults, tests = list(raw["faults"]), list(raw["tests"])

@@ -103,9 +103,15 @@ class SandboxedExecute(NbGraderPreprocessor):
     the grading worker.
     """
 
-    timeout = Float(DEFAULT.notebook_cell_timeout, help="Seconds for one cell").tag(config=True)
+    timeout = Float(
+        DEFAULT.notebook_cell_timeout,
+        help="CPU seconds for one cell (one that sleeps is stopped by the clock, at "
+        f"{DEFAULT.wall_factor:g} times that)",
+    ).tag(config=True)
     total_timeout = Float(
-        DEFAULT.notebook_timeout, help="Seconds for the whole notebook; later cells are not run"
+        DEFAULT.notebook_timeout,
+        help="CPU seconds for the whole notebook, later cells are not run (and never more than "
+        f"{DEFAULT.wall_factor:g} times that by the clock)",
     ).tag(config=True)
     unsandboxed = Bool(
         False, help="Run student code without the sandbox (limits only); say so in the feedback"

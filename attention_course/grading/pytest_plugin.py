@@ -9,12 +9,15 @@ Options (see `pytest grader_tests --help`):
   --submission PATH   a filled-in notebook (.ipynb) or a Python file; default: the reference
   --report PATH       write a JSON report (per test: function, points, passed, message)
   --unsandboxed       run the student's worker without the sandbox (limits only)
+  --deadline EPOCH    the submission's absolute deadline, in seconds since the epoch (default:
+                      the submission's time from the start of the session)
 """
 
 from __future__ import annotations
 
 import inspect
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -22,7 +25,7 @@ import pytest
 from attention_course.course import Course
 from attention_course.grading import harness
 from attention_course.grading.session import Session, record, report
-from attention_course.sandbox.program import Limits, run_program
+from attention_course.sandbox.program import Limits, run_program, submission_deadline
 
 _RESULTS = pytest.StashKey[list]()  # one dict per grader test run
 _FAULTS = pytest.StashKey[list]()  # what went wrong in the graders themselves
@@ -50,6 +53,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         help="run the student's worker without the sandbox (limits only; say so to the student)",
     )
+    group.addoption(
+        "--deadline",
+        type=float,
+        default=None,
+        metavar="EPOCH",
+        help="the submission's absolute deadline (seconds since the epoch); default: its time "
+        "from the start",
+    )
 
 
 def _course(config: pytest.Config) -> Course:
@@ -64,9 +75,17 @@ def _session(config: pytest.Config) -> Session:
         path = config.getoption("--submission")
         hide = [*course.hidden(), *map(Path, config.getoption("--hide"))]
         unsandboxed = config.getoption("--unsandboxed")
+        limits = Limits()
+        epoch = config.getoption("--deadline")
+        if epoch is None:
+            deadline = submission_deadline(limits)
+        else:  # the wall clock of the process that started this one, on this clock
+            deadline = time.monotonic() + (epoch - time.time())
 
         def run(cells, calls):
-            return run_program(cells, calls, Limits(), hide=hide, unsandboxed=unsandboxed)
+            return run_program(
+                cells, calls, limits, hide=hide, unsandboxed=unsandboxed, deadline=deadline
+            )
 
         program = program_from_file(Path(path) if path else course.reference_file)
         calls = list(harness.REGISTRY.values())

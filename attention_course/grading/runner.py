@@ -21,7 +21,7 @@ from attention_course.course import Course
 from attention_course.grading import course_graders, harness
 from attention_course.grading.notebook import program_from_file
 from attention_course.grading.session import HELPER_NOTE, Session, record, report
-from attention_course.sandbox.program import Call, run_program
+from attention_course.sandbox.program import Call, run_program, submission_deadline
 from attention_course.settings import Limits
 
 
@@ -78,8 +78,16 @@ def grade(
     functions: list[str],
     unsandboxed: bool = False,
     hide: Sequence[Path] = (),
+    deadline: float | None = None,
+    limits: Limits | None = None,
 ) -> dict:
-    """The report `pytest grader_tests --submission ... --report` writes, for `functions`."""
+    """The report `pytest grader_tests --submission ... --report` writes, for `functions`.
+
+    `deadline` (time.monotonic()): the submission's, shared by every program run of it
+    (default: the submission's time from now)."""
+    limits = limits or Limits()
+    if deadline is None:
+        deadline = submission_deadline(limits)
     faults: list[str] = []
     tests: list[GraderTest] = []
     calls: list[Call] = []
@@ -96,7 +104,9 @@ def grade(
 
     def run(cells, wanted):
         hidden = [*course.hidden(), *hide]
-        return run_program(cells, wanted, Limits(), hide=hidden, unsandboxed=unsandboxed)
+        return run_program(
+            cells, wanted, limits, hide=hidden, unsandboxed=unsandboxed, deadline=deadline
+        )
 
     session = Session(program_from_file(submission), calls, run, course)
     results = []

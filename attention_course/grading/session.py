@@ -3,6 +3,9 @@
 A session runs the submission's program once in the sandbox, with every call the collected
 grader files declared, then each grader test reads the outcomes through `Student`. Only the
 grader's own `Fail` is a student outcome; anything else a test raises is a fault of grading.
+A program run that failed is not run again for the next test (its fault is the next test's
+too), and every program run of the session shares the submission's one absolute deadline:
+however many tests there are, grading one submission ends within its time.
 
 Pasted helpers: masks_and_heads' functions call helpers the student pastes from
 attention_basics. A test of such a function that fails is run again on a second program: the
@@ -44,13 +47,21 @@ class Session:
         self.calls = calls
         self._run = run
         self._program_run: ProgramRun | None = None
+        self._failed: Exception | None = None  # why the program could not be run
         self._with_course: harness.Student | None = None
+        self._with_course_failed: Exception | None = None
         self.passed_only_with_course: dict[str, list[str]] = {}
 
     @property
     def program_run(self) -> ProgramRun:
         if self._program_run is None:
-            self._program_run = self._run(self.program, self.calls)
+            if self._failed is not None:
+                raise self._failed
+            try:
+                self._program_run = self._run(self.program, self.calls)
+            except Exception as exc:
+                self._failed = exc
+                raise
         return self._program_run
 
     @property
@@ -58,6 +69,15 @@ class Session:
         return harness.Student(self.program_run.outcomes)
 
     def with_course_helpers(self, helpers: tuple[str, ...]) -> harness.Student:
+        if self._with_course_failed is not None:
+            raise self._with_course_failed
+        try:
+            return self._with_course_student(helpers)
+        except Exception as exc:
+            self._with_course_failed = exc
+            raise
+
+    def _with_course_student(self, helpers: tuple[str, ...]) -> harness.Student:
         if self._with_course is None:
             reference = course_graders.reference(self.course)
             source = "import numpy as np\n\n" + "\n\n".join(

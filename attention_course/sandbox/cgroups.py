@@ -6,17 +6,87 @@ controllers); `join()` runs in the sandbox's first process before it execs, so e
 sandbox starts is inside. Where no cgroup can be made (a read-only /sys/fs/cgroup, no
 delegation), `create` returns None and the per-process limits (address space, RLIMIT_NPROC)
 are what bounds the sandbox.
+
+Each cgroup is named after the process that made it (`fresh_name`). A grading process that is
+killed leaves its sandboxes' cgroups behind, empty once their processes are gone: each
+`create` removes those of processes that no longer exist (ours only: the name says so), and a
+process that ends normally removes whatever cgroup of its own is left.
 """
 
 from __future__ import annotations
 
+import atexit
 import functools
 import os
 import signal
+import threading
 import time
+import uuid
 from pathlib import Path
 
+from attention_course.settings import STALE_CGROUP_SECONDS
+
 ROOT = Path("/sys/fs/cgroup")
+PREFIX = "attention-course-"  # every sandbox cgroup: PREFIX + the maker's pid + "-" + a nonce
+
+_made: dict[str, Cgroup] = {}  # name -> cgroup made by this process and not removed yet
+_made_lock = threading.Lock()
+
+
+def fresh_name() -> str:
+    """A new cgroup name that says which process made it."""
+    return f"{PREFIX}{os.getpid()}-{uuid.uuid4().hex[:12]}"
+
+
+def _maker(name: str) -> int | None:
+    """The pid in a name made by `fresh_name` (None for another name of ours, or not ours)."""
+    head = name.removeprefix(PREFIX).split("-", 1)[0]
+    if not name.startswith(PREFIX) or "-" not in name[len(PREFIX) :] or not head.isdigit():
+        return None
+    return int(head)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale(bases: list[Path]) -> list[str]:
+    """Remove the sandbox cgroups under `bases` left by processes that are gone (and those of
+    an older naming, once old enough): only empty ones go (the kernel refuses the others).
+    Returns the names removed."""
+    removed: list[str] = []
+    now = time.time()
+    for base in bases:
+        try:
+            entries = [e for e in os.scandir(base) if e.name.startswith(PREFIX) and e.is_dir()]
+        except OSError:
+            continue
+        for entry in entries:
+            maker = _maker(entry.name)
+            if maker == os.getpid() or (maker is not None and _alive(maker)):
+                continue
+            try:
+                if now - entry.stat().st_mtime < STALE_CGROUP_SECONDS:
+                    continue  # it may have just been made, before its process joins
+                os.rmdir(entry.path)
+            except OSError:
+                continue  # not empty, or gone already
+            removed.append(entry.name)
+    return removed
+
+
+def _remove_ours() -> None:
+    """At a normal exit: the cgroups this process made and did not remove."""
+    with _made_lock:
+        left = list(_made.values())
+    for group in left:
+        group.remove()
 
 
 def _own_paths() -> dict[str, str]:
@@ -65,6 +135,7 @@ class Cgroup:
     def __init__(self, version: str, dirs: dict[str, Path]):
         self.version = version
         self.dirs = dirs
+        self.name = next(iter(dirs.values())).name
         self._procs = [str(d / "cgroup.procs") for d in dirs.values()]
 
     @classmethod
@@ -73,6 +144,7 @@ class Cgroup:
         if layout is None:
             return None
         version, bases = layout
+        remove_stale(list(bases.values()))
         dirs = {c: base / name for c, base in bases.items()}
         try:
             for d in dirs.values():
@@ -90,7 +162,12 @@ class Cgroup:
         except OSError:
             cls(version, dirs).remove()
             return None
-        return cls(version, dirs)
+        group = cls(version, dirs)
+        with _made_lock:
+            if not _made:
+                atexit.register(_remove_ours)
+            _made[name] = group
+        return group
 
     def join(self) -> None:
         """Move the calling process in (call it in the child, before exec)."""
@@ -142,6 +219,8 @@ class Cgroup:
                 for d in self.dirs.values():
                     if d.exists():
                         d.rmdir()
+                with _made_lock:
+                    _made.pop(self.name, None)
                 return
             except OSError:
                 time.sleep(0.02)

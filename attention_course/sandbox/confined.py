@@ -1,30 +1,33 @@
 """One sandboxed process that answers requests, driven by the grading process under its own clock.
 
 `Confined(script, settings, limits)` starts `inside/<script>` in the sandbox (`jail.py`) with
-pipes for requests, replies and stderr. `request` sends a frame and waits for the reply until a
-deadline that only this side keeps: a process that ignores its alarms, hangs, dies, or writes
-anything but a well-formed reply within the caps is killed, and `Died` says why in words a
-student can read. Nothing the process can write changes what is asked next or for how long.
+pipes for requests, replies and stderr. `request` sends a frame and waits for the reply under
+limits that only this side keeps: the step's CPU time (the sandbox's own, all its processes:
+counted by its cgroup, or from /proc), a wall-clock backstop for code that sleeps, and the
+caller's absolute deadline. A busy machine slows a step down but does not stop it. A process
+that ignores its alarms, hangs, dies, or writes anything but a well-formed reply within the
+caps is killed, and `Died` says why in words a student can read. Nothing the process can write
+changes what is asked next or for how long.
 """
 
 from __future__ import annotations
 
 import os
+import select
 import shutil
 import signal
 import subprocess
 import tempfile
 import threading
 import time
-import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
 import numpy as np
 
-from attention_course.sandbox import cgroups, jail
+from attention_course.sandbox import cgroups, cputime, jail
 from attention_course.sandbox.inside import wire
 from attention_course.settings import Limits
 
@@ -33,8 +36,20 @@ class Died(Exception):
     """The sandboxed process is gone (killed here, or it ended); the message is the reason."""
 
 
+POLL_CGROUP = 0.1  # how often a step's CPU time is read, from the sandbox's cgroup
+POLL_PROC = 0.5  # from /proc (a scan of every process)
+
+
 def _stopped(seconds: float) -> str:
     return f"was stopped after {seconds:g} s (an endless loop, or far too slow)"
+
+
+def _stopped_cpu(seconds: float) -> str:
+    return f"was stopped after {seconds:g} s of CPU time (an endless loop, or far too slow)"
+
+
+def _stopped_waiting(seconds: float) -> str:
+    return f"was stopped after {seconds:g} s of waiting (it slept, or waited for what never came)"
 
 
 class Confined:
@@ -45,7 +60,10 @@ class Confined:
         limits: Limits,
         unsandboxed: bool = False,
         hide: Sequence[Path] = (),
+        cpu_budget: float | None = None,
     ):
+        """`cpu_budget`: the CPU seconds the process may use in all, its start included (a
+        request that would go past it is stopped there)."""
         self.limits = limits
         self.unsandboxed = unsandboxed
         self._settings = dict(settings, nproc=limits.processes)
@@ -60,12 +78,15 @@ class Confined:
         self._stderr = bytearray()
         self._uid: int | None = None
         self._seq = 0
+        self._cpu_budget = cpu_budget
+        self.cpu_used = 0.0  # CPU seconds the sandbox had used when last read (and at the end)
         self.peak_memory: int | None = None
 
     # ------------------------------------------------------------------ start and stop
 
     def start(self, deadline: float) -> None:
-        """Start the process and wait for it to say it is ready (Died if it does not)."""
+        """Start the process and wait for it to say it is ready (Died if it does not), never
+        past `deadline` (time.monotonic())."""
         status = jail.require(self.unsandboxed)
         env = jail.environment()
         if self.unsandboxed or not status.ok:
@@ -81,9 +102,8 @@ class Confined:
             self._uid = jail.host_uid(argv)
             cwd = "/"
             if status.cgroup:
-                name = f"attention-course-{uuid.uuid4().hex[:12]}"
                 self._cgroup = cgroups.Cgroup.create(
-                    name, self.limits.memory_bytes, self.limits.processes
+                    cgroups.fresh_name(), self.limits.memory_bytes, self.limits.processes
                 )
         limit = jail.rlimits(self.limits)
         group = self._cgroup
@@ -104,8 +124,9 @@ class Confined:
             preexec_fn=before_exec,
         )
         threading.Thread(target=self._drain, daemon=True).start()
-        timeout = self.limits.startup_timeout
-        reply = self._receive(min(deadline, time.monotonic() + timeout), timeout)
+        timeout = self.limits.startup_timeout  # wall clock: no student code runs yet
+        until = min(deadline, time.monotonic() + timeout)
+        reply = self._receive(until, lambda: _stopped(timeout))
         if reply[0].get("op") != "ready":
             raise self._dead("did not start properly")
 
@@ -125,8 +146,18 @@ class Confined:
             del self._stderr[:-8192]
 
     def cpu_seconds(self) -> float | None:
-        """CPU time the sandbox has used so far, where its cgroup counts it."""
-        return self._cgroup.cpu_seconds() if self._cgroup is not None else None
+        """CPU time the sandbox has used so far: counted by its cgroup, else read from /proc
+        (the process and everything it started; None once it is gone)."""
+        used = self._cgroup.cpu_seconds() if self._cgroup is not None else None
+        if used is None and self._proc is not None and self._proc.poll() is None:
+            used = cputime.tree_cpu_seconds(self._proc.pid)
+        if used is not None:
+            self.cpu_used = max(self.cpu_used, used)
+        return used
+
+    def _counted(self) -> bool:
+        """Whether the sandbox's cgroup counts its CPU time (else it is read from /proc)."""
+        return self._cgroup is not None and self._cgroup.cpu_seconds() is not None
 
     @property
     def host_uid(self) -> int | None:
@@ -165,6 +196,7 @@ class Confined:
                     pass
         if self._cgroup is not None:
             self.peak_memory = self._cgroup.peak_memory()
+            self.cpu_seconds()  # the last of it, into cpu_used
             self._cgroup.remove()
             self._cgroup = None
         if self._uid is not None:
@@ -195,32 +227,82 @@ class Confined:
     ) -> tuple[dict[str, Any], list[np.ndarray]]:
         """Send one request and return the reply, or raise Died (the process is then gone).
 
-        The process has `timeout` seconds (plus the grace of its own alarm) and never more
-        than until `deadline` (time.monotonic()).
+        The step may use `timeout` seconds of the sandbox's CPU time (plus the grace of its own
+        alarm; less if the process's CPU budget runs out first) and `limits.backstop(timeout)`
+        seconds of wall-clock time (plus the grace), and never runs past `deadline`
+        (time.monotonic()).
         """
         self._seq += 1
         header = dict(header, seq=self._seq)
+        limits = self.limits
         now = time.monotonic()
-        until = now + timeout + self.limits.grace
+        backstop = limits.backstop(timeout)
+        until = now + backstop + limits.grace
         if deadline is not None:
             until = min(until, deadline)
-        shown = round(min(timeout, until - now), 3)
         proc = self._started()
+        # The step's CPU time so far: read now from a cgroup; from /proc (a scan of every
+        # process, dearer than most steps) only once the reply is not there at the first poll.
+        start_cpu = self.cpu_seconds() if self._counted() else None
+        known = start_cpu if start_cpu is not None else self.cpu_used
+        cpu, shown = timeout + limits.grace, timeout
+        if self._cpu_budget is not None:
+            left = max(self._cpu_budget - known, 0.0)
+            if left < timeout:  # the process's own budget ends first
+                cpu, shown = left, round(left, 3)
+
+        def late() -> str:  # why a step that reached `until` was stopped
+            if until - now >= backstop:
+                return _stopped_waiting(round(backstop, 3))
+            return _stopped(round(max(until - now, 0.0), 3))  # the caller's deadline
+
         try:
             wire.write_frame(_pipe(proc.stdin).fileno(), header, arrays, deadline=until)
         except (OSError, wire.Deadline):
-            reason = self._exit_reason() if proc.poll() is not None else _stopped(shown)
+            reason = self._exit_reason() if proc.poll() is not None else late()
             raise self._dead(reason) from None
-        reply = self._receive(until, shown)
+        reply = self._await(until, late, start_cpu, cpu, shown)
         if reply[0].get("seq") != self._seq:  # not an answer to this request: forged
             raise self._dead("sent back a reply to no request it was given")
         return reply
 
-    def _receive(self, until: float, timeout: float) -> tuple[dict[str, Any], list[np.ndarray]]:
+    def _await(
+        self,
+        until: float,
+        late: Callable[[], str],
+        start_cpu: float | None,
+        cpu: float,
+        shown: float,
+    ) -> tuple[dict[str, Any], list[np.ndarray]]:
+        """The reply, once it starts to arrive (then read until `until`). Meanwhile the step's
+        CPU time is read, and the process stopped once it has used `cpu` seconds (or that long
+        by the clock, where nothing counts its CPU time), or at `until`."""
+        fd = _pipe(self._started().stdout).fileno()
+        started = time.monotonic()
+        poll = POLL_CGROUP if self._counted() else POLL_PROC
+        while True:
+            now = time.monotonic()
+            if now >= until:
+                raise self._dead(late())
+            ready, _, _ = select.select([fd], [], [], min(until - now, poll))
+            if ready:
+                return self._receive(until, late)
+            used = self.cpu_seconds()
+            if used is None:  # nothing counts its CPU time: the clock decides
+                if time.monotonic() - started >= cpu:
+                    raise self._dead(_stopped(shown))
+            elif start_cpu is None:
+                start_cpu = used
+            elif used - start_cpu >= cpu:
+                raise self._dead(_stopped_cpu(shown))
+
+    def _receive(
+        self, until: float, late: Callable[[], str]
+    ) -> tuple[dict[str, Any], list[np.ndarray]]:
         try:
             return wire.read_frame(_pipe(self._started().stdout).fileno(), self._caps, until)
         except wire.Deadline:
-            raise self._dead(_stopped(timeout)) from None
+            raise self._dead(late()) from None
         except wire.Closed:
             raise self._dead(self._exit_reason()) from None
         except wire.WireError as exc:

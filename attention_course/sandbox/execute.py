@@ -2,12 +2,14 @@
 
 `execute_notebook` fills in each code cell's outputs and execution count the way nbclient does
 with a kernel, from `inside/cells.py` (an IPython shell in the sandbox of `jail.py`). Each cell
-has its own time limit and the notebook has one absolute deadline, both kept here. A cell that
-kills its process or ignores its alarm gets an error output saying so; a fresh process re-runs
-the earlier cells silently and goes on with the next one. Cells past the deadline are marked as
-not run. Every output that comes back is rebuilt field by field and made inert: only plain
-text and PNG/JPEG images survive, so nothing a student displays becomes live HTML or JavaScript
-in the feedback.
+has its own time limit and the notebook one budget, both kept here and both of CPU time (that
+of the notebook's processes, all of them together for the budget), each with a wall-clock
+backstop for code that sleeps: the notebook's is an absolute deadline, and no cell, no start
+of a process and no replay goes past either. A cell that kills its process or ignores its
+alarm gets an error output saying so; a fresh process re-runs the earlier cells silently and
+goes on with the next one. Cells past the budget are marked as not run. Every output that
+comes back is rebuilt field by field and made inert: only plain text and PNG/JPEG images
+survive, so nothing a student displays becomes live HTML or JavaScript in the feedback.
 """
 
 from __future__ import annotations
@@ -148,10 +150,19 @@ class _Runner:
         self.run = run
         self.process: Confined | None = None
         self.done: list[tuple[str, int]] = []  # (source, execution count) that ran to the end
+        self.spent = 0.0  # CPU seconds of the processes that ended
+
+    def used_up(self) -> bool:
+        """Whether the notebook's processes have used its CPU time budget."""
+        now = self.process.cpu_used if self.process is not None else 0.0
+        return self.spent + now >= self.limits.notebook_timeout
 
     def _start(self, deadline: float) -> Confined:
         settings = {"cell_output_bytes": self.limits.cell_output_bytes}
-        process = Confined("cells.py", settings, self.limits, self.unsandboxed, self.hide)
+        left = max(self.limits.notebook_timeout - self.spent, 0.0)
+        process = Confined(
+            "cells.py", settings, self.limits, self.unsandboxed, self.hide, cpu_budget=left
+        )
         self.run.processes += 1
         process.start(deadline)
         for source, count in self.done:  # bring a fresh process to where the last one was
@@ -163,6 +174,7 @@ class _Runner:
     ) -> dict[str, Any]:
         timeout = self.limits.notebook_cell_timeout
         request = {"op": "run", "source": source, "execution_count": count, "timeout": timeout}
+        request["wall"] = self.limits.backstop(timeout)
         request["silent"] = silent
         reply, _ = process.request(request, timeout=timeout, deadline=deadline)
         return reply
@@ -178,6 +190,7 @@ class _Runner:
     def close(self) -> None:
         if self.process is not None:
             self.process.close(grace=0.5)
+            self.spent += self.process.cpu_used
             if self.process.peak_memory:
                 self.run.peak_memory = max(self.run.peak_memory or 0, self.process.peak_memory)
             self.process = None
@@ -202,7 +215,7 @@ def execute_notebook(
     """Run `nb`'s code cells in the sandbox and write their outputs into `nb` (in place)."""
     limits = limits or Limits()
     run = NotebookRun()
-    deadline = time.monotonic() + limits.notebook_timeout
+    deadline = time.monotonic() + limits.backstop(limits.notebook_timeout)
     runner = _Runner(limits, unsandboxed, list(hide), run)
     total = 0
     count = 0
@@ -211,14 +224,14 @@ def execute_notebook(
             if not _runs(cell):
                 continue
             count += 1
-            if time.monotonic() >= deadline:
+            if time.monotonic() >= deadline or runner.used_up():
                 _out_of_time(cell, "not run", None, limits, run)
                 continue
             try:
                 reply = runner.cell(cell.source, count, deadline)
             except Died as exc:
                 runner.close()
-                if time.monotonic() >= deadline:
+                if time.monotonic() >= deadline or runner.used_up():
                     _out_of_time(cell, "stopped", count, limits, run)
                     continue
                 if run.died_at is None:

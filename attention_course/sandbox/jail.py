@@ -15,9 +15,10 @@ What a sandboxed process gets, whether grading runs as root or as an ordinary ac
 - limits: address space, file size, no core files, and a cgroup (memory and process count for
   the whole sandbox) where the machine lets us make one; RLIMIT_NPROC is set by the first code
   that runs inside (`inside/boot.py`), before any student code. Time is bounded by the
-  deadlines the grading process keeps, not by RLIMIT_CPU, which would make the process's own
-  CPU clock advance only at scheduler ticks (a notebook that times its code must see what a
-  kernel sees).
+  limits the grading process keeps (the sandbox's CPU time, read from its cgroup or from
+  /proc, and wall-clock deadlines: confined.py), not by RLIMIT_CPU or a CPU timer, either of
+  which would make the process's own CPU clock advance only at scheduler ticks (a notebook
+  that times its code must see what a kernel sees).
 """
 
 from __future__ import annotations

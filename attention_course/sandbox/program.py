@@ -5,8 +5,10 @@ code. The worker (`inside/worker.py`) runs in the sandbox of `jail.py`, one step
 side sends each cell and each call, and gives it a deadline that only this side keeps. If the
 worker dies or hangs, the step that was running is recorded with the reason (this side knows it:
 it asked for it), and a fresh worker carries on with the rest; later calls of a function that
-hung or killed its worker are skipped, not re-run. All workers of one submission share one
-absolute deadline, and each worker has its own.
+hung or killed its worker are skipped, not re-run. A cell's or a call's CPU time decides when
+it has run too long (with a wall-clock backstop for code that sleeps: settings.py), and so
+does a worker's; the submission's deadline is absolute, by the clock, and shared by all its
+workers and by every program run of one submission (`deadline`).
 """
 
 from __future__ import annotations
@@ -22,7 +24,16 @@ from attention_course import trace
 from attention_course.sandbox.confined import Confined, Died
 from attention_course.settings import Limits
 
-__all__ = ["Call", "Limits", "Outcome", "ProgramRun", "SandboxError", "run_program"]
+__all__ = [
+    "Call",
+    "Limits",
+    "Outcome",
+    "ProgramRun",
+    "SandboxError",
+    "run_program",
+    "submission_deadline",
+    "used_up",
+]
 
 
 class SandboxError(RuntimeError):
@@ -172,6 +183,7 @@ class _Program:
         limits: Limits,
         hide: list[Path],
         unsandboxed: bool,
+        deadline: float,
     ) -> None:
         self.cells = cells
         self.calls = calls
@@ -185,7 +197,7 @@ class _Program:
         self.dead: dict[str, str] = {}  # function -> why its later calls are skipped
         self.workers = 0
         self.result_bytes = 0
-        self.deadline = time.monotonic() + limits.submission_timeout
+        self.deadline = deadline
         self.requests: list[tuple[dict[str, Any], list[np.ndarray]]] = []
         for c in calls:
             arrays: list[np.ndarray] = []
@@ -197,6 +209,7 @@ class _Program:
                 "readonly": c.readonly,
                 "errstate": c.errstate,
                 "timeout": limits.call_timeout,
+                "wall": limits.backstop(limits.call_timeout),
             }
             self.requests.append((header, arrays))
 
@@ -207,7 +220,7 @@ class _Program:
     def run_worker(self, run: list[int]) -> None:
         """One worker: every cell not known to kill a worker, then the calls in `run`."""
         limits = self.limits
-        deadline = min(self.deadline, time.monotonic() + limits.worker_timeout)
+        deadline = min(self.deadline, time.monotonic() + limits.backstop(limits.worker_timeout))
         self.workers += 1
         step: tuple[str, int] | None = None
         worker = Confined(
@@ -216,6 +229,7 @@ class _Program:
             limits,
             unsandboxed=self.unsandboxed,
             hide=self.hide,
+            cpu_budget=limits.worker_timeout,
         )
         try:
             worker.start(deadline)
@@ -226,6 +240,7 @@ class _Program:
                 step = ("cell", index)
                 request: dict[str, Any] = {"op": "cell", "id": cid, "source": source}
                 request["timeout"] = limits.cell_timeout
+                request["wall"] = limits.backstop(limits.cell_timeout)
                 reply, _ = worker.request(request, timeout=limits.cell_timeout, deadline=deadline)
                 error = _cell_error(reply)
                 if error:
@@ -289,9 +304,9 @@ class _Program:
             if not run and self.workers > 0:
                 break
             if time.monotonic() >= self.deadline:
-                seconds = f"{self.limits.submission_timeout:g}"
-                self.skip_rest(run, f"not run: the submission used up its {seconds} s")
-                self.notes.append(f"grading stopped: the submission used up its {seconds} s")
+                spent = used_up(self.limits)
+                self.skip_rest(run, f"not run: {spent}")
+                self.notes.append(f"grading stopped: {spent}")
                 break
             if self.workers > self.limits.max_restarts:
                 self.skip_rest(run, "not run: the worker crashed too many times")
@@ -306,20 +321,36 @@ class _Program:
         )
 
 
+def used_up(limits: Limits) -> str:
+    """Why what is left of a submission is not run."""
+    return f"the submission used up its {limits.submission_timeout:g} s of grading time"
+
+
+def submission_deadline(limits: Limits) -> float:
+    """The absolute deadline (time.monotonic()) of a submission whose grading starts now."""
+    return time.monotonic() + limits.submission_timeout
+
+
 def run_program(
     cells: list[tuple[str, str]],
     calls: list[Call],
     limits: Limits | None = None,
     hide: list[Path] | None = None,
     unsandboxed: bool = False,
+    deadline: float | None = None,
 ) -> ProgramRun:
     """Execute `cells` (id, source) in a sandboxed worker, then every call; collect outcomes.
 
     `hide` lists more folders the worker must not see (the course folder is never mounted).
     `unsandboxed=True` runs the worker with limits only: the caller must say so to the user.
+    `deadline` (time.monotonic()) is the submission's, shared by every program run of it
+    (default: `limits.submission_timeout` from now); nothing of this run goes past it.
     """
     keys = [c.key for c in calls]
     if len(set(keys)) != len(keys):
         raise ValueError("call keys must be unique")
-    program = _Program(cells, calls, limits or Limits(), list(hide or []), unsandboxed)
+    limits = limits or Limits()
+    if deadline is None:
+        deadline = submission_deadline(limits)
+    program = _Program(cells, calls, limits, list(hide or []), unsandboxed, deadline)
     return program.run()

@@ -160,7 +160,9 @@ def test_settings_come_from_the_course_configuration(tmp_path, monkeypatch):
     seen = []
     real = grading._run_graders
     monkeypatch.setattr(
-        grading, "_run_graders", lambda course, args: seen.append(args) or real(course, args)
+        grading,
+        "_run_graders",
+        lambda course, args, *more: seen.append(args) or real(course, args, *more),
     )
     nb = _source()
     GradeOutOfKernel().preprocess(nb, _resources(tmp_path / "autograded" / "s" / ASSIGNMENT))

@@ -22,7 +22,8 @@ def test_every_function_can_time_out_and_still_be_judged_alone():
     assert FUNCTIONS * DEFAULT.call_timeout <= DEFAULT.worker_timeout
     assert DEFAULT.max_restarts >= FUNCTIONS
     assert 2 * FUNCTIONS * (DEFAULT.call_timeout + DEFAULT.grace) <= DEFAULT.submission_timeout
-    assert DEFAULT.submission_timeout + DEFAULT.notebook_timeout < DEFAULT.grading_timeout
+    notebook = DEFAULT.backstop(DEFAULT.notebook_timeout)  # the notebook run's absolute limit
+    assert DEFAULT.submission_timeout + notebook < DEFAULT.grading_timeout
 
 
 def test_a_hang_fails_the_run(tmp_path, pytestconfig):

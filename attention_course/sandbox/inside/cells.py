@@ -7,7 +7,8 @@ from a kernel's messages: `stream` (stdout and stderr, consecutive writes merged
 `display_data` (`display()`, and figures where the notebook asks for `%matplotlib inline`),
 `execute_result` (with its execution count) and `error` (IPython's own traceback). Text
 written straight to the file descriptors (C code, subprocesses) joins the stream of its cell.
-Each cell's outputs are capped; the alarm of a cell that runs too long raises
+Each cell's outputs are capped; the alarm of a cell that runs too long (its CPU time, or a
+longer wall-clock backstop for a cell that sleeps: both sent with the request) raises
 KeyboardInterrupt, as a kernel interrupt does.
 """
 
@@ -17,6 +18,7 @@ import json
 import os
 import signal
 import sys
+import time
 from collections.abc import Iterable
 from types import FrameType
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -34,6 +36,8 @@ FD_OUT = "/tmp/.cell-stdout"
 FD_ERR = "/tmp/.cell-stderr"
 REQUEST_CAPS = wire.Caps(1 << 26, 0, 0)
 _setitimer = signal.setitimer
+_monotonic = time.monotonic
+_process_time = time.process_time
 _write_frame = wire.write_frame
 
 
@@ -323,10 +327,27 @@ def make_shell(outputs: Outputs) -> "InteractiveShell":
 
 
 _alarm: dict[str, bool] = {"fired": False}
+# The running cell: its CPU time at the start, its CPU limit, when its wall-clock backstop ends.
+# The alarm is a wall-clock one (a CPU timer would make the process's CPU clock, which a
+# notebook may time its code with, coarse): when it rings, the cell's CPU time decides.
+_cell = {"cpu": 0.0, "limit": 0.0, "wall_end": 0.0}
+
+
+def _arm(request: dict[str, Any]) -> None:
+    limit = float(request["timeout"])
+    wall = float(request.get("wall", limit))
+    _cell.update(cpu=_process_time(), limit=limit, wall_end=_monotonic() + wall)
+    _setitimer(signal.ITIMER_REAL, max(min(limit, wall), 0.001))
 
 
 def _on_alarm(signum: int, frame: FrameType | None) -> None:
-    """The cell's time is up: interrupt it exactly as a kernel interrupt would."""
+    """The cell's time is up: interrupt it exactly as a kernel interrupt would (unless a busy
+    machine only slowed it down: then the alarm rings again when its CPU time may be up)."""
+    cpu_left = _cell["limit"] - (_process_time() - _cell["cpu"])
+    wall_left = _cell["wall_end"] - _monotonic()
+    if cpu_left > 0.005 and wall_left > 0.005:
+        _setitimer(signal.ITIMER_REAL, max(min(cpu_left, wall_left), 0.01))
+        return
     _alarm["fired"] = True
     raise KeyboardInterrupt()
 
@@ -354,7 +375,7 @@ def main() -> None:
         outputs.reset()
         _alarm["fired"] = False
         shell.execution_count = int(request["execution_count"])
-        _setitimer(signal.ITIMER_REAL, float(request["timeout"]))
+        _arm(request)
         try:  # (IPython leaves run_cell unannotated: hence the ignore)
             result = shell.run_cell(request["source"], store_history=True)  # type: ignore[no-untyped-call]
         except KeyboardInterrupt:  # the alarm between IPython's own handlers

@@ -1,0 +1,80 @@
+"""Time limits by the sandbox's own CPU time, deadlines by the clock: a busy machine slows a
+step down without stopping it, code that spins is stopped by its CPU time (even when it ignores
+its alarm), and code that sleeps by the wall-clock backstop. Both ways of counting CPU time are
+tried: the sandbox's cgroup (where this machine gives one) and /proc (unsandboxed: no cgroup).
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from attention_course.sandbox import jail
+from attention_course.sandbox.program import Call, Limits, run_program
+from tests.hogs import cpu_hogs
+
+CODE = """
+import signal, time
+
+def work(x):
+    start = time.process_time()
+    while time.process_time() - start < 0.4:  # 0.4 s of CPU time, however long that takes
+        pass
+    return x
+
+def sleeper(x):
+    time.sleep(60)
+
+def stubborn(x):
+    signal.signal(signal.SIGALRM, signal.SIG_IGN)  # its alarm is ignored: killed from outside
+    while True:
+        pass
+"""
+
+COUNTED = ["cgroup", "proc"]
+
+
+def _run(how: str, calls: list[Call], limits: Limits):
+    if how == "cgroup" and not jail.probe().cgroup:
+        pytest.skip("no cgroup can be made for a sandbox on this machine")
+    return run_program([("code", CODE)], calls, limits, unsandboxed=how == "proc")
+
+
+@pytest.mark.alone
+@pytest.mark.parametrize("how", COUNTED)
+def test_a_busy_machine_slows_a_call_down_without_stopping_it(how):
+    """Three calls of 0.4 s of CPU time each, a limit of 0.5 s, beside more CPU hogs than
+    cores: each takes longer than its limit by the clock, and each is counted as it should."""
+    limits = Limits(call_timeout=0.5, grace=0.5, wall_factor=40.0)
+    calls = [Call(f"w{i}", "work", (i,)) for i in range(3)]
+    with cpu_hogs():
+        run = _run(how, calls, limits)
+    assert {k: (o.status, o.value) for k, o in run.outcomes.items()} == {
+        f"w{i}": ("ok", i) for i in range(3)
+    }
+    assert run.workers == 1
+    assert max(o.seconds for o in run.outcomes.values()) > limits.call_timeout  # slowed down
+
+
+@pytest.mark.parametrize("how", COUNTED)
+def test_code_that_ignores_its_alarm_and_spins_is_stopped_by_its_cpu_time(how):
+    limits = Limits(call_timeout=0.5, grace=0.5, wall_factor=40.0)  # backstop: 20 s
+    start = time.monotonic()
+    run = _run(how, [Call("s", "stubborn", (1,)), Call("w", "work", (2,))], limits)
+    assert time.monotonic() - start < limits.backstop(limits.call_timeout)
+    out = run.outcomes["s"]
+    assert out.status == "timeout" and "of CPU time" in out.detail, out
+    assert run.outcomes["w"].value == 2 and run.workers == 2
+
+
+def test_code_that_sleeps_is_stopped_by_the_wall_clock_backstop():
+    """Its own alarm stops it (the worker lives on) at the backstop, not at its CPU limit."""
+    limits = Limits(call_timeout=0.5, grace=0.5)  # backstop: 2 s
+    start = time.monotonic()
+    run = _run("proc", [Call("s", "sleeper", (1,)), Call("w", "work", (2,))], limits)
+    assert time.monotonic() - start < 30
+    out = run.outcomes["s"]
+    assert out.status == "timeout"
+    assert out.seconds >= limits.backstop(limits.call_timeout) - 0.05, out  # not its CPU limit
+    assert run.outcomes["w"].value == 2 and run.workers == 1
