@@ -29,6 +29,9 @@ class Limits:
 
     # One submission end to end in `autograde` (notebook run, grading, feedback).
     grading_timeout: float = 300.0
+    # On a Dask worker: how long a task waits for a submission another task still holds (the
+    # task of a run that was stopped, winding down) before it says the submission is busy.
+    claim_patience: float = 30.0
 
     # The notebook run that fills in the outputs of the feedback.
     notebook_cell_timeout: float = 5.0  # one cell of the notebook
