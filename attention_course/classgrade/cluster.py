@@ -51,6 +51,7 @@ from attention_course.settings import DEFAULT
 MIN_IN_FLIGHT = 64  # tasks sent ahead of the workers
 POLL = 0.25  # seconds between a grading task's looks at whether it is still wanted
 WANTED = ("executing", "long-running", "resumed")  # a worker's states of a task still wanted
+RUNNING = ("running", "paused", "closing_gracefully")  # a worker's states that finish its tasks
 OUTCOME_FIELDS = [field.name for field in fields(Outcome)]
 
 
@@ -143,7 +144,7 @@ def _still_wanted() -> Callable[[], bool]:
 
     def wanted() -> bool:
         task = worker.state.tasks.get(key)
-        running = getattr(worker.status, "name", "running") in ("running", "paused")
+        running = getattr(worker.status, "name", "running") in RUNNING
         return running and task is not None and task.state in WANTED
 
     return wanted
@@ -160,6 +161,9 @@ def _graded(task: dict, wanted) -> dict | None:
     try:
         if job is None:
             job = _starter.submit(_start_job, root, task["unsandboxed"], task["db"]).result()
+        if not wanted():  # stopped while its job started: the job waits for the next task
+            _keep(key, job)
+            return None
         reply, reusable = _ask(job, task, task["seconds"], wanted)
     except (RuntimeError, OSError) as exc:
         if job is not None:
