@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import select
 import socket
 import threading
@@ -314,9 +315,13 @@ def _lost_words(address: str, exc: BaseException) -> str:
     """The one line a lost scheduler is said in. Dask's client goes on trying to reach it and
     logs each failure with a traceback: from now on, this line says it."""
     logging.getLogger("distributed.client").setLevel(logging.CRITICAL)
+    if isinstance(exc, CancelledError):  # Dask cancels every future when the link breaks
+        reason = "the connection to it broke"
+    else:  # Dask's words name the connection: "in <TCP (closed) ...>: ConnectionResetError..."
+        reason = re.sub(r"^in <[^>]*>: ", "", _words(exc))
     return (
-        f"lost the Dask scheduler at {address}: {_words(exc)} (what was graded is kept; "
-        "with the scheduler back, the same command grades the rest)"
+        f"lost the Dask scheduler at {address}: {reason} (what was graded is kept; with the "
+        "scheduler back, the same command grades the rest)"
     )
 
 

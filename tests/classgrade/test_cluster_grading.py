@@ -378,7 +378,7 @@ class DaskProcesses:
         self.procs.append(proc)
         return proc
 
-    def start(self) -> DaskProcesses:
+    def start(self, workers: int = 2) -> DaskProcesses:
         from distributed import Client
 
         where = self.folder / "scheduler.json"
@@ -392,10 +392,10 @@ class DaskProcesses:
             assert self.scheduler.poll() is None, (self.folder / "dask.log").read_text()
             time.sleep(0.1)
         self.address = json.loads(where.read_text())["address"]
-        self._start("worker", self.address, "--nworkers", "2", "--nthreads", "1",
+        self._start("worker", self.address, "--nworkers", str(workers), "--nthreads", "1",
                     "--no-dashboard")  # fmt: skip
         with Client(self.address) as client:
-            client.wait_for_workers(2, timeout=120)
+            client.wait_for_workers(workers, timeout=120)
         return self
 
     def stop(self) -> None:
@@ -500,7 +500,7 @@ def test_the_scheduler_lost_mid_run_is_one_line_and_the_same_command_finishes(
                     (course / ".grading" / ASSIGNMENT).glob("*.json")}  # fmt: skip
         assert recorded, "the first submission's grade was not kept"
         assert {r["status"] for r in recorded.values()} == {"graded"}  # nothing else final
-        dask_processes.start()
+        dask_processes.start(workers=1)  # back (one worker process: fewer grading jobs to start)
         again = autograde_on(course, db_url, dask_processes.address)
         assert again.returncode == 0, again.stdout + again.stderr
         assert f"{len(students) - len(recorded)} of {len(students)} submissions to grade" in (
