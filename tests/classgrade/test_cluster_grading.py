@@ -246,11 +246,15 @@ def claims_of(course: Path) -> list[tuple[str, str, float, float, str]]:
     return found
 
 
+def claims_taken(course: Path) -> set[tuple[str, str]]:
+    """(student, task key) of every claim the workers took."""
+    lines = worker_log(course).splitlines()
+    return {m.group(2, 3) for line in lines if (m := CLAIMED.search(line))}
+
+
 def open_claims(course: Path) -> set[tuple[str, str]]:
     """(student, task key) of the claims a worker holds now."""
-    text = worker_log(course)
-    taken = {m.group(2, 3) for line in text.splitlines() if (m := CLAIMED.search(line))}
-    return taken - {(student, key) for student, key, *_ in claims_of(course)}
+    return claims_taken(course) - {(student, key) for student, key, *_ in claims_of(course)}
 
 
 def assert_never_twice_at_once(course: Path) -> None:
@@ -446,22 +450,23 @@ def test_a_client_killed_mid_run_stops_its_tasks_and_the_rerun_grades_each_once(
         watchdog.start()
         try:
             until_first_graded(client)
+            before = claims_taken(course)
             deadline = time.monotonic() + 120
-            while not open_claims(course) and time.monotonic() < deadline:
-                time.sleep(0.05)  # until a worker grades the next one
-            in_flight = open_claims(course)
+            while not open_claims(course) - before and time.monotonic() < deadline:
+                time.sleep(0.05)  # until a worker starts grading the next one
+            fresh = open_claims(course) - before
             client.kill()  # kill -9, with its tasks on the workers
             client.wait()
         finally:
             watchdog.cancel()
-        assert in_flight, "no task was in flight when the client was killed"
+        assert fresh, "no task was started after the first was graded"
         rerun = run_cli("autograde", ASSIGNMENT, "--course", str(course), *more, timeout=600)
         assert rerun.returncode == 0, rerun.stdout + rerun.stderr
         assert "Traceback" not in rerun.stderr
         assert_never_twice_at_once(course)
         assert not open_claims(course)  # the killed client's tasks all ended
         ends = {(s, k): status for s, k, _, _, status in claims_of(course)}
-        assert "stopped" in {ends[claim] for claim in in_flight}  # stopped, not graded on
+        assert {ends[claim] for claim in fresh} == {"stopped"}  # just started: stopped
         assert graded_counts(course) == dict.fromkeys(students, 1)
         assert submission_rows(db_url) == dict.fromkeys(students, 1)
         assert scores_in(db_url, course) == {s: local_scores[s] for s in students}
