@@ -440,7 +440,7 @@ def test_a_client_killed_mid_run_stops_its_tasks_and_the_rerun_grades_each_once(
 ):
     _, _, local_scores = local_grading
     course = fresh_course("attention-dask-client-")
-    students = [f"s{i:02d}" for i in range(4)]
+    students = [f"s{i:02d}" for i in range(3)]
     try:
         write_class(course, len(students))
         db_url = postgres.new_database()
