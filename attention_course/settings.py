@@ -40,6 +40,9 @@ class Limits:
     # A pytest process of graders, past its submission's deadline (its start, then the
     # comparisons after the last program run), before it is stopped as a fault of grading.
     graders_slack: float = 60.0
+    # On a Dask worker: how long a task waits for a submission another task still holds (the
+    # task of a run that was stopped, winding down) before it says the submission is busy.
+    claim_patience: float = 30.0
 
     # The notebook run that fills in the outputs of the feedback.
     notebook_cell_timeout: float = 5.0  # CPU: one cell of the notebook

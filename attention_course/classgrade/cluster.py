@@ -1,43 +1,59 @@
 """Grading a class on a Dask cluster: one task per submission, graded on a worker by the same
 grading job (job.py), sandbox and graders as local grading.
 
-The client (`grade_on_cluster`, called by `classgrade.autograde_class`) claims each
-submission as local grading does (its lock, and the gradebook's advisory lock when the
-gradebook is PostgreSQL), sends it as a task, and records the reply as it comes back, so a run
-reports, resumes and keeps its state exactly as a local one. A task (`grade_submission`) runs
-on a worker that sees the course folder at the same path (a shared file system): it hands the
-submission to a long-lived grading job of that worker process, under the submission's
-deadline, and the job writes the scores into the course's gradebook (PostgreSQL when workers
-are on several machines). A worker that dies mid-task dies with its grading jobs; the
-scheduler gives the task to another worker, and the client records the one reply it gets.
+The client (`grade_on_cluster`, called by `classgrade.autograde_class`) sends each submission
+that is new or changed as a task and tells each outcome as it comes back, so a run reports,
+resumes and keeps its state exactly as a local one. A task (`grade_submission`) runs on a
+worker that sees the course folder at the same path (a shared file system). The task, not the
+client, claims its submission for as long as it grades it, as a local run does (its lock in
+the course folder's .grading/<assignment>/, and the gradebook's advisory lock when the
+gradebook is PostgreSQL), so no submission is graded twice at once, whatever Dask retries or
+reruns: a task that finds the claim taken waits a little, then says "busy". Under the claim it
+hands the submission to a long-lived grading job of that worker process, under the
+submission's deadline; the job writes the scores into the gradebook, and the task records the
+outcome in .grading/ before it lets go. A task no longer wanted (its client cancelled it or
+died, or the worker lost its scheduler) kills its grading job and records nothing. A worker
+that dies mid-task dies with its grading jobs (and its claims); the scheduler gives the task to
+another worker. A lost scheduler ends the run with SchedulerLost (one line): what was graded
+is kept, and the same command grades the rest.
 """
 
 from __future__ import annotations
 
+import logging
 import os
+import re
 import select
 import socket
 import threading
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import CancelledError, ThreadPoolExecutor
+from dataclasses import asdict, fields
 from pathlib import Path
 
-from attention_course.classgrade.gradebook import DB_ENV
+from attention_course.classgrade.gradebook import DB_ENV, SubmissionLocks, is_postgres
 from attention_course.classgrade.jobs import (
     STATE_DIR,
     ClassRun,
     GradingJob,
+    Outcome,
     State,
     claim,
     finished,
     lost_reply,
 )
 from attention_course.classgrade.nbgrader_api import CourseError, gradebook_settings
+from attention_course.errors import GradebookUnavailable
 from attention_course.grading.fingerprint import grading_code
 from attention_course.settings import DEFAULT
 
-MIN_IN_FLIGHT = 64  # tasks sent ahead of the workers (each holds its submission's lock)
+MIN_IN_FLIGHT = 64  # tasks sent ahead of the workers
+POLL = 0.25  # seconds between a grading task's looks at whether it is still wanted
+WANTED = ("executing", "long-running", "resumed")  # a worker's states of a task still wanted
+RUNNING = ("running", "paused", "closing_gracefully")  # a worker's states that finish its tasks
+OUTCOME_FIELDS = [field.name for field in fields(Outcome)]
 
 
 # ------------------------------------------------------------------ on the worker
@@ -54,8 +70,27 @@ def _where() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
+def _said(outcome: Outcome) -> dict:
+    """What a task answers: the outcome's fields and where it was graded."""
+    return {**asdict(outcome), "worker": _where()}
+
+
 def _fault(student: str, reason: str) -> dict:
-    return {"student": student, "graded": False, "fault": True, "reason": reason, "seconds": 0.0}
+    """A fault of grading: never recorded, graded again by the next run."""
+    return _said(Outcome(student, "error", reason))
+
+
+def _silent(*_) -> None:
+    """Progress is told by the client, not the worker."""
+
+
+def _log(root: Path, text: str) -> None:
+    """A line in this worker process's log in the course folder (beside its grading jobs')."""
+    folder = root / STATE_DIR / "workers"
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+    with open(folder / f"{socket.gethostname()}-{os.getpid()}.log", "a") as log:
+        log.write(f"{stamp} {_where()} {text}\n")
 
 
 def _start_job(root: Path, unsandboxed: bool, db_url: str) -> GradingJob:
@@ -75,12 +110,13 @@ def _start_job(root: Path, unsandboxed: bool, db_url: str) -> GradingJob:
     return job
 
 
-def _ask(job: GradingJob, task: dict, seconds: float) -> tuple[dict, bool]:
-    """The job's reply to one task, and whether the job can grade another."""
+def _ask(job: GradingJob, task: dict, seconds: float, wanted) -> tuple[dict | None, bool]:
+    """The job's reply to one task (None when the task stopped being `wanted` first: the job
+    is killed), and whether the job can grade another."""
     job.send(task["assignment"], task["student"], task["feedback"], seconds)
     while True:
         wait = job.deadline - time.monotonic()
-        ready, _, _ = select.select([job], [], [], max(0.0, min(wait, 1.0)))
+        ready, _, _ = select.select([job], [], [], max(0.0, min(wait, POLL)))
         replies = job.read() if ready else []
         if replies is None or (not replies and time.monotonic() > job.deadline):
             job.kill()
@@ -89,41 +125,120 @@ def _ask(job: GradingJob, task: dict, seconds: float) -> tuple[dict, bool]:
             if reply.get("student") == task["student"]:
                 job.task = None
                 return reply, True
+        if not wanted():
+            job.kill()
+            return None, False
 
 
-def grade_submission(task: dict) -> dict:
-    """A Dask task: grade one submission on this worker and say what it gave (the reply of a
-    grading job, as local grading gets it, plus where it was graded)."""
-    root, student = Path(task["course"]), task["student"]
-    if not (root / "nbgrader_config.py").is_file():
-        return _fault(
-            student,
-            f"the course folder {root} is not on worker {_where()} (every worker needs the "
-            "course folder at the same path: a shared file system)",
-        )
-    code = grading_code(task["assignment"], root)
-    if code != task["code"]:
-        return _fault(
-            student,
-            f"worker {_where()} has other graders or another version of attention-course than "
-            "the run that sent the task (install the same on every worker)",
-        )
-    key = (str(root), task["unsandboxed"], task["db"], code)
+def _still_wanted() -> Callable[[], bool]:
+    """Whether the Dask task running in this thread is still wanted: not once the scheduler
+    released it (the client that sent it cancelled it, or went away: Dask then lets go of
+    every task only that client wanted) or the worker is closing (its scheduler is gone).
+    Called from the task's own thread; the test it gives may be called from there only."""
+    from distributed import get_worker
+
+    try:
+        worker = get_worker()
+    except ValueError:  # not on a worker (called directly): wanted until it ends
+        return lambda: True
+    key = worker.get_current_task()
+
+    def wanted() -> bool:
+        task = worker.state.tasks.get(key)
+        running = getattr(worker.status, "name", "running") in RUNNING
+        return running and task is not None and task.state in WANTED
+
+    return wanted
+
+
+def _graded(task: dict, wanted) -> dict | None:
+    """A grading job's reply for the task's submission (a job of this worker process, started
+    if none is idle), or None if the task stopped being wanted while it graded."""
+    root = Path(task["course"])
+    key = (str(root), task["unsandboxed"], task["db"], task["code"])
     with _idle_guard:
         mine = [i for i, (k, _) in enumerate(_idle) if k == key]
         job = _idle.pop(mine[-1])[1] if mine else None
     try:
         if job is None:
             job = _starter.submit(_start_job, root, task["unsandboxed"], task["db"]).result()
-        reply, reusable = _ask(job, task, task["seconds"])
+        if not wanted():  # stopped while its job started: the job waits for the next task
+            _keep(key, job)
+            return None
+        reply, reusable = _ask(job, task, task["seconds"], wanted)
     except (RuntimeError, OSError) as exc:
         if job is not None:
             job.kill()
-        return _fault(student, str(exc))
+        return {"student": task["student"], "graded": False, "fault": True, "reason": str(exc),
+                "seconds": 0.0}  # fmt: skip
     if reusable:
         _keep(key, job)
-    reply["worker"] = _where()
     return reply
+
+
+def _claim(run: ClassRun, state: State, task: dict, wanted) -> bool:
+    """Claim the submission for this task (jobs.claim: its lock in the course folder's
+    .grading/, and the gradebook's advisory lock with PostgreSQL), waiting up to
+    `task["patience"]` seconds, with backoff, for a claim another task still holds (a
+    stopped run's task winding down). False with the outcome in `run` (busy, unchanged)."""
+    student, pause = task["student"], 0.1
+    until = time.monotonic() + task["patience"]
+    while not claim(run, state, student, task["fingerprint"], _silent):
+        busy = run.outcomes[student].status == "busy"
+        if not busy or time.monotonic() >= until or not wanted():
+            if busy:
+                run.outcomes[student].reason = "being graded elsewhere (another run or task)"
+            return False
+        time.sleep(pause)
+        pause = min(2 * pause, 2.0)
+    return True
+
+
+def grade_submission(task: dict) -> dict:
+    """A Dask task: claim one submission, grade it on this worker, record its outcome (as
+    local grading does, under the claim) and say what it was (an Outcome's fields, plus where
+    it was graded). A task that finds the submission claimed says "busy"; one that is no
+    longer wanted stops grading and records nothing."""
+    root, student, assignment = Path(task["course"]), task["student"], task["assignment"]
+    if not (root / "nbgrader_config.py").is_file():
+        return _fault(
+            student,
+            f"the course folder {root} is not on worker {_where()} (every worker needs the "
+            "course folder at the same path: a shared file system)",
+        )
+    if grading_code(assignment, root) != task["code"]:
+        return _fault(
+            student,
+            f"worker {_where()} has other graders or another version of attention-course than "
+            "the run that sent the task (install the same on every worker)",
+        )
+    db = task["db"]
+    shared = SubmissionLocks(db, task["course_id"], assignment) if is_postgres(db) else None
+    state = State(root, assignment, shared)
+    run = ClassRun(assignment, {}, force=task["force"])
+    wanted = _still_wanted()
+    name = f"{assignment}/{student}"
+    try:
+        if not _claim(run, state, task, wanted):
+            return _said(run.outcomes[student])
+        start = time.time()
+        _log(root, f"claimed {name} for {task['key']}")
+        reply = _graded(task, wanted)
+        end = time.time()  # before the claim is let go
+        if reply is None:
+            state.unlock(student)
+            outcome = Outcome(student, "error", "stopped: the run that sent it is gone")
+            ended = "stopped"
+        else:
+            finished(run, reply, state, {student: task["fingerprint"]}, _silent)
+            outcome = run.outcomes[student]
+            ended = outcome.status + (f" ({outcome.reason})" if outcome.status == "error" else "")
+        _log(root, f"released {name} for {task['key']} held {start:.6f} {end:.6f}: {ended}")
+        return _said(outcome)
+    except GradebookUnavailable as exc:  # the advisory lock could not be asked for
+        return _fault(student, str(exc))
+    finally:
+        state.close()  # lets go of the claim whatever happened
 
 
 def _keep(key: tuple, job: GradingJob) -> None:
@@ -175,13 +290,72 @@ def connect(scheduler, jobs: int):
     return client, client.close
 
 
-def _outcome_of_failure(student: str, exc: BaseException) -> dict:
+class SchedulerLost(RuntimeError):
+    """The run lost its Dask scheduler: a fault of grading (what was graded is kept, nothing in
+    flight is recorded, the same command grades the rest); the message is one line."""
+
+
+def _lost(client) -> bool:
+    return getattr(client, "status", "running") not in ("running", "newly-created")
+
+
+def _outcome_of_failure(student: str, exc: BaseException) -> Outcome:
     from distributed import KilledWorker
 
     if isinstance(exc, KilledWorker):
-        return _fault(student, "the Dask workers grading it died, again and again")
-    reason = " ".join(str(exc).split())[:300] or type(exc).__name__
-    return _fault(student, f"its Dask task failed: {reason}")
+        return Outcome(student, "error", "the Dask workers grading it died, again and again")
+    return Outcome(student, "error", f"its Dask task failed: {_words(exc)}")
+
+
+def _words(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:300] or type(exc).__name__
+
+
+def _lost_words(address: str, exc: BaseException) -> str:
+    """The one line a lost scheduler is said in. Dask's client goes on trying to reach it and
+    logs each failure with a traceback: from now on, this line says it."""
+    logging.getLogger("distributed.client").setLevel(logging.CRITICAL)
+    if isinstance(exc, CancelledError):  # Dask cancels every future when the link breaks
+        reason = "the connection to it broke"
+    else:  # Dask's words name the connection: "in <TCP (closed) ...>: ConnectionResetError..."
+        reason = re.sub(r"^in <[^>]*>: ", "", _words(exc))
+    return (
+        f"lost the Dask scheduler at {address}: {reason} (what was graded is kept; with the "
+        "scheduler back, the same command grades the rest)"
+    )
+
+
+def _answer(reply: dict) -> Outcome:
+    """The outcome a task said."""
+    return Outcome(**{name: reply[name] for name in OUTCOME_FIELDS if name in reply})
+
+
+def make_tasks(
+    root: Path, run: ClassRun, feedback: bool, unsandboxed: bool, seconds: float
+) -> Callable[[str, str], dict]:
+    """What the tasks of a run are told, (student, fingerprint) -> task (plain data: it
+    travels to a worker): the submission and its fingerprint when looked at, the grading code
+    and gradebook to use, and its Dask key (unique to the run)."""
+    db_url, course_id = gradebook_settings(root)
+    tag = uuid.uuid4().hex[:8]
+    common = {
+        "course": str(root),
+        "assignment": run.assignment,
+        "force": run.force,
+        "feedback": feedback,
+        "unsandboxed": unsandboxed,
+        "db": db_url,
+        "course_id": course_id,
+        "code": grading_code(run.assignment, root),
+        "seconds": seconds,
+        "patience": DEFAULT.claim_patience,
+    }
+
+    def task(student: str, fingerprint: str) -> dict:
+        key = f"grade-{run.assignment}-{student}-{tag}"
+        return {**common, "student": student, "fingerprint": fingerprint, "key": key}
+
+    return task
 
 
 def grade_on_cluster(
@@ -196,36 +370,35 @@ def grade_on_cluster(
     seconds: float = DEFAULT.grading_timeout,
 ) -> None:
     """Grade `todo` (student, fingerprint) as one Dask task each, through `client` (see
-    `connect`); outcomes into `run`."""
+    `connect`); outcomes into `run`. Each task claims, grades and records its submission on
+    its worker; the client only skips what was graded since it looked, and tells. SchedulerLost
+    if the scheduler goes away (the tasks in flight are left to the next run)."""
     from distributed import as_completed
 
-    db_url, _ = gradebook_settings(root)
-    code = grading_code(run.assignment, root)
     prints = dict(todo)
     queue = [student for student, _ in todo]
     flying: dict = {}
     done = as_completed()
-    tag = uuid.uuid4().hex[:8]
+    make_task = make_tasks(root, run, feedback, unsandboxed, seconds)
+    address = getattr(getattr(client, "scheduler", None), "address", None) or "?"
+
+    def unchanged(student: str) -> bool:
+        last = state.last(student)
+        if run.force or last.get("fingerprint") != prints[student]:
+            return False
+        outcome = Outcome(student, "unchanged", last.get("reason") or "", last.get("total"))
+        run.outcomes[student] = outcome
+        tell("done", student, outcome)
+        return True
 
     def send() -> None:
         room = max(MIN_IN_FLIGHT, 2 * sum(client.nthreads().values()))
         while queue and len(flying) < room:
             student = queue.pop(0)
-            if not claim(run, state, student, prints[student], tell):
+            if unchanged(student):  # graded by another run since this one looked
                 continue
-            task = {
-                "course": str(root),
-                "assignment": run.assignment,
-                "student": student,
-                "feedback": feedback,
-                "unsandboxed": unsandboxed,
-                "db": db_url,
-                "code": code,
-                "seconds": seconds,
-            }
-            future = client.submit(
-                grade_submission, task, key=f"grade-{run.assignment}-{student}-{tag}", pure=False
-            )
+            task = make_task(student, prints[student])
+            future = client.submit(grade_submission, task, key=task["key"], pure=False)
             flying[future] = student
             done.add(future)
 
@@ -234,16 +407,21 @@ def grade_on_cluster(
         for future in done:
             student = flying.pop(future)
             try:
-                reply = future.result()
+                outcome = _answer(future.result())
             except Exception as exc:  # noqa: BLE001 (any failure of the task is said in words)
-                reply = _outcome_of_failure(student, exc)
-            finished(run, reply, state, prints, tell)
+                if _lost(client) or isinstance(exc, (CancelledError, OSError)):
+                    flying[future] = student  # in flight: left to the next run
+                    raise SchedulerLost(_lost_words(address, exc)) from None
+                outcome = _outcome_of_failure(student, exc)
+            run.outcomes[student] = outcome
+            tell("done", student, outcome)
             send()
+    except (OSError, TimeoutError, CancelledError) as exc:  # the scheduler went away
+        run.interrupted = True
+        raise SchedulerLost(_lost_words(address, exc)) from None
     except BaseException:
         run.interrupted = True
         raise
     finally:
-        if flying:
-            client.cancel(list(flying))
-        for student in flying.values():
-            state.unlock(student)  # graded again by the next run
+        if flying and not _lost(client):
+            client.cancel(list(flying))  # their workers stop grading them

@@ -106,6 +106,7 @@ def print_scores(assignment: str, root: Path) -> None:
 
 
 def autograde(args: argparse.Namespace) -> int:
+    from attention_course.classgrade.cluster import SchedulerLost
     from attention_course.classgrade.nbgrader_api import CourseError, submitted_students
     from attention_course.classgrade.run import autograde_class
     from attention_course.cli.progress import Progress
@@ -157,6 +158,9 @@ def autograde(args: argparse.Namespace) -> int:
         raise UserError(str(exc)) from None
     except CourseError as exc:
         raise UserError(str(exc).replace("\n", " ")) from None
+    except SchedulerLost as exc:  # a fault of grading, not of the input: exit 1
+        print(f"attention-course: error: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print(
             "\nautograde interrupted: what was graded is kept; run the same command again to "

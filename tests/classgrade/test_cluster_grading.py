@@ -8,10 +8,15 @@ once on this machine into SQLite, the reference the cluster's grading must match
 
 from __future__ import annotations
 
+import contextlib
+import itertools
+import json
 import os
+import re
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -218,3 +223,296 @@ def test_an_unreachable_scheduler_is_a_one_line_error_before_any_grading(tmp_pat
         "attention-course: error: cannot reach the Dask scheduler at tcp://127.0.0.1:1"
     )
     assert "submissions to grade" not in proc.stderr and "Traceback" not in proc.stderr
+
+
+# ---- the claim is the worker's: one grading of a submission at a time, whatever Dask does
+
+HELD = re.compile(r" released (\S+)/(\S+) for (\S+) held (\S+) (\S+): (\S+)")
+CLAIMED = re.compile(r" claimed (\S+)/(\S+) for (\S+)$")
+
+
+def worker_log(course: Path) -> str:
+    folder = course / ".grading" / "workers"
+    return "".join(path.read_text() for path in sorted(folder.glob("*.log")))
+
+
+def claims_of(course: Path) -> list[tuple[str, str, float, float, str]]:
+    """(student, task key, from, to, outcome) of every claim the workers let go of."""
+    found = []
+    for line in worker_log(course).splitlines():
+        if match := HELD.search(line):
+            _, student, key, start, end, status = match.groups()
+            found.append((student, key, float(start), float(end), status))
+    return found
+
+
+def claims_taken(course: Path) -> set[tuple[str, str]]:
+    """(student, task key) of every claim the workers took."""
+    lines = worker_log(course).splitlines()
+    return {m.group(2, 3) for line in lines if (m := CLAIMED.search(line))}
+
+
+def open_claims(course: Path) -> set[tuple[str, str]]:
+    """(student, task key) of the claims a worker holds now."""
+    return claims_taken(course) - {(student, key) for student, key, *_ in claims_of(course)}
+
+
+def assert_never_twice_at_once(course: Path) -> None:
+    spans: dict[str, list[tuple[float, float]]] = {}
+    for student, _, start, end, _ in claims_of(course):
+        spans.setdefault(student, []).append((start, end))
+    assert spans, "no worker graded anything"
+    for student, held in spans.items():
+        held.sort()
+        for (_, end), (start, _) in itertools.pairwise(held):
+            assert start >= end, f"{student} was graded twice at once: {held}"
+
+
+def graded_counts(course: Path) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for student, _, _, _, status in claims_of(course):
+        counts[student] = counts.get(student, 0) + (status == "graded")
+    return counts
+
+
+def task_of(course: Path, student: str, force: bool = False, **changes) -> dict:
+    from attention_course.classgrade.cluster import make_tasks
+    from attention_course.classgrade.jobs import ClassRun, _fingerprint
+    from attention_course.grading.fingerprint import grading_code
+    from attention_course.grading.submissions import inspect
+
+    found = inspect(course, ASSIGNMENT, student, grading_code(ASSIGNMENT, course))
+    run = ClassRun(ASSIGNMENT, {}, force=force)
+    task = make_tasks(course, run, True, False, 300.0)(student, _fingerprint(found))
+    return {**task, **changes}
+
+
+def test_a_task_that_finds_its_submission_claimed_says_busy_and_records_nothing(postgres):
+    """The task claims the submission itself: the lock file in .grading/ (another run on a
+    worker of this file system) and the gradebook's advisory lock (one on another machine)."""
+    from attention_course.classgrade.cluster import grade_submission
+    from attention_course.classgrade.gradebook import SubmissionLocks
+    from attention_course.classgrade.jobs import State
+    from attention_course.classgrade.nbgrader_api import gradebook_settings
+
+    course = fresh_course("attention-dask-busy-")
+    try:
+        write_class(course, 1)
+        db_url = postgres.new_database()
+        os.environ[DB_ENV] = db_url
+        try:
+            _, course_id = gradebook_settings(course)
+            task = task_of(course, "s00", patience=0.5)
+        finally:
+            del os.environ[DB_ENV]
+        state = State(course, ASSIGNMENT)
+        elsewhere = SubmissionLocks(db_url, course_id, ASSIGNMENT)
+        try:
+            assert state.lock("s00")  # a run grading it on this file system
+            said = grade_submission(task)
+            assert (said["status"], said["reason"]) == (
+                "busy",
+                "being graded elsewhere (another run or task)",
+            )
+            state.unlock("s00")
+            assert elsewhere.acquire("s00")  # a run grading it on another machine
+            assert grade_submission(task)["status"] == "busy"
+        finally:
+            elsewhere.close()
+            state.close()
+        assert state.last("s00") == {}  # nothing final recorded
+        assert not (course / "autograded").exists()  # and nothing graded
+    finally:
+        shutil.rmtree(course.parent, ignore_errors=True)
+
+
+def test_one_submission_sent_twice_at_once_is_graded_once(local_grading, postgres, dask_client):
+    """Two tasks of one submission at once (a task Dask runs again, a run started twice):
+    the one that claims it grades it, the other waits for the claim and finds it graded."""
+    from attention_course.classgrade.cluster import grade_submission
+    from attention_course.classgrade.nbgrader_api import add_students, register
+
+    _, _, local_scores = local_grading
+    course = fresh_course("attention-dask-twice-")
+    try:
+        write_class(course, 2)
+        db_url = postgres.new_database()
+        os.environ[DB_ENV] = db_url
+        try:
+            register(ASSIGNMENT, course)
+            add_students(["s01"], course)
+            tasks = [task_of(course, "s01", key=f"twice-{i}", patience=600) for i in range(2)]
+        finally:
+            del os.environ[DB_ENV]
+        futures = [dask_client.submit(grade_submission, t, key=t["key"]) for t in tasks]
+        said = dask_client.gather(futures)
+        assert sorted(s["status"] for s in said) == ["graded", "unchanged"], said
+        assert len({s["worker"] for s in said}) == 2  # one on each worker, at once
+        assert_never_twice_at_once(course)
+        assert graded_counts(course) == {"s01": 1}
+        assert submission_rows(db_url) == {"s01": 1}
+        assert scores_in(db_url, course) == {"s01": local_scores["s01"]}
+    finally:
+        shutil.rmtree(course.parent, ignore_errors=True)
+
+
+class DaskProcesses:
+    """A Dask scheduler and a worker of two processes (one thread each), each started as
+    `dask scheduler` and `dask worker` of this environment start them, in their own process
+    groups: killed as an operator's machine loses them."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.procs: list[subprocess.Popen] = []
+        self.scheduler: subprocess.Popen | None = None
+        self.address = ""
+
+    def _start(self, *argv: str) -> subprocess.Popen:
+        env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+        log = open(self.folder / "dask.log", "a")  # noqa: SIM115 (the process keeps it)
+        proc = subprocess.Popen(
+            [str(Path(sys.executable).parent / "dask"), *argv],
+            cwd=self.folder,
+            env=env,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+        )
+        log.close()
+        self.procs.append(proc)
+        return proc
+
+    def start(self, workers: int = 2) -> DaskProcesses:
+        from distributed import Client
+
+        where = self.folder / "scheduler.json"
+        where.unlink(missing_ok=True)  # a scheduler stopped before left its own
+        self.scheduler = self._start(
+            "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+            "--scheduler-file", str(where),
+        )  # fmt: skip
+        deadline = time.monotonic() + 120
+        while not where.exists() and time.monotonic() < deadline:
+            assert self.scheduler.poll() is None, (self.folder / "dask.log").read_text()
+            time.sleep(0.1)
+        self.address = json.loads(where.read_text())["address"]
+        self._start("worker", self.address, "--nworkers", str(workers), "--nthreads", "1",
+                    "--no-dashboard")  # fmt: skip
+        with Client(self.address) as client:
+            client.wait_for_workers(workers, timeout=120)
+        return self
+
+    def stop(self) -> None:
+        for proc in self.procs:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        self.procs.clear()
+
+
+@pytest.fixture(scope="module")
+def dask_processes(tmp_path_factory):
+    cluster = DaskProcesses(tmp_path_factory.mktemp("dask")).start()
+    yield cluster
+    cluster.stop()
+
+
+def start_autograde(course: Path, *more: str) -> subprocess.Popen:
+    env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+    env["PATH"] = "/usr/bin:/bin"
+    cmd = [*CLI, "autograde", ASSIGNMENT, "--course", str(course), *more]
+    return subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, env=env)
+
+
+def until_first_graded(proc: subprocess.Popen) -> list[str]:
+    """The lines the run writes, up to the first submission graded."""
+    assert proc.stderr is not None
+    lines = []
+    for line in proc.stderr:
+        lines.append(line)
+        if re.match(r"\s+1/\d+ s\d\d: graded", line):
+            return lines
+    raise AssertionError("the run ended before it graded anything:\n" + "".join(lines))
+
+
+def test_a_client_killed_mid_run_stops_its_tasks_and_the_rerun_grades_each_once(
+    local_grading, postgres, dask_processes
+):
+    _, _, local_scores = local_grading
+    course = fresh_course("attention-dask-client-")
+    students = [f"s{i:02d}" for i in range(3)]
+    try:
+        write_class(course, len(students))
+        db_url = postgres.new_database()
+        more = ("--db", db_url, "--scheduler", dask_processes.address)
+        client = start_autograde(course, *more)
+        watchdog = threading.Timer(600, client.kill)
+        watchdog.start()
+        try:
+            until_first_graded(client)
+            before = claims_taken(course)
+            deadline = time.monotonic() + 120
+            while not open_claims(course) - before and time.monotonic() < deadline:
+                time.sleep(0.05)  # until a worker starts grading the next one
+            fresh = open_claims(course) - before
+            client.kill()  # kill -9, with its tasks on the workers
+            client.wait()
+        finally:
+            watchdog.cancel()
+        assert fresh, "no task was started after the first was graded"
+        rerun = run_cli("autograde", ASSIGNMENT, "--course", str(course), *more, timeout=600)
+        assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+        assert "Traceback" not in rerun.stderr
+        assert_never_twice_at_once(course)
+        assert not open_claims(course)  # the killed client's tasks all ended
+        ends = {(s, k): status for s, k, _, _, status in claims_of(course)}
+        assert {ends[claim] for claim in fresh} == {"stopped"}  # just started: stopped
+        assert graded_counts(course) == dict.fromkeys(students, 1)
+        assert submission_rows(db_url) == dict.fromkeys(students, 1)
+        assert scores_in(db_url, course) == {s: local_scores[s] for s in students}
+    finally:
+        shutil.rmtree(course.parent, ignore_errors=True)
+
+
+def test_the_scheduler_lost_mid_run_is_one_line_and_the_same_command_finishes(
+    local_grading, postgres, dask_processes
+):
+    _, _, local_scores = local_grading
+    course = fresh_course("attention-dask-scheduler-")
+    students = [f"s{i:02d}" for i in range(3)]
+    try:
+        write_class(course, len(students))
+        db_url = postgres.new_database()
+        lost = dask_processes.address
+        run = start_autograde(course, "--db", db_url, "--scheduler", lost)
+        watchdog = threading.Timer(600, run.kill)
+        watchdog.start()
+        try:
+            told = until_first_graded(run)
+            assert dask_processes.scheduler is not None
+            dask_processes.scheduler.kill()
+            _, rest = run.communicate()
+        finally:
+            watchdog.cancel()
+        said = "".join(told) + rest
+        assert run.returncode == 1, said
+        assert "Traceback" not in said
+        errors = [line for line in said.splitlines() if "error" in line.lower()]
+        assert errors == [said.splitlines()[-1]], said  # one line, the last
+        assert errors[0].startswith(f"attention-course: error: lost the Dask scheduler at {lost}: ")
+        dask_processes.stop()  # its workers too (they lost their scheduler)
+        recorded = {p.stem: json.loads(p.read_text()) for p in
+                    (course / ".grading" / ASSIGNMENT).glob("*.json")}  # fmt: skip
+        assert recorded, "the first submission's grade was not kept"
+        assert {r["status"] for r in recorded.values()} == {"graded"}  # nothing else final
+        dask_processes.start(workers=1)  # back (one worker process: fewer grading jobs to start)
+        again = autograde_on(course, db_url, dask_processes.address)
+        assert again.returncode == 0, again.stdout + again.stderr
+        assert f"{len(students) - len(recorded)} of {len(students)} submissions to grade" in (
+            again.stderr
+        )
+        assert graded_counts(course) == dict.fromkeys(students, 1)
+        assert submission_rows(db_url) == dict.fromkeys(students, 1)
+        assert scores_in(db_url, course) == {s: local_scores[s] for s in students}
+    finally:
+        shutil.rmtree(course.parent, ignore_errors=True)
