@@ -27,8 +27,6 @@ from tests.course import ALL_ASSIGNMENTS, COURSE_ROOT, REFERENCE_FILE
 GROUPS = {
     # one Chromium and two JupyterLab servers for all of them (tests/browser/conftest.py)
     "browser": ("browser/test_*.py",),
-    # one PostgreSQL server and one Dask cluster (the session's `postgres` and `dask_cluster`)
-    "servers": ("test_postgres_gradebook.py", "test_cluster_grading.py"),
     # one venv with the engine installed from its wheel (tests/deploy/conftest.py)
     "deploy": ("deploy/test_*.py",),
 }
