@@ -52,6 +52,23 @@ class Limits:
 DEFAULT = Limits()
 
 
+@dataclass(frozen=True)
+class Retries:
+    """How a transient fault of the infrastructure (a gradebook that does not answer, a lost
+    connection) is tried again within a run before it counts as a fault of grading."""
+
+    attempts: int = 6  # tries after the first
+    first: float = 0.5  # seconds before the first retry, doubled each time ...
+    longest: float = 10.0  # ... up to this (in all about 35 s)
+
+    def delay(self, attempt: int) -> float:
+        """Seconds to wait before retry number `attempt` (1, 2, ...)."""
+        return min(self.longest, self.first * 2 ** (attempt - 1))
+
+
+RETRIES = Retries()
+
+
 # ---- The quiz ----
 
 

@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 import urllib.request
 from pathlib import Path
 
@@ -19,6 +20,8 @@ import pytest
 from attention_course.classgrade.gradebook import DB_ENV, SubmissionLocks
 from attention_course.classgrade.nbgrader_api import gradebook_settings
 from attention_course.classgrade.run import autograde_class
+from attention_course.reports.tables import class_run_lines
+from attention_course.settings import Retries
 from tests.classgrade.test_class_grading import (
     ASSIGNMENT,
     CLI,
@@ -236,3 +239,117 @@ def test_a_gradebook_that_cannot_be_reached_is_a_one_line_error(postgres, tmp_pa
     proc = cli("scores", ASSIGNMENT, "--course", str(course), "--db", db)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
     assert words in proc.stderr
+
+
+def test_a_second_course_folder_reports_and_keeps_what_the_first_graded(disjoint, tmp_path):
+    """The gradebook is the one truth: the folder that graded s00..s02 neither calls s03..s05
+    (graded by the other folder) "not autograded" nor grades them again."""
+    db_url, courses, _ = disjoint
+    course = courses[0]
+    proc = cli("report", ASSIGNMENT, "--course", str(course), "--db", db_url, "--out", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "Not autograded" not in proc.stdout, proc.stdout
+    assert "s03, s04, s05: graded by another course folder" in proc.stdout
+    proc = cli("autograde", ASSIGNMENT, "--course", str(course), "--db", db_url, "--jobs", "1")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"0 of {len(STUDENTS)} submissions to grade" in proc.stderr
+    assert f"{len(STUDENTS)} unchanged since last graded" in proc.stdout
+    assert submission_rows(db_url) == dict.fromkeys(STUDENTS, 1)
+
+
+def _graded_line(line: str) -> bool:
+    return ": graded (" in line
+
+
+def test_a_postgresql_crash_mid_class_is_ridden_out(postgres, expected):
+    """The server is stopped at once (`pg_ctl stop -m immediate`) when the first submission
+    is graded and started again some seconds later: the run tries the gradebook again (its
+    lock connection too) and grades every student once, with the fault-free scores."""
+    db_url = postgres.new_database()
+    course = fresh_course("attention-crash-")
+    write_class(course, len(STUDENTS))
+    cmd = ["autograde", ASSIGNMENT, "--course", str(course), "--db", db_url, "--jobs", "1"]
+    proc = subprocess.Popen(
+        [*CLI, *cmd], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env()
+    )
+    assert proc.stderr is not None and proc.stdout is not None
+    said = []
+    try:
+        for line in proc.stderr:  # progress: a line per submission (not a terminal)
+            said.append(line)
+            if _graded_line(line):
+                break
+        postgres.crash()
+        time.sleep(4)  # the outage (the run is not told when it ends)
+        postgres.restart()
+        out, err = proc.communicate(timeout=900)
+        err = "".join(said) + err
+        assert proc.returncode == 0, out + err
+        assert "Traceback" not in err, err
+        done = outcomes(subprocess.CompletedProcess(cmd, 0, out, err))
+        assert done == dict.fromkeys(STUDENTS, "graded"), err
+        assert submission_rows(db_url) == dict.fromkeys(STUDENTS, 1)
+        totals = {s: cells["total"] for s, cells in scores_in(db_url, course).items()}
+        assert totals == expected
+        again = cli(*cmd)
+        assert again.returncode == 0, again.stderr
+        assert f"0 of {len(STUDENTS)} submissions to grade" in again.stderr
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        _up(postgres)
+        shutil.rmtree(course.parent, ignore_errors=True)
+
+
+def _up(postgres) -> None:
+    """The session's server running again, whatever a test left."""
+    try:
+        psycopg.connect(postgres.url().replace("+psycopg", ""), connect_timeout=3).close()
+    except psycopg.Error:
+        postgres.restart()
+
+
+def test_a_gradebook_down_past_the_retries_is_graded_by_the_same_command_again(
+    postgres, expected, monkeypatch
+):
+    """The server stays down longer than the run tries it: the submissions it could not grade
+    are grading's faults (said in a line each, not recorded, the run not ok), and the same
+    command again, no --force, grades exactly those."""
+    db_url = postgres.new_database()
+    course = fresh_course("attention-down-")
+    write_class(course, len(STUDENTS))
+    monkeypatch.setenv(DB_ENV, db_url)
+    crashed: list[str] = []
+
+    def progress(kind, student, outcome) -> None:
+        if kind == "done" and outcome.status == "graded" and not crashed:
+            postgres.crash()  # before this run claims the next submission
+            crashed.append(student)
+
+    try:
+        run = autograde_class(
+            ASSIGNMENT, course, jobs=1, progress=progress, retries=Retries(1, 0.2, 0.2)
+        )
+        postgres.restart()
+        assert not run.ok
+        rest = [s for s in STUDENTS if s not in crashed]
+        assert {s: o.status for s, o in run.outcomes.items()} == {
+            **dict.fromkeys(crashed, "graded"),
+            **dict.fromkeys(rest, "error"),
+        }
+        lines = class_run_lines(run)
+        for student in rest:
+            line = next(ln for ln in lines if ln.strip().startswith(f"{student}:"))
+            assert "grading error: not graded in this run: gradebook" in line, line
+        monkeypatch.delenv(DB_ENV)
+        cmd = ["autograde", ASSIGNMENT, "--course", str(course), "--db", db_url, "--jobs", "2"]
+        again = cli(*cmd)
+        assert again.returncode == 0, again.stdout + again.stderr
+        assert f"{len(rest)} of {len(STUDENTS)} submissions to grade" in again.stderr
+        assert outcomes(again) == dict.fromkeys(rest, "graded")
+        assert submission_rows(db_url) == dict.fromkeys(STUDENTS, 1)
+        totals = {s: cells["total"] for s, cells in scores_in(db_url, course).items()}
+        assert totals == expected
+    finally:
+        _up(postgres)
+        shutil.rmtree(course.parent, ignore_errors=True)
