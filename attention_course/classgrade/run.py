@@ -95,9 +95,11 @@ def autograde_class(
     state = State(root, assignment, shared, records, retries)
     tell = progress or (lambda *a: None)
 
-    def steady(step, *args):  # a step of the gradebook's, through its transient faults
+    def steady(step, *args, again: bool = True):
+        """A step of the gradebook's, through its transient faults (`again`: tried again
+        here; False for a step that tries again itself); GradebookUnavailable after them."""
         try:
-            return retrying(step, *args, retries=retries)
+            return retrying(step, *args, retries=retries) if again else step(*args)
         except Exception as exc:
             if of_exception(exc) != TRANSIENT or isinstance(exc, GradebookUnavailable):
                 raise
@@ -113,7 +115,7 @@ def autograde_class(
         with gradebook.exclusive(db_url, course_id, root):  # one run sets the gradebook up
             if not steady(registered, assignment, root):
                 steady(register, assignment, root)
-            steady(state.records.setup)
+            steady(records.setup)
         refused = [s for s, o in run.outcomes.items() if o.status == "not graded"]
         tell("start", len(todo) + len(refused), None)
         for student in refused:
@@ -147,7 +149,7 @@ def _look(assignment, root, names, state, force, steady) -> tuple[ClassRun, list
     code = grading_code(assignment, root)
     run = ClassRun(assignment, {}, force=force)
     todo: list[tuple[str, str]] = []
-    look = {} if force else steady(state.records.all, names)
+    look = {} if force or state.records is None else steady(state.records.all, names)
     for student in names:
         found = inspect(root, assignment, student, code)
         last = None if force else state.known(student, _fingerprint(found), look)
@@ -159,7 +161,7 @@ def _look(assignment, root, names, state, force, steady) -> tuple[ClassRun, list
         elif found.reason:
             outcome = Outcome(student, "not graded", found.reason)
             if state.lock(student):
-                steady(state.record, student, _fingerprint(found), outcome)
+                steady(state.record, student, _fingerprint(found), outcome, again=False)
                 state.unlock(student)
             run.outcomes[student] = outcome
         else:

@@ -110,12 +110,12 @@ def read_class(assignment: str, root: Path) -> list[Submission]:
     from nbgrader.api import MissingEntry
 
     subs = []
-    elsewhere = _graded_in_the_gradebook(assignment, root)
     with _gradebook(root) as gb:
         try:
             found = gb.assignment_submissions(assignment)
         except MissingEntry:
             return []
+        elsewhere = _graded_in_the_gradebook(assignment, root)
         for sub in found:
             cells, records, autograded = {}, {}, False
             for nb in sub.notebooks:
