@@ -70,6 +70,23 @@ class Limits:
 DEFAULT = Limits()
 
 
+@dataclass(frozen=True)
+class Retries:
+    """How a transient fault of the infrastructure (a gradebook that does not answer, a lost
+    connection) is tried again within a run before it counts as a fault of grading."""
+
+    attempts: int = 6  # tries after the first
+    first: float = 0.5  # seconds before the first retry, doubled each time ...
+    longest: float = 10.0  # ... up to this (0.5, 1, 2, 4, 8, 10: 25.5 s in all)
+
+    def delay(self, attempt: int) -> float:
+        """Seconds to wait before retry number `attempt` (1, 2, ...)."""
+        return min(self.longest, self.first * 2 ** (attempt - 1))
+
+
+RETRIES = Retries()
+
+
 # ---- The quiz ----
 
 

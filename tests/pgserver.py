@@ -77,6 +77,7 @@ class PostgresServer:
         self.folder = Path(tempfile.mkdtemp(prefix="attention-pg-", dir="/tmp"))
         self.data = self.folder / "data"
         self.port = 0
+        self.options = ""
         self.started = False
 
     def _run(self, *cmd: str, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -113,24 +114,40 @@ class PostgresServer:
                 f"-p {self.port} -h 127.0.0.1 -k {self.folder} -c fsync=off "
                 "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
             )
-            done = self._run(
-                str(self.bin / "pg_ctl"),
-                "-D",
-                str(self.data),
-                "-l",
-                str(self.folder / "server.log"),
-                "-o",
-                options,
-                "-w",
-                "-t",
-                "60",
-                "start",
-            )
-            if done.returncode == 0:
+            self.options = options
+            if self._pg_ctl_start().returncode == 0:
                 self.started = True
                 return self
         log = (self.folder / "server.log").read_text(errors="replace")[-800:]
         raise ServerUnavailable(f"the PostgreSQL server did not start: {log}")
+
+    def _pg_ctl_start(self) -> subprocess.CompletedProcess:
+        return self._run(
+            str(self.bin / "pg_ctl"),
+            "-D",
+            str(self.data),
+            "-l",
+            str(self.folder / "server.log"),
+            "-o",
+            self.options,
+            "-w",
+            "-t",
+            "60",
+            "start",
+        )
+
+    def crash(self) -> None:
+        """Stop the server at once, as a crash or a power cut does (`pg_ctl stop -m
+        immediate`: every connection cut, no shutdown checkpoint)."""
+        done = self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "stop")
+        if done.returncode:
+            raise ServerUnavailable(f"pg_ctl stop failed: {done.stderr.strip()[-500:]}")
+
+    def restart(self) -> None:
+        """Start a crashed server again, on the same port (it recovers from its WAL)."""
+        if self._pg_ctl_start().returncode:
+            log = (self.folder / "server.log").read_text(errors="replace")[-800:]
+            raise ServerUnavailable(f"the PostgreSQL server did not start again: {log}")
 
     def url(self, database: str = "postgres") -> str:
         return f"postgresql+psycopg://{SUPERUSER}@127.0.0.1:{self.port}/{database}"

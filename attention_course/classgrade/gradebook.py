@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from attention_course.errors import GradebookUnavailable
+from attention_course.settings import RETRIES, Retries
 
 if TYPE_CHECKING:
     import psycopg
@@ -132,28 +133,61 @@ def lock_key(*parts: str) -> int:
 class SubmissionLocks:
     """Per-submission locks every grader of the course sees, wherever it runs: PostgreSQL
     session advisory locks, held on one connection of this run; they go when it ends, however
-    it ends."""
+    it ends. A connection lost (the server restarted) is made again, with backoff
+    (settings.RETRIES), and the locks it held are taken again; one another run took meanwhile
+    is in `lost`. GradebookUnavailable when the server does not come back."""
 
-    def __init__(self, db_url: str, course_id: str, assignment: str):
+    def __init__(self, db_url: str, course_id: str, assignment: str, retries: Retries = RETRIES):
         self.db_url = db_url
         self.names = (course_id, assignment)
         self.held: dict[str, int] = {}
+        self.lost: set[str] = set()
+        self.retries = retries
         self.conn: psycopg.Connection[tuple[Any, ...]] | None = None
 
-    def acquire(self, student: str) -> bool:
+    def _connect(self) -> psycopg.Connection[tuple[Any, ...]]:
+        conn = connect(self.db_url)
+        for student, key in list(self.held.items()):  # a new session holds nothing yet
+            row = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
+            if not (row is not None and row[0]):
+                del self.held[student]
+                self.lost.add(student)
+        return conn
+
+    def _lock(self, key: int) -> bool:
         import psycopg
 
-        if self.conn is None:
-            self.conn = connect(self.db_url)
+        attempt = 0
+        while True:
+            try:
+                if self.conn is None or self.conn.closed or self.conn.broken:
+                    self.conn = None
+                    self.conn = self._connect()
+                row = self.conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
+                return row is not None and bool(row[0])  # one row: true when it was free
+            except (psycopg.Error, GradebookUnavailable) as exc:  # the server went away
+                self._drop()
+                attempt += 1
+                if attempt > self.retries.attempts:
+                    if isinstance(exc, GradebookUnavailable):
+                        raise
+                    reason = " ".join(str(exc).split()) or type(exc).__name__
+                    where = shown(self.db_url)
+                    raise GradebookUnavailable(f"gradebook {where}: {reason}") from None
+                time.sleep(self.retries.delay(attempt))
+
+    def _drop(self) -> None:
+        if self.conn is not None:
+            with contextlib.suppress(Exception):
+                self.conn.close()
+        self.conn = None
+
+    def acquire(self, student: str) -> bool:
         key = lock_key(*self.names, student)
-        try:
-            row = self.conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
-        except psycopg.Error as exc:  # the server went away mid-run
-            reason = " ".join(str(exc).split()) or type(exc).__name__
-            raise GradebookUnavailable(f"gradebook {shown(self.db_url)}: {reason}") from None
-        got = row is not None and bool(row[0])  # one row: true when the lock was free
+        got = self._lock(key)
         if got:
             self.held[student] = key
+            self.lost.discard(student)
         return got
 
     def release(self, student: str) -> None:
@@ -164,13 +198,112 @@ class SubmissionLocks:
             try:
                 self.conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
             except psycopg.Error:
-                pass  # a lost connection has released every lock it held
+                self._drop()  # a lost connection has released every lock it held
 
     def close(self) -> None:
-        if self.conn is not None:
-            self.conn.close()  # releases every lock still held
-        self.conn = None
+        self._drop()  # releases every lock still held
         self.held.clear()
+
+
+RECORDS_TABLE = "attention_course_grading"
+
+
+class Records:
+    """What the last grading of each submission gave (its fingerprint, outcome and total),
+    kept in the gradebook itself, in a table of ours beside nbgrader's: every course folder
+    grading into one gradebook sees what the others graded. The table is made by `setup`,
+    once nbgrader's tables are there (a database nbgrader finds not empty is not set up by
+    it). Errors are SQLAlchemy's (outcomes.of_exception tells a transient one)."""
+
+    def __init__(self, db_url: str, course_id: str, assignment: str):
+        import sqlalchemy as sa
+
+        self.db_url = db_url
+        self.names = (course_id, assignment)
+        self.engine: Any = None
+        self.ready = False
+        self.table = sa.Table(
+            RECORDS_TABLE,
+            sa.MetaData(),
+            sa.Column("course", sa.String(128), primary_key=True),
+            sa.Column("assignment", sa.String(128), primary_key=True),
+            sa.Column("student", sa.String(128), primary_key=True),
+            sa.Column("fingerprint", sa.String(64), nullable=False),
+            sa.Column("outcome", sa.Text, nullable=False),
+            sa.Column("recorded", sa.Float, nullable=False),
+        )
+
+    def _engine(self) -> Any:
+        import sqlalchemy as sa
+
+        if self.engine is None:
+            self.engine = sa.create_engine(self.db_url, pool_pre_ping=True)
+        return self.engine
+
+    def _exists(self) -> bool:
+        """Whether the gradebook and this table are there (looking makes neither)."""
+        import sqlalchemy as sa
+
+        if not self.ready:
+            if self.db_url.startswith("sqlite:///"):
+                path = Path(self.db_url.removeprefix("sqlite:///").split("?")[0])
+                if not path.exists():
+                    return False
+            self.ready = sa.inspect(self._engine()).has_table(RECORDS_TABLE)
+        return self.ready
+
+    def setup(self) -> None:
+        self.table.metadata.create_all(self._engine(), checkfirst=True)
+        self.ready = True
+
+    def _where(self, student: str | None = None) -> Any:
+        import sqlalchemy as sa
+
+        course, assignment = self.names
+        found = sa.and_(self.table.c.course == course, self.table.c.assignment == assignment)
+        return found if student is None else sa.and_(found, self.table.c.student == student)
+
+    def get(self, student: str) -> dict:
+        """The last record of a submission ({} if none)."""
+        return self.all([student]).get(student, {})
+
+    def all(self, students: list[str] | None = None) -> dict[str, dict]:
+        """student -> its last record (of `students`, or every one)."""
+        import json
+
+        import sqlalchemy as sa
+
+        if not self._exists():
+            return {}
+        query = sa.select(self.table.c.student, self.table.c.fingerprint, self.table.c.outcome)
+        query = query.where(self._where())
+        if students is not None:
+            query = query.where(self.table.c.student.in_(students))
+        with self._engine().connect() as conn:
+            rows = conn.execute(query).fetchall()
+        return {s: {**json.loads(outcome), "fingerprint": fp} for s, fp, outcome in rows}
+
+    def put(self, student: str, fingerprint: str, outcome: dict) -> None:
+        import json
+
+        if not self._exists():
+            self.setup()
+        row = {
+            "course": self.names[0],
+            "assignment": self.names[1],
+            "student": student,
+            "fingerprint": fingerprint,
+            "outcome": json.dumps(outcome),
+            "recorded": time.time(),
+        }
+        with self._engine().begin() as conn:  # one transaction: the old row or the new one
+            conn.execute(self.table.delete().where(self._where(student)))
+            conn.execute(self.table.insert().values(**row))
+
+    def close(self) -> None:
+        if self.engine is not None:
+            self.engine.dispose()
+        self.engine = None
 
 
 @contextlib.contextmanager

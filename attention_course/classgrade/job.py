@@ -38,7 +38,16 @@ def _total(root: Path, assignment: str, student: str) -> float | None:
     return gradebook_scores(assignment, root, student).get(student, {}).get("total")
 
 
+def _fault(reply: dict, side: str, reason: str) -> dict:
+    reply.update(graded=False, fault=True, side=side, reason=reason)
+    reply.pop("total", None)
+    return reply
+
+
 def grade(task: dict, root: Path, nb_api, unsandboxed: bool) -> dict:
+    """Grade one submission; the reply says whose any failure is (outcomes.py): `side` is
+    "student" (recorded), "grading" or "transient" (a database fault, tried again)."""
+    from attention_course.classgrade import outcomes
     from attention_course.classgrade.nbgrader_api import (
         CourseError,
         autograde,
@@ -48,22 +57,31 @@ def grade(task: dict, root: Path, nb_api, unsandboxed: bool) -> dict:
 
     assignment, student = task["assignment"], task["student"]
     start = time.monotonic()
-    result = autograde(assignment, student, root, unsandboxed, nb_api=nb_api)
-    reply = {"student": student, "graded": bool(result.get("success"))}
-    if not reply["graded"]:
-        reply["reason"] = failure_reason(result).removeprefix("not graded: ")
-        reply["fault"] = any(
-            marker in (result.get("log") or "") + (result.get("error") or "")
-            for marker in ("GradingError: ", "SandboxUnavailable: ")
-        )
-    else:
-        reply["total"] = _total(root, assignment, student)
-        if task.get("feedback"):
-            try:
-                generate_feedback(assignment, student, root, nb_api=nb_api)
-                reply["feedback"] = True
-            except CourseError as exc:
-                reply["feedback_error"] = str(exc).splitlines()[-1][:300]
+    reply: dict = {"student": student, "graded": False}
+    try:
+        result = autograde(assignment, student, root, unsandboxed, nb_api=nb_api)
+        reply["graded"] = bool(result.get("success"))
+        if not reply["graded"]:
+            text = (result.get("log") or "") + (result.get("error") or "")
+            side = outcomes.of_log(text)
+            if side == outcomes.TRANSIENT:
+                reason = outcomes.database_reason(text)
+            else:
+                reason = failure_reason(result).removeprefix("not graded: ")
+            reply.update(fault=side != outcomes.STUDENT, side=side, reason=reason)
+        else:
+            reply["total"] = _total(root, assignment, student)
+            if task.get("feedback"):
+                try:
+                    generate_feedback(assignment, student, root, nb_api=nb_api)
+                    reply["feedback"] = True
+                except CourseError as exc:
+                    if outcomes.of_log(str(exc)) == outcomes.TRANSIENT:
+                        _fault(reply, outcomes.TRANSIENT, outcomes.database_reason(str(exc)))
+                    else:
+                        reply["feedback_error"] = str(exc).splitlines()[-1][:300]
+    except Exception as exc:  # noqa: BLE001 (never the student's: their code is in the sandbox)
+        _fault(reply, outcomes.of_exception(exc), outcomes.describe(exc))
     reply["seconds"] = round(time.monotonic() - start, 3)
     return reply
 

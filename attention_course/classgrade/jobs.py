@@ -15,9 +15,9 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from attention_course.classgrade import gradebook
+from attention_course.classgrade import gradebook, outcomes
 from attention_course.grading.submissions import Inspection
-from attention_course.settings import DEFAULT
+from attention_course.settings import DEFAULT, RETRIES, Retries
 
 STATE_DIR = ".grading"
 
@@ -27,7 +27,7 @@ class Outcome:
     """What happened to one submission in this run."""
 
     student: str
-    status: str  # graded | not graded | unchanged | busy | error
+    status: str  # graded | not graded | unchanged | busy | error (| retry, told only)
     reason: str = ""
     total: float | None = None
     seconds: float = 0.0
@@ -51,27 +51,60 @@ class ClassRun:
 
 class State:
     """Per submission: the fingerprint and outcome of its last grading, and a lock while a run
-    grades it (a file lock, and `shared`, the gradebook's advisory lock, if there is one)."""
+    grades it (a file lock, and `shared`, the gradebook's advisory lock, if there is one).
+    The outcome is kept in .grading/ of the course folder and, with `records`, in the
+    gradebook itself, which every course folder grading into it sees."""
 
     def __init__(
-        self, root: Path, assignment: str, shared: gradebook.SubmissionLocks | None = None
+        self,
+        root: Path,
+        assignment: str,
+        shared: gradebook.SubmissionLocks | None = None,
+        records: gradebook.Records | None = None,
+        retries: Retries = RETRIES,
     ):
+        self.retries = retries
         self.folder = root / STATE_DIR / assignment
         self.folder.mkdir(parents=True, exist_ok=True)
         self.locks: dict[str, int] = {}
         self.shared = shared
+        self.records = records
 
     def last(self, student: str) -> dict:
+        """The outcome this course folder recorded last ({} if none)."""
         try:
             return json.loads((self.folder / f"{student}.json").read_text())
         except (OSError, ValueError):
             return {}
 
-    def record(self, student: str, fingerprint: str, outcome: Outcome) -> None:
+    def known(self, student: str, fingerprint: str, look: dict | None = None) -> dict | None:
+        """The recorded outcome of this very version of the submission, whichever course
+        folder graded it (None: it is to grade). `look`: the gradebook's records, if read."""
+        last = self.last(student)
+        if last.get("fingerprint") == fingerprint:
+            return last
+        if self.records is None:
+            return None
+        if look is None:
+            look = outcomes.retrying(self.records.all, [student], retries=self.retries)
+        there = look.get(student, {})
+        if there.get("fingerprint") != fingerprint:
+            return None
+        self._write(student, there)  # graded in another course folder: known here too
+        return there
+
+    def _write(self, student: str, record: dict) -> None:
         path = self.folder / f"{student}.json"
         part = path.with_suffix(".part")
-        part.write_text(json.dumps({"fingerprint": fingerprint, **asdict(outcome)}))
+        part.write_text(json.dumps(record))
         os.replace(part, path)  # whole or not at all, whenever the run is stopped
+
+    def record(self, student: str, fingerprint: str, outcome: Outcome) -> None:
+        """Keep an outcome of the student's (the gradebook first: it is the one truth)."""
+        kept = asdict(outcome)
+        if self.records is not None:
+            outcomes.retrying(self.records.put, student, fingerprint, kept, retries=self.retries)
+        self._write(student, {"fingerprint": fingerprint, **kept})
 
     def lock(self, student: str) -> bool:
         fd = os.open(self.folder / f"{student}.lock", os.O_RDWR | os.O_CREAT, 0o644)
@@ -80,7 +113,12 @@ class State:
         except BlockingIOError:
             os.close(fd)
             return False
-        if self.shared is not None and not self.shared.acquire(student):
+        try:
+            got = self.shared is None or self.shared.acquire(student)
+        except BaseException:
+            os.close(fd)
+            raise
+        if not got:
             os.close(fd)
             return False
         self.locks[student] = fd
@@ -98,6 +136,8 @@ class State:
             self.unlock(student)
         if self.shared is not None:
             self.shared.close()
+        if self.records is not None:
+            self.records.close()
 
 
 class GradingJob:
@@ -154,36 +194,92 @@ def _fingerprint(found: Inspection) -> str:
     return found.fingerprint or hashlib.sha256(found.reason.encode()).hexdigest()
 
 
+class Retrying:
+    """Submissions whose grading met a transient fault (outcomes.TRANSIENT), each waiting to
+    be graded again in this run, still claimed; after `retries.attempts` tries, a fault of
+    grading."""
+
+    def __init__(self, retries: Retries = RETRIES):
+        self.retries = retries
+        self.tries: dict[str, int] = {}
+        self.due: dict[str, float] = {}  # student -> when to grade it again (time.monotonic)
+
+    def later(self, student: str) -> float | None:
+        """Seconds until the submission is graded again; None when it has had every try."""
+        tries = self.tries.get(student, 0) + 1
+        if tries > self.retries.attempts:
+            return None
+        self.tries[student] = tries
+        delay = self.retries.delay(tries)
+        self.due[student] = time.monotonic() + delay
+        return delay
+
+    def next(self) -> str | None:
+        """A submission due to be graded again now (taken off the list), or None."""
+        now = time.monotonic()
+        for student, when in sorted(self.due.items(), key=lambda item: item[1]):
+            if when <= now:
+                del self.due[student]
+                return student
+        return None
+
+    def wait(self) -> float | None:
+        """Seconds until the next one is due (None: none waits)."""
+        return max(0.0, min(self.due.values()) - time.monotonic()) if self.due else None
+
+
 def claim(run: ClassRun, state: State, student: str, fingerprint: str, tell) -> bool:
     """Lock a submission for this run. False (and its outcome told) when another run grades it
-    now, or graded this very version since this run looked."""
-    if not state.lock(student):
-        outcome = Outcome(student, "busy", "being graded by another run")
-    else:
-        last = state.last(student)
-        if run.force or last.get("fingerprint") != fingerprint:
-            return True
+    now, or graded this very version since this run looked (in this or another course folder),
+    or the gradebook cannot be reached (a fault of grading: the next run grades it)."""
+    try:
+        if not state.lock(student):
+            outcome = Outcome(student, "busy", "being graded by another run")
+        else:
+            last = None if run.force else state.known(student, fingerprint)
+            if last is None:
+                return True
+            state.unlock(student)
+            outcome = Outcome(student, "unchanged", last.get("reason") or "", last.get("total"))
+    except Exception as exc:  # noqa: BLE001 (classified: never recorded, never the student's)
+        if outcomes.of_exception(exc) != outcomes.TRANSIENT:
+            raise
         state.unlock(student)
-        reason, total = last.get("reason") or "", last.get("total")
-        outcome = Outcome(student, "unchanged", reason, total)
+        outcome = Outcome(student, "error", f"not graded in this run: {outcomes.describe(exc)}")
     run.outcomes[student] = outcome
     tell("done", student, outcome)
     return False
 
 
-def finished(run, reply, state, prints, tell) -> None:
-    """Record what grading one submission gave (a job's reply), release it and tell."""
+def finished(run, reply, state, prints, tell, again: Retrying | None = None) -> None:
+    """Record what grading one submission gave (a job's reply), release it and tell. A
+    transient fault with `again` and tries left waits there instead, still claimed (told as
+    "retry"); any other fault of grading is told, not recorded, and graded by the next run."""
     student = reply["student"]
-    if reply["graded"]:
-        outcome = Outcome(student, "graded", total=reply.get("total"), seconds=reply["seconds"])
+    side = outcomes.of_reply(reply)
+    seconds = reply.get("seconds", 0.0)
+    if side == outcomes.TRANSIENT and again is not None:
+        delay = again.later(student)
+        if delay is not None:
+            reason = f"{reply.get('reason', '')}; trying again in {delay:g} s"
+            tell("retry", student, Outcome(student, "retry", reason, seconds=seconds))
+            return
+    if reply.get("graded"):
+        outcome = Outcome(student, "graded", total=reply.get("total"), seconds=seconds)
         if reply.get("feedback_error"):
             outcome.reason = f"feedback not written: {reply['feedback_error']}"
-    elif reply.get("fault"):
-        outcome = Outcome(student, "error", reply.get("reason", ""), seconds=reply["seconds"])
+    elif side == outcomes.STUDENT:
+        outcome = Outcome(student, "not graded", reply.get("reason", ""), seconds=seconds)
     else:
-        outcome = Outcome(student, "not graded", reply.get("reason", ""), seconds=reply["seconds"])
+        outcome = Outcome(student, "error", reply.get("reason", ""), seconds=seconds)
     if outcome.status != "error":  # a fault of grading is tried again by the next run
-        state.record(student, prints[student], outcome)
+        try:
+            state.record(student, prints[student], outcome)
+        except Exception as exc:  # noqa: BLE001 (classified: never the student's)
+            if outcomes.of_exception(exc) != outcomes.TRANSIENT:
+                raise
+            why = f"graded, but its outcome was not recorded: {outcomes.describe(exc)}"
+            outcome = Outcome(student, "error", why, seconds=seconds)
     state.unlock(student)
     run.outcomes[student] = outcome
     tell("done", student, outcome)
@@ -197,6 +293,7 @@ def lost_reply(student: str, died: bool, seconds: float) -> dict:
             "student": student,
             "graded": False,
             "fault": True,
+            "side": outcomes.GRADING,
             "seconds": 0.0,
             "reason": "its grading process ended unexpectedly",
         }
@@ -204,14 +301,15 @@ def lost_reply(student: str, died: bool, seconds: float) -> dict:
         "student": student,
         "graded": False,
         "fault": False,
+        "side": outcomes.STUDENT,
         "seconds": seconds,
         "reason": f"grading took longer than {seconds:g} s",
     }
 
 
-def _job_lost(run, job, state, prints, died, seconds, tell) -> None:
+def _job_lost(run, job, state, prints, died, seconds, tell, again=None) -> None:
     student = job.task
     job.kill()
     job.task = None
     if student is not None:
-        finished(run, lost_reply(student, died, seconds), state, prints, tell)
+        finished(run, lost_reply(student, died, seconds), state, prints, tell, again)

@@ -29,6 +29,7 @@ from attention_course.classgrade.jobs import (
     ClassRun,
     GradingJob,
     Outcome,
+    Retrying,
     State,
     _fingerprint,
     _job_lost,
@@ -45,10 +46,12 @@ from attention_course.classgrade.nbgrader_api import (
     registered,
     submitted_students,
 )
+from attention_course.classgrade.outcomes import TRANSIENT, describe, of_exception, retrying
+from attention_course.errors import GradebookUnavailable
 from attention_course.grading.fingerprint import grading_code
 from attention_course.grading.submissions import inspect
 from attention_course.sandbox import jail
-from attention_course.settings import DEFAULT
+from attention_course.settings import DEFAULT, RETRIES, Retries
 
 __all__ = ["STATE_DIR", "ClassRun", "Outcome", "autograde_class"]
 
@@ -64,6 +67,7 @@ def autograde_class(
     progress: Callable | None = None,
     deadline: float = DEFAULT.grading_timeout,
     scheduler=None,
+    retries: Retries = RETRIES,
 ) -> ClassRun:
     """Grade what is new or changed in submitted/*/<assignment>/ (see the module's docstring).
 
@@ -72,6 +76,10 @@ def autograde_class(
     time one submission may take, end to end. `scheduler`: grade on a Dask cluster instead of
     `jobs` local grading jobs: a scheduler's address (tcp://HOST:8786), "local" (a Dask
     LocalCluster of `jobs` worker processes on this machine) or a `distributed.Client`.
+    `retries`: how a transient fault of the gradebook is tried again (outcomes.py); "retry"
+    is told of each such wait. A gradebook still unreachable after them: its submissions'
+    outcomes are "error" (graded by the next run), or GradebookUnavailable for a step of
+    the whole run.
     """
     remote = scheduler is not None and scheduler != "local"
     if not remote:  # a remote cluster's workers check their own sandbox
@@ -79,30 +87,43 @@ def autograde_class(
     db_url, course_id = gradebook_settings(root)
     names = students if students is not None else submitted_students(assignment, root)
     shared = (
-        gradebook.SubmissionLocks(db_url, course_id, assignment)
+        gradebook.SubmissionLocks(db_url, course_id, assignment, retries)
         if gradebook.is_postgres(db_url)
         else None
     )
-    state = State(root, assignment, shared)
+    records = gradebook.Records(db_url, course_id, assignment)
+    state = State(root, assignment, shared, records, retries)
     tell = progress or (lambda *a: None)
+
+    def steady(step, *args, again: bool = True):
+        """A step of the gradebook's, through its transient faults (`again`: tried again
+        here; False for a step that tries again itself); GradebookUnavailable after them."""
+        try:
+            return retrying(step, *args, retries=retries) if again else step(*args)
+        except Exception as exc:
+            if of_exception(exc) != TRANSIENT or isinstance(exc, GradebookUnavailable):
+                raise
+            raise GradebookUnavailable(describe(exc)) from None
+
     close = None
     try:
-        run, todo = _look(assignment, root, names, state, force)
+        run, todo = _look(assignment, root, names, state, force, steady)
         if scheduler is not None and todo:  # an unreachable cluster is said before anything
             from attention_course.classgrade.cluster import connect
 
             scheduler, close = connect(scheduler, jobs)
         with gradebook.exclusive(db_url, course_id, root):  # one run sets the gradebook up
-            if not registered(assignment, root):
-                register(assignment, root)
+            if not steady(registered, assignment, root):
+                steady(register, assignment, root)
+            steady(records.setup)
         refused = [s for s, o in run.outcomes.items() if o.status == "not graded"]
         tell("start", len(todo) + len(refused), None)
         for student in refused:
             tell("done", student, run.outcomes[student])
         if refused:
-            gradebook.retry_races(record_ungraded, assignment, refused, root)
+            steady(gradebook.retry_races, record_ungraded, assignment, refused, root)
         if todo:
-            gradebook.retry_races(add_students, [s for s, _ in todo], root)
+            steady(gradebook.retry_races, add_students, [s for s, _ in todo], root)
         if todo and scheduler is not None:
             from attention_course.classgrade.cluster import grade_on_cluster
 
@@ -110,7 +131,9 @@ def autograde_class(
                 run, todo, root, state, scheduler, unsandboxed, feedback, tell, deadline
             )
         elif todo:
-            _grade(run, todo, root, state, max(1, jobs), unsandboxed, feedback, tell, deadline)
+            _grade(
+                run, todo, root, state, max(1, jobs), unsandboxed, feedback, tell, deadline, retries
+            )
     finally:
         if close is not None:
             close()
@@ -119,16 +142,18 @@ def autograde_class(
     return run
 
 
-def _look(assignment, root, names, state, force) -> tuple[ClassRun, list[tuple[str, str]]]:
-    """Inspect every submission: the run with what needs no grading (unchanged, cannot be
-    graded), and the (student, fingerprint) of each to grade."""
+def _look(assignment, root, names, state, force, steady) -> tuple[ClassRun, list[tuple[str, str]]]:
+    """Inspect every submission: the run with what needs no grading (unchanged here or in
+    another course folder on this gradebook, cannot be graded), and the (student,
+    fingerprint) of each to grade."""
     code = grading_code(assignment, root)
     run = ClassRun(assignment, {}, force=force)
     todo: list[tuple[str, str]] = []
+    look = {} if force or state.records is None else steady(state.records.all, names)
     for student in names:
         found = inspect(root, assignment, student, code)
-        last = state.last(student)
-        if not force and last.get("fingerprint") == _fingerprint(found):
+        last = None if force else state.known(student, _fingerprint(found), look)
+        if last is not None:
             keep = {k: last.get(k) for k in ("reason", "total")}
             run.outcomes[student] = Outcome(
                 student, "unchanged", keep["reason"] or "", keep["total"]
@@ -136,7 +161,7 @@ def _look(assignment, root, names, state, force) -> tuple[ClassRun, list[tuple[s
         elif found.reason:
             outcome = Outcome(student, "not graded", found.reason)
             if state.lock(student):
-                state.record(student, _fingerprint(found), outcome)
+                steady(state.record, student, _fingerprint(found), outcome, again=False)
                 state.unlock(student)
             run.outcomes[student] = outcome
         else:
@@ -144,23 +169,41 @@ def _look(assignment, root, names, state, force) -> tuple[ClassRun, list[tuple[s
     return run, todo
 
 
-def _grade(run, todo, root, state, jobs, unsandboxed, feedback, tell, seconds) -> None:
+def _grade(run, todo, root, state, jobs, unsandboxed, feedback, tell, seconds, retries) -> None:
     log_path = state.folder / "jobs.log"
     prints = dict(todo)
     queue = [s for s, _ in todo]
+    again = Retrying(retries)
+
+    def next_task() -> str | None:
+        """A submission to send now: one due again after a transient fault, else the next
+        one this run can claim."""
+        student = again.next()
+        if student is not None:
+            return student
+        while queue:
+            student = queue.pop(0)
+            if claim(run, state, student, prints[student], tell):
+                return student
+        return None
+
     with open(log_path, "a") as log:
         pool: list[GradingJob] = [
             GradingJob(root, unsandboxed, log) for _ in range(min(jobs, len(queue)))
         ]
         try:
-            while queue or any(job.task for job in pool):
+            while queue or again.due or any(job.task for job in pool):
                 for job in pool:
-                    while job.ready and job.task is None and queue:
-                        student = queue.pop(0)
-                        if claim(run, state, student, prints[student], tell):
-                            job.send(run.assignment, student, feedback, seconds)
+                    while job.ready and job.task is None:
+                        student = next_task()
+                        if student is None:
+                            break
+                        job.send(run.assignment, student, feedback, seconds)
                 now = time.monotonic()
                 wait = max(0.0, min(job.deadline for job in pool) - now)
+                retry = again.wait()
+                if retry is not None:
+                    wait = min(wait, retry)
                 ready, _, _ = select.select(pool, [], [], min(wait, 1.0))
                 for job in list(pool):
                     replies = job.read() if job in ready else []
@@ -168,14 +211,14 @@ def _grade(run, todo, root, state, jobs, unsandboxed, feedback, tell, seconds) -
                     if not job.ready and (replies is None or late):
                         raise CourseError(f"a grading job did not start (see {log_path})")
                     if replies is None or (job.task and late):
-                        _job_lost(run, job, state, prints, replies is None, seconds, tell)
+                        _job_lost(run, job, state, prints, replies is None, seconds, tell, again)
                         pool[pool.index(job)] = GradingJob(root, unsandboxed, log)
                         continue
                     for reply in replies:
                         if reply.get("ready"):
                             job.ready = True
                             continue
-                        finished(run, reply, state, prints, tell)
+                        finished(run, reply, state, prints, tell, again)
                         job.task = None
         except BaseException:
             run.interrupted = True
@@ -185,3 +228,5 @@ def _grade(run, todo, root, state, jobs, unsandboxed, feedback, tell, seconds) -
                 job.kill()
                 if job.task:
                     state.unlock(job.task)
+            for student in list(again.due):
+                state.unlock(student)

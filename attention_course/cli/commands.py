@@ -8,7 +8,7 @@ from pathlib import Path
 from attention_course.classgrade.gradebook import DB_ENV
 from attention_course.classgrade.nbgrader_api import DEFAULT_JOBS
 from attention_course.cli import handlers
-from attention_course.cli.options import add_course_option
+from attention_course.cli.options import add_course_option, positive
 from attention_course.settings import COURSE_FILE
 
 _course = add_course_option
@@ -103,7 +103,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--jobs",
-        type=int,
+        type=positive,
         default=DEFAULT_JOBS,
         help=f"submissions graded side by side (default: {DEFAULT_JOBS}, the cores); with "
         "--scheduler local, the Dask worker processes",

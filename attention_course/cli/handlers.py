@@ -8,8 +8,12 @@ import os
 import sys
 from pathlib import Path
 
+from attention_course.classgrade.outcomes import TRANSIENT, describe, of_exception, one_line
+from attention_course.classgrade.outcomes import retrying as steady
 from attention_course.course import Course, find_course
 from attention_course.errors import GradebookUnavailable, SandboxUnavailable, UserError
+
+RERUN = "what was graded is kept; run the same command again to grade the rest"
 
 
 def _the_course(args: argparse.Namespace) -> Course:
@@ -133,6 +137,9 @@ def autograde(args: argparse.Namespace) -> int:
             bar.append(Progress(value, "graded or not"))
             bar[0].started()
             return
+        if kind == "retry":  # a transient fault: graded again in this run
+            bar[0].note(f"  {value}: {outcome.reason}")
+            return
         detail = f"{outcome.total:g} points" if outcome.total is not None else outcome.reason
         bar[0].update(value, outcome.status, detail)
 
@@ -154,8 +161,11 @@ def autograde(args: argparse.Namespace) -> int:
             progress=progress,
             scheduler=args.scheduler,
         )
-    except (SandboxUnavailable, GradebookUnavailable) as exc:
+    except SandboxUnavailable as exc:
         raise UserError(str(exc)) from None
+    except GradebookUnavailable as exc:  # still unreachable after the retries: grading's fault
+        print(f"attention-course: error: {one_line(str(exc))}; {RERUN}", file=sys.stderr)
+        return 1
     except CourseError as exc:
         raise UserError(str(exc).replace("\n", " ")) from None
     except SchedulerLost as exc:  # a fault of grading, not of the input: exit 1
@@ -168,15 +178,27 @@ def autograde(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 130
-    print_scores(args.assignment, root)
+    try:
+        steady(print_scores, args.assignment, root)
+    except Exception as exc:  # noqa: BLE001 (classified: a gradebook gone after the run)
+        if of_exception(exc) != TRANSIENT:
+            raise
+        print(f"attention-course: error: scores not shown: {describe(exc)}", file=sys.stderr)
+        return 1
     for line in class_run_lines(run):
         print(line)
     return 0 if run.ok else 1
 
 
 def scores(args: argparse.Namespace) -> int:
+    from attention_course.classgrade.nbgrader_api import gradebook_exists, gradebook_settings
+
     root = _course(args)
-    print_scores(_known(Course.load(root), args.assignment), root)
+    assignment = _known(Course.load(root), args.assignment)
+    if not gradebook_exists(root):  # a mistyped SQLite path: looking would make an empty one
+        path = gradebook_settings(root)[0].removeprefix("sqlite:///").split("?")[0]
+        raise UserError(f"no gradebook at {path} (autograde the assignment first)")
+    print_scores(assignment, root)
     return 0
 
 

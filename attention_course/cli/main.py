@@ -6,16 +6,27 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 import attention_course
 from attention_course.errors import UserError
 from attention_course.startup import skip_slow_imports
 
-__all__ = ["UserError", "build_parser", "main"]
+__all__ = ["OneLineParser", "UserError", "build_parser", "main"]
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """A parser whose every error is one line, as every other bad input is (no usage first):
+    `attention-course autograde: error: ... (see attention-course autograde --help)`. Its
+    subcommands' parsers are of this class too."""
+
+    def error(self, message: str) -> NoReturn:
+        said = " ".join(message.split())
+        self.exit(2, f"{self.prog}: error: {said} (see {self.prog} --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="attention-course",
         description="Release, grade and quiz a course on the attention mechanism: the course is "
         "a folder (course.toml beside source/, release/, grader_tests/, quiz/), this engine "

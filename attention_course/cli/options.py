@@ -15,3 +15,14 @@ WHERE = (
 def add_course_option(p: argparse.ArgumentParser, what: str = "the course folder") -> None:
     """--course DIR: the course a command works on (see course.find_course)."""
     p.add_argument("--course", type=Path, default=None, metavar="DIR", help=what + WHERE)
+
+
+def positive(text: str) -> int:
+    """An argument that counts something: a whole number, 1 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not 1 or more")
+    return value

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from attention_course import settings
-from attention_course.cli.options import add_course_option
+from attention_course.cli.options import add_course_option, positive
 from attention_course.course import find_course
 from attention_course.errors import UserError
 from attention_course.quiz.loading import (
@@ -180,7 +180,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--variants",
-        type=int,
+        type=positive,
         default=settings.EXPORT_VARIANTS,
         metavar="N",
         help=f"variants per templated question in gift/qti (default: {settings.EXPORT_VARIANTS})",

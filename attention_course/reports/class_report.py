@@ -49,7 +49,8 @@ class Submission:
     total: float
     cells: dict[str, Cell]
     records: dict[str, dict]  # grade cell id -> what grading recorded in the autograded notebook
-    autograded: bool  # an autograded notebook exists (False: autograding failed)
+    autograded: bool  # graded, by this course folder or another on the same gradebook
+    here: bool = True  # its autograded notebook is in this course folder (its tests' records)
 
 
 def _gradebook(root: Path):
@@ -91,6 +92,19 @@ def _records(path: Path) -> dict[str, dict]:
     return {cid: record for cid, record in found.items() if seen[cid] == 1}
 
 
+def _graded_in_the_gradebook(assignment: str, root: Path) -> set[str]:
+    """Students whose last grading, as the gradebook records it (classgrade.jobs.State), gave
+    them a score: graded by this course folder or by another on the same gradebook."""
+    from attention_course.classgrade.gradebook import Records
+    from attention_course.classgrade.nbgrader_api import gradebook_settings
+
+    records = Records(*gradebook_settings(root), assignment)
+    try:
+        return {s for s, r in records.all().items() if r.get("status") == "graded"}
+    finally:
+        records.close()
+
+
 def read_class(assignment: str, root: Path) -> list[Submission]:
     """Every submission of `assignment` in the course's gradebook, with its recorded tests."""
     from nbgrader.api import MissingEntry
@@ -101,6 +115,7 @@ def read_class(assignment: str, root: Path) -> list[Submission]:
             found = gb.assignment_submissions(assignment)
         except MissingEntry:
             return []
+        elsewhere = _graded_in_the_gradebook(assignment, root)
         for sub in found:
             cells, records, autograded = {}, {}, False
             for nb in sub.notebooks:
@@ -115,7 +130,11 @@ def read_class(assignment: str, root: Path) -> list[Submission]:
                 path = root / "autograded" / sub.student_id / assignment / f"{nb.name}.ipynb"
                 autograded = autograded or path.exists()
                 records.update(_records(path))
-            subs.append(Submission(sub.student_id, float(sub.score), cells, records, autograded))
+            here = autograded
+            autograded = autograded or sub.student_id in elsewhere
+            subs.append(
+                Submission(sub.student_id, float(sub.score), cells, records, autograded, here)
+            )
     return sorted(subs, key=lambda s: s.student)
 
 
@@ -228,6 +247,12 @@ def function_report(course: Course, assignment: str, subs: list[Submission]) -> 
     functions = course.assignment(assignment).graded
     items: dict[tuple[str, str], ItemStats] = {}
     groups, notes = [], []
+    away = sorted(s.student for s in subs if s.autograded and not s.here)
+    if away:
+        notes.append(
+            f"{', '.join(away)}: graded by another course folder on this gradebook; their "
+            "grader tests are recorded in its autograded/ (left out of the pass rates here)"
+        )
     for function in functions:
         cid = grade_cell_id(function)
         points = next((s.cells[cid].max_score for s in subs if cid in s.cells), 0.0)
@@ -236,7 +261,7 @@ def function_report(course: Course, assignment: str, subs: list[Submission]) -> 
         )
         for sub in subs:
             tests = sub.records.get(cid, {}).get("tests")
-            if not sub.autograded or cid not in sub.cells:
+            if not sub.here or cid not in sub.cells:
                 continue
             if not _readable(tests):
                 notes.append(f"{sub.student}: no recorded tests for {function} (autograde again)")

@@ -1,6 +1,7 @@
 """A course graded into a PostgreSQL gradebook (a real server, shared by the session): two
 graders at once, each on a machine of its own (its own course folder, one gradebook), on
-disjoint and on overlapping students; every command, nbgrader's own and formgrader against it.
+disjoint and on overlapping students; every command, nbgrader's own and formgrader against it;
+a second course folder that sees what the first graded; the server stopped mid-class.
 """
 
 from __future__ import annotations
@@ -8,8 +9,10 @@ from __future__ import annotations
 import csv
 import json
 import os
+import select
 import shutil
 import subprocess
+import time
 import urllib.request
 from pathlib import Path
 
@@ -17,8 +20,11 @@ import psycopg
 import pytest
 
 from attention_course.classgrade.gradebook import DB_ENV, SubmissionLocks
+from attention_course.classgrade.jobs import GradingJob
 from attention_course.classgrade.nbgrader_api import gradebook_settings
 from attention_course.classgrade.run import autograde_class
+from attention_course.reports.tables import class_run_lines
+from attention_course.settings import Retries
 from tests.classgrade.test_class_grading import (
     ASSIGNMENT,
     CLI,
@@ -30,6 +36,7 @@ from tests.classgrade.test_cluster_grading import scores_in, submission_rows
 from tests.course import COURSE_ROOT
 
 STUDENTS = [f"s{i:02d}" for i in range(6)]
+CLASS = STUDENTS[:4]  # the classes whose gradebook a test stops
 
 
 def _env() -> dict[str, str]:
@@ -143,16 +150,20 @@ def test_a_submission_another_machine_grades_is_left_to_it(disjoint, expected, m
         _, course_id = gradebook_settings(course)
         other = SubmissionLocks(db_url, course_id, ASSIGNMENT)
         assert other.acquire("s01")
-        run = autograde_class(ASSIGNMENT, course, students=["s01", "s02"], jobs=1)
+        # --force: the gradebook holds both, graded by the first course folder
+        run = autograde_class(ASSIGNMENT, course, students=["s01", "s02"], jobs=1, force=True)
         assert run.outcomes["s01"].status == "busy"
         assert run.outcomes["s01"].reason == "being graded by another run"
         assert run.outcomes["s02"].status == "graded" and run.ok
         other.close()
-        run = autograde_class(ASSIGNMENT, course, students=["s01", "s02"], jobs=1)
+        run = autograde_class(ASSIGNMENT, course, students=["s01"], jobs=1, force=True)
         assert run.outcomes["s01"].status == "graded"
-        assert run.outcomes["s02"].status == "unchanged"
-        assert submission_rows(db_url) == dict.fromkeys(STUDENTS, 1)
         assert run.outcomes["s01"].total == expected["s01"]
+        run = autograde_class(ASSIGNMENT, course, jobs=1)  # s00 graded elsewhere, never here
+        assert {s: o.status for s, o in run.outcomes.items()} == dict.fromkeys(
+            STUDENTS[:3], "unchanged"
+        )
+        assert submission_rows(db_url) == dict.fromkeys(STUDENTS, 1)
     finally:
         shutil.rmtree(course.parent, ignore_errors=True)
 
@@ -236,3 +247,142 @@ def test_a_gradebook_that_cannot_be_reached_is_a_one_line_error(postgres, tmp_pa
     proc = cli("scores", ASSIGNMENT, "--course", str(course), "--db", db)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
     assert words in proc.stderr
+
+
+def test_a_second_course_folder_reports_and_keeps_what_the_first_graded(disjoint, tmp_path):
+    """The gradebook is the one truth: the folder that graded s00..s02 neither calls s03..s05
+    (graded by the other folder) "not autograded" nor grades them again."""
+    db_url, courses, _ = disjoint
+    course = courses[0]
+    proc = cli("report", ASSIGNMENT, "--course", str(course), "--db", db_url, "--out", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "Not autograded" not in proc.stdout, proc.stdout
+    assert "s03, s04, s05: graded by another course folder" in proc.stdout
+    proc = cli("autograde", ASSIGNMENT, "--course", str(course), "--db", db_url, "--jobs", "1")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"0 of {len(STUDENTS)} submissions to grade" in proc.stderr
+    assert f"{len(STUDENTS)} unchanged since last graded" in proc.stdout
+    assert submission_rows(db_url) == dict.fromkeys(STUDENTS, 1)
+
+
+def _graded_line(line: str) -> bool:
+    return ": graded (" in line
+
+
+def test_a_postgresql_crash_mid_class_is_ridden_out(postgres, expected):
+    """The server is stopped at once (`pg_ctl stop -m immediate`) when the first submission
+    is graded and started again some seconds later: the run tries the gradebook again (its
+    lock connection too) and grades every student once, with the fault-free scores."""
+    db_url = postgres.new_database()
+    course = fresh_course("attention-crash-")
+    write_class(course, len(CLASS))
+    cmd = ["autograde", ASSIGNMENT, "--course", str(course), "--db", db_url, "--jobs", "1"]
+    proc = subprocess.Popen(
+        [*CLI, *cmd], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env()
+    )
+    assert proc.stderr is not None and proc.stdout is not None
+    said = []
+    try:
+        for line in proc.stderr:  # progress: a line per submission (not a terminal)
+            said.append(line)
+            if _graded_line(line):
+                break
+        postgres.crash()
+        time.sleep(4)  # the outage (the run is not told when it ends)
+        postgres.restart()
+        out, err = proc.communicate(timeout=900)
+        err = "".join(said) + err
+        assert proc.returncode == 0, out + err
+        assert "Traceback" not in err, err
+        done = outcomes(subprocess.CompletedProcess(cmd, 0, out, err))
+        assert done == dict.fromkeys(CLASS, "graded"), err
+        assert submission_rows(db_url) == dict.fromkeys(CLASS, 1)
+        totals = {s: cells["total"] for s, cells in scores_in(db_url, course).items()}
+        assert totals == {s: expected[s] for s in CLASS}
+        again = cli(*cmd)
+        assert again.returncode == 0, again.stderr
+        assert f"0 of {len(CLASS)} submissions to grade" in again.stderr
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        _up(postgres)
+        shutil.rmtree(course.parent, ignore_errors=True)
+
+
+def _up(postgres) -> None:
+    """The session's server running again, whatever a test left."""
+    try:
+        psycopg.connect(postgres.url().replace("+psycopg", ""), connect_timeout=3).close()
+    except psycopg.Error:
+        postgres.restart()
+
+
+def _ask_a_job(course: Path, student: str) -> dict:
+    """The reply of a grading job (classgrade/job.py, as a run starts it) to one task."""
+    log = course.parent / "job.log"
+    with open(log, "a") as out:
+        job = GradingJob(course, False, out)
+    try:
+        replies: list[dict] = []
+        while not replies:
+            ready, _, _ = select.select([job], [], [], 300)
+            assert ready, log.read_text()
+            got = job.read()
+            assert got is not None, log.read_text()
+            if any(r.get("ready") for r in got) and not job.task:
+                job.send(ASSIGNMENT, student, False, 300)
+            replies = [r for r in got if r.get("student") == student]
+        return replies[0]
+    finally:
+        job.kill()
+
+
+def test_a_gradebook_down_past_the_retries_is_graded_by_the_same_command_again(
+    postgres, expected, monkeypatch
+):
+    """The server stays down longer than the run tries it: the submissions it could not grade
+    (the one being graded when the server stopped, the ones not claimed yet) are grading's
+    faults, never the student's (said in a line each, not recorded, the run not ok), and the
+    same command again, no --force, grades exactly those."""
+    db_url = postgres.new_database()
+    course = fresh_course("attention-down-")
+    write_class(course, len(CLASS))
+    monkeypatch.setenv(DB_ENV, db_url)
+    crashed: list[str] = []
+
+    def progress(kind, student, outcome) -> None:
+        if kind == "done" and outcome.status == "graded" and not crashed:
+            postgres.crash()  # before this run claims the next submission
+            crashed.append(student)
+
+    try:
+        run = autograde_class(
+            ASSIGNMENT, course, jobs=2, progress=progress, retries=Retries(1, 0.2, 0.2)
+        )
+        # a grading job that meets the stopped server says so: never the student's outcome
+        reply = _ask_a_job(course, "s02")
+        postgres.restart()
+        assert reply["graded"] is False and reply["side"] == "transient", reply
+        assert reply["reason"].startswith("the gradebook's database failed: "), reply
+        assert not run.ok
+        status = {s: o.status for s, o in run.outcomes.items()}
+        assert sorted(status) == CLASS and status[crashed[0]] == "graded"
+        rest = [s for s in CLASS if status[s] == "error"]
+        # the other one in flight may have written its grade just before the crash
+        assert len(rest) >= len(CLASS) - 2 and set(status.values()) == {"graded", "error"}
+        lines = class_run_lines(run)
+        for student in rest:
+            line = next(ln for ln in lines if ln.strip().startswith(f"{student}:"))
+            assert "grading error: " in line and "gradebook" in line, line
+        monkeypatch.delenv(DB_ENV)
+        cmd = ["autograde", ASSIGNMENT, "--course", str(course), "--db", db_url, "--jobs", "2"]
+        again = cli(*cmd)
+        assert again.returncode == 0, again.stdout + again.stderr
+        assert f"{len(rest)} of {len(CLASS)} submissions to grade" in again.stderr
+        assert outcomes(again) == dict.fromkeys(rest, "graded")
+        assert submission_rows(db_url) == dict.fromkeys(CLASS, 1)
+        totals = {s: cells["total"] for s, cells in scores_in(db_url, course).items()}
+        assert totals == {s: expected[s] for s in CLASS}
+    finally:
+        _up(postgres)
+        shutil.rmtree(course.parent, ignore_errors=True)

@@ -43,10 +43,28 @@ def test_every_command_has_help(command):
         (["scores", "no_such_assignment"], "unknown assignment"),
         (["no_such_command"], "invalid choice"),
         (["student-config", __file__], "exists and is not a folder"),
+        (["autograde", "attention_basics", "--jobs", "0"], "--jobs: 0 is not 1 or more"),
+        (["autograde", "attention_basics", "--jobs", "-3"], "--jobs: -3 is not 1 or more"),
+        (["autograde", "attention_basics", "--jobs", "two"], "'two' is not a whole number"),
+        (["autograde"], "the following arguments are required: ASSIGNMENT"),
+        (["autograde", "attention_basics", "--no-such-option"], "unrecognized arguments"),
+        (["quiz", "export", "q", "--format", "gift", "--variants", "0"], "0 is not 1 or more"),
+        (
+            ["scores", "attention_basics", "--db", "sqlite:////mistyped/path.db"],
+            "no gradebook at /mistyped/path.db",
+        ),
+        (["doctor", "--course", "NOWHERE"], "NOWHERE is not a course folder"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args, message):
     proc = cli(*args)
-    assert proc.returncode == 2
+    assert proc.returncode == 2, proc.stdout + proc.stderr
     assert message in proc.stderr
-    assert "Traceback" not in proc.stderr
+    assert proc.stderr.count("\n") == 1, proc.stderr  # the line that matters, no usage first
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+def test_an_argument_error_names_the_command_and_its_help():
+    proc = cli("autograde", "attention_basics", "--jobs", "0")
+    assert proc.stderr.startswith("attention-course autograde: error: argument --jobs")
+    assert proc.stderr.rstrip().endswith("(see attention-course autograde --help)")
