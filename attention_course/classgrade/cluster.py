@@ -33,7 +33,8 @@ from concurrent.futures import CancelledError, ThreadPoolExecutor
 from dataclasses import asdict, fields
 from pathlib import Path
 
-from attention_course.classgrade.gradebook import DB_ENV, SubmissionLocks, is_postgres
+from attention_course.classgrade import outcomes
+from attention_course.classgrade.gradebook import DB_ENV, Records, SubmissionLocks, is_postgres
 from attention_course.classgrade.jobs import (
     STATE_DIR,
     ClassRun,
@@ -47,7 +48,7 @@ from attention_course.classgrade.jobs import (
 from attention_course.classgrade.nbgrader_api import CourseError, gradebook_settings
 from attention_course.errors import GradebookUnavailable
 from attention_course.grading.fingerprint import grading_code
-from attention_course.settings import DEFAULT
+from attention_course.settings import DEFAULT, RETRIES
 
 MIN_IN_FLIGHT = 64  # tasks sent ahead of the workers
 POLL = 0.25  # seconds between a grading task's looks at whether it is still wanted
@@ -194,6 +195,25 @@ def _claim(run: ClassRun, state: State, task: dict, wanted) -> bool:
     return True
 
 
+def _graded_through_faults(task: dict, wanted) -> dict | None:
+    """`_graded`, tried again here, still claimed, after a transient fault of the
+    infrastructure (the gradebook did not answer: settings.RETRIES); after the last try its
+    reply is a fault of grading (`jobs.finished` records nothing, the next run grades it)."""
+    attempt = 0
+    while True:
+        reply = _graded(task, wanted)
+        if reply is None or outcomes.of_reply(reply) != outcomes.TRANSIENT:
+            return reply
+        attempt += 1
+        if attempt > RETRIES.attempts:
+            return reply
+        until = time.monotonic() + RETRIES.delay(attempt)
+        while time.monotonic() < until:
+            if not wanted():
+                return None
+            time.sleep(0.25)
+
+
 def grade_submission(task: dict) -> dict:
     """A Dask task: claim one submission, grade it on this worker, record its outcome (as
     local grading does, under the claim) and say what it was (an Outcome's fields, plus where
@@ -214,7 +234,8 @@ def grade_submission(task: dict) -> dict:
         )
     db = task["db"]
     shared = SubmissionLocks(db, task["course_id"], assignment) if is_postgres(db) else None
-    state = State(root, assignment, shared)
+    records = Records(db, task["course_id"], assignment)  # what every course folder sees
+    state = State(root, assignment, shared, records)
     run = ClassRun(assignment, {}, force=task["force"])
     wanted = _still_wanted()
     name = f"{assignment}/{student}"
@@ -223,7 +244,7 @@ def grade_submission(task: dict) -> dict:
             return _said(run.outcomes[student])
         start = time.time()
         _log(root, f"claimed {name} for {task['key']}")
-        reply = _graded(task, wanted)
+        reply = _graded_through_faults(task, wanted)
         end = time.time()  # before the claim is let go
         if reply is None:
             state.unlock(student)
