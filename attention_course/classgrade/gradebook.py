@@ -34,6 +34,18 @@ SQLITE_FILE = "gradebook.db"
 SQLITE_OPTIONS = "?timeout=60"
 DRIVER = "postgresql+psycopg"  # psycopg 3 through SQLAlchemy
 CONNECT_SECONDS = 10
+# Every connection to a PostgreSQL gradebook, ours and nbgrader's (they are in the URL): a
+# server that cannot be reached is said within CONNECT_SECONDS, and one that vanishes mid-query
+# (its host gone, not restarted) within a minute or two, never a hang until the submission's
+# deadline (which would be recorded as the student's). A value the URL gives itself wins.
+POSTGRES_OPTIONS = {
+    "connect_timeout": str(CONNECT_SECONDS),
+    "keepalives": "1",
+    "keepalives_idle": "30",
+    "keepalives_interval": "10",
+    "keepalives_count": "3",
+    "tcp_user_timeout": "60000",  # ms: data sent and never acknowledged
+}
 
 T = TypeVar("T")
 
@@ -45,11 +57,22 @@ def default_url(root: Path) -> str:
 
 def normalize(db_url: str) -> str:
     """A PostgreSQL URL with psycopg 3 as its driver (`postgresql://` alone would make
-    SQLAlchemy look for psycopg2)."""
+    SQLAlchemy look for psycopg2) and POSTGRES_OPTIONS where it does not set them."""
     for prefix in ("postgresql://", "postgres://"):
         if db_url.startswith(prefix):
-            return DRIVER + "://" + db_url.removeprefix(prefix)
-    return db_url
+            db_url = DRIVER + "://" + db_url.removeprefix(prefix)
+    if not db_url.startswith(DRIVER + "://"):
+        return db_url
+    from sqlalchemy.engine import make_url
+
+    try:
+        parsed = make_url(db_url)
+    except Exception:  # noqa: BLE001 (a URL SQLAlchemy cannot read is refused where it is used)
+        return db_url
+    missing = {k: v for k, v in POSTGRES_OPTIONS.items() if k not in parsed.query}
+    if not missing:
+        return db_url
+    return parsed.update_query_dict(missing).render_as_string(hide_password=False)
 
 
 def url(root: Path, configured: str | None = None) -> str:
@@ -75,7 +98,9 @@ def shown(db_url: str) -> str:
     from sqlalchemy.engine import make_url
 
     try:
-        return make_url(db_url).render_as_string(hide_password=True)
+        parsed = make_url(db_url)
+        ours = [k for k, v in POSTGRES_OPTIONS.items() if parsed.query.get(k) == v]
+        return parsed.difference_update_query(ours).render_as_string(hide_password=True)
     except Exception:  # noqa: BLE001 (a URL SQLAlchemy cannot read is shown as it is)
         return db_url.split("@")[-1]
 
@@ -97,11 +122,7 @@ def connect(db_url: str) -> psycopg.Connection[tuple[Any, ...]]:
         return psycopg.connect(
             _conninfo(db_url),
             autocommit=True,
-            connect_timeout=CONNECT_SECONDS,
-            keepalives=1,
-            keepalives_idle=30,
-            keepalives_interval=10,
-            keepalives_count=3,
+            **{k: v for k, v in POSTGRES_OPTIONS.items() if f"{k}=" not in db_url},
             application_name="attention-course",
         )
     except (psycopg.Error, ValueError) as exc:
