@@ -120,9 +120,8 @@ def connect(db_url: str) -> psycopg.Connection[tuple[Any, ...]]:
 
     try:
         return psycopg.connect(
-            _conninfo(db_url),
+            _conninfo(normalize(db_url)),  # with POSTGRES_OPTIONS
             autocommit=True,
-            **{k: v for k, v in POSTGRES_OPTIONS.items() if f"{k}=" not in db_url},
             application_name="attention-course",
         )
     except (psycopg.Error, ValueError) as exc:
