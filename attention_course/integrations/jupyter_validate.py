@@ -22,6 +22,8 @@ from nbconvert.filters import strip_ansi
 from nbformat.notebooknode import NotebookNode
 from nbgrader.validator import Validator
 
+from attention_course.grading.notebook import parse_source
+
 # The first line of a traceback frame that IPython prints for notebook code.
 _FRAME = re.compile(r"^Cell In\[(\d+)\], line (\d+)(?:, in (\w+))?")
 MAX_STATEMENT_LINES = 4
@@ -31,8 +33,8 @@ def _statement_at(source: str, line: int) -> str:
     """The innermost statement of `source` that spans `line` (1-based), or that line alone."""
     lines = source.splitlines()
     try:
-        tree = ast.parse(source)
-    except SyntaxError:
+        tree = parse_source(source)
+    except SyntaxError:  # also what the parser cannot take (too deep)
         tree = None
     best: tuple[int, int] | None = None  # (first line, last line)
     for node in ast.walk(tree) if tree else ():

@@ -38,6 +38,11 @@ def test_statement_at_a_line(line, statement):
     assert _statement_at(CELL, line) == statement
 
 
+def test_a_cell_too_deep_for_the_parser_gives_its_line():
+    deep = "x = " + "(" * 5000 + "1" + ")" * 5000 + "\nassert x == 2"
+    assert _statement_at(deep, 2) == "assert x == 2"
+
+
 def _error_cell(source, count, ename, evalue, frames):
     cell = nbformat.v4.new_code_cell(source, execution_count=count)
     cell.metadata["nbgrader"] = {"grade_id": "f_tests", "grade": True}
