@@ -25,6 +25,11 @@ class Limits:
     # every sandbox that grading starts for one submission, re-runs included, shares it. The
     # notebook run's budget is of CPU time, its backstop absolute.
     wall_factor: float = 4.0  # a step's wall-clock backstop, as a multiple of its CPU limit
+    # A step past its CPU limit by the clock that used less than this share of one core is
+    # asleep (it waits, it does not compute): it is stopped then, not at its backstop. Honest
+    # code slowed down by other processes gets its share of the cores (1/20 of a core means
+    # about 40 busy processes on 2 cores) and goes on.
+    idle_share: float = 0.05
     grace: float = 2.0  # after a step's own alarm, before the process is killed
 
     # The grading worker (set-up and solution cells, then calls of the graded functions).

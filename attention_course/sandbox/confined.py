@@ -295,6 +295,10 @@ class Confined:
                 start_cpu = used
             elif used - start_cpu >= cpu:
                 raise self._dead(_stopped_cpu(shown))
+            elif (waited := time.monotonic() - started) >= cpu and (
+                used - start_cpu < self.limits.idle_share * waited
+            ):  # past its limit and asleep (its own alarm should have said so by now)
+                raise self._dead(_stopped_waiting(round(waited, 3)))
 
     def _receive(
         self, until: float, late: Callable[[], str]

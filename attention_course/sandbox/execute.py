@@ -175,6 +175,7 @@ class _Runner:
         timeout = self.limits.notebook_cell_timeout
         request = {"op": "run", "source": source, "execution_count": count, "timeout": timeout}
         request["wall"] = self.limits.backstop(timeout)
+        request["idle"] = self.limits.idle_share
         request["silent"] = silent
         reply, _ = process.request(request, timeout=timeout, deadline=deadline)
         return reply

@@ -210,6 +210,7 @@ class _Program:
                 "errstate": c.errstate,
                 "timeout": limits.call_timeout,
                 "wall": limits.backstop(limits.call_timeout),
+                "idle": limits.idle_share,
             }
             self.requests.append((header, arrays))
 
@@ -241,6 +242,7 @@ class _Program:
                 request: dict[str, Any] = {"op": "cell", "id": cid, "source": source}
                 request["timeout"] = limits.cell_timeout
                 request["wall"] = limits.backstop(limits.cell_timeout)
+                request["idle"] = limits.idle_share
                 reply, _ = worker.request(request, timeout=limits.cell_timeout, deadline=deadline)
                 error = _cell_error(reply)
                 if error:

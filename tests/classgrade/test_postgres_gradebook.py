@@ -129,9 +129,11 @@ def test_two_graders_at_once_on_overlapping_students(postgres, expected):
             assert "Traceback" not in proc.stderr and "error" not in proc.stdout
         said = [outcomes(proc) for proc in procs]
         assert sorted(said[0]) == STUDENTS[:4] and sorted(said[1]) == STUDENTS[2:]
-        for student in STUDENTS[2:4]:  # graded by one, or by both one after the other
-            assert "graded" in (said[0][student], said[1][student]), said
-            assert {said[0][student], said[1][student]} <= {"graded", "busy"}
+        for student in STUDENTS[2:4]:  # graded by one; the other found it busy or done
+            assert sorted((said[0][student], said[1][student])) in (
+                ["busy", "graded"],
+                ["graded", "unchanged"],  # the gradebook's records: graded by the other
+            ), said
         assert submission_rows(db_url) == dict.fromkeys(STUDENTS, 1)
         totals = {s: cells["total"] for s, cells in scores_in(db_url, courses[1]).items()}
         assert totals == expected

@@ -68,13 +68,22 @@ def test_code_that_ignores_its_alarm_and_spins_is_stopped_by_its_cpu_time(how):
     assert run.outcomes["w"].value == 2 and run.workers == 2
 
 
-def test_code_that_sleeps_is_stopped_by_the_wall_clock_backstop():
-    """Its own alarm stops it (the worker lives on) at the backstop, not at its CPU limit."""
-    limits = Limits(call_timeout=0.5, grace=0.5)  # backstop: 2 s
+def test_code_that_sleeps_is_stopped_once_past_its_limit_not_at_the_backstop():
+    """Its own alarm stops it (the worker lives on) when its time is up by the clock and it
+    used less than the idle share of a core: it waits, it does not compute."""
+    limits = Limits(call_timeout=0.5, grace=0.5, wall_factor=40.0)  # backstop: 20 s
     start = time.monotonic()
     run = _run("proc", [Call("s", "sleeper", (1,)), Call("w", "work", (2,))], limits)
-    assert time.monotonic() - start < 30
+    assert time.monotonic() - start < 15
+    out = run.outcomes["s"]
+    assert out.status == "timeout"
+    assert limits.call_timeout - 0.05 <= out.seconds < limits.backstop(limits.call_timeout) / 4
+    assert run.outcomes["w"].value == 2 and run.workers == 1
+
+
+def test_code_that_sleeps_with_no_idle_rule_is_stopped_by_the_wall_clock_backstop():
+    limits = Limits(call_timeout=0.5, grace=0.5, idle_share=0.0)  # backstop: 2 s
+    run = _run("proc", [Call("s", "sleeper", (1,)), Call("w", "work", (2,))], limits)
     out = run.outcomes["s"]
     assert out.status == "timeout"
     assert out.seconds >= limits.backstop(limits.call_timeout) - 0.05, out  # not its CPU limit
-    assert run.outcomes["w"].value == 2 and run.workers == 1

@@ -330,22 +330,27 @@ _alarm: dict[str, bool] = {"fired": False}
 # The running cell: its CPU time at the start, its CPU limit, when its wall-clock backstop ends.
 # The alarm is a wall-clock one (a CPU timer would make the process's CPU clock, which a
 # notebook may time its code with, coarse): when it rings, the cell's CPU time decides.
-_cell = {"cpu": 0.0, "limit": 0.0, "wall_end": 0.0}
+_cell = {"cpu": 0.0, "limit": 0.0, "wall_end": 0.0, "start": 0.0, "idle": 0.0}
 
 
 def _arm(request: dict[str, Any]) -> None:
     limit = float(request["timeout"])
     wall = float(request.get("wall", limit))
+    idle = float(request.get("idle", 0.0))
     _cell.update(cpu=_process_time(), limit=limit, wall_end=_monotonic() + wall)
+    _cell.update(start=_monotonic(), idle=idle)
     _setitimer(signal.ITIMER_REAL, max(min(limit, wall), 0.001))
 
 
 def _on_alarm(signum: int, frame: FrameType | None) -> None:
     """The cell's time is up: interrupt it exactly as a kernel interrupt would (unless a busy
     machine only slowed it down: then the alarm rings again when its CPU time may be up)."""
-    cpu_left = _cell["limit"] - (_process_time() - _cell["cpu"])
+    used = _process_time() - _cell["cpu"]
+    cpu_left = _cell["limit"] - used
     wall_left = _cell["wall_end"] - _monotonic()
-    if cpu_left > 0.005 and wall_left > 0.005:
+    # asleep past its limit (less than the idle share of a core): over now, not at the backstop
+    asleep = used < _cell["idle"] * (_monotonic() - _cell["start"])
+    if cpu_left > 0.005 and wall_left > 0.005 and not asleep:
         _setitimer(signal.ITIMER_REAL, max(min(cpu_left, wall_left), 0.01))
         return
     _alarm["fired"] = True

@@ -45,20 +45,25 @@ class StepTimeout(BaseException):
 # The running step: its CPU time at the start, its CPU limit, and when its wall-clock backstop
 # ends. The alarm is a wall-clock one (a CPU timer would make the process's own CPU clock
 # coarse): when it rings, the step's CPU time decides whether it is over, or rings again later.
-_step = {"cpu": 0.0, "limit": 0.0, "wall_end": 0.0}
+_step = {"cpu": 0.0, "limit": 0.0, "wall_end": 0.0, "start": 0.0, "idle": 0.0}
 
 
 def _arm(request: dict[str, Any]) -> None:
     limit = float(request["timeout"])
     wall = float(request.get("wall", limit))
+    idle = float(request.get("idle", 0.0))
     _step.update(cpu=_process_time(), limit=limit, wall_end=_monotonic() + wall)
+    _step.update(start=_monotonic(), idle=idle)
     _setitimer(signal.ITIMER_REAL, max(min(limit, wall), 0.001))
 
 
 def _on_alarm(signum: int, frame: FrameType | None) -> None:
-    cpu_left = _step["limit"] - (_process_time() - _step["cpu"])
+    used = _process_time() - _step["cpu"]
+    cpu_left = _step["limit"] - used
     wall_left = _step["wall_end"] - _monotonic()
-    if cpu_left > 0.005 and wall_left > 0.005:  # slowed down (a busy machine), or asleep
+    # asleep past its limit (less than the idle share of a core): over now, not at the backstop
+    asleep = used < _step["idle"] * (_monotonic() - _step["start"])
+    if cpu_left > 0.005 and wall_left > 0.005 and not asleep:  # only slowed down (busy machine)
         _setitimer(signal.ITIMER_REAL, max(min(cpu_left, wall_left), 0.01))
         return
     raise StepTimeout()
