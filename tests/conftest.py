@@ -32,6 +32,24 @@ GROUPS = {
 }
 
 
+# The groups that take longest, longest first: they start before everything else, so that no
+# long chain of tests starts last (xdist would otherwise start the groups with most tests first).
+LONGEST = (
+    "test_cluster_grading.py",
+    "test_postgres_gradebook.py",
+    "deploy",
+    "browser",
+    "test_class_grading.py",
+)
+
+
+def _rank(scope: str) -> int:
+    for rank, name in enumerate(LONGEST):
+        if scope == name or scope.endswith("/" + name):
+            return rank
+    return len(LONGEST)
+
+
 def group_of(module: str) -> str:
     """The group of a test module (its path relative to the rootdir)."""
     parts = Path(module).parts
@@ -49,8 +67,18 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
     from xdist.scheduler import LoadScopeScheduling
 
     class GroupScheduling(LoadScopeScheduling):
+        ordered = False
+
         def _split_scope(self, nodeid: str) -> str:
             return group_of(nodeid.split("::", 1)[0])
+
+        def _assign_work_unit(self, node) -> None:
+            if not self.ordered:  # the first time: the whole queue is there
+                self.ordered = True
+                queue = sorted(self.workqueue.items(), key=lambda unit: _rank(unit[0]))
+                self.workqueue.clear()
+                self.workqueue.update(queue)
+            super()._assign_work_unit(node)
 
     return GroupScheduling(config, log)
 
