@@ -298,7 +298,7 @@ class Confined:
             elif (waited := time.monotonic() - started) >= cpu and (
                 used - start_cpu < self.limits.idle_share * waited
             ):  # past its limit and asleep (its own alarm should have said so by now)
-                raise self._dead(_stopped_waiting(round(waited, 3)))
+                raise self._dead(_stopped_waiting(shown))  # the limit: the same every run
 
     def _receive(
         self, until: float, late: Callable[[], str]
