@@ -275,6 +275,14 @@ def graded_counts(course: Path) -> dict[str, int]:
     return counts
 
 
+def assert_graded_once(course: Path, db_url: str, students: list[str], local_scores) -> None:
+    """Each of `students` graded once (one "graded" claim in the workers' logs, one submission
+    row in the gradebook), with the scores of local grading."""
+    assert graded_counts(course) == dict.fromkeys(students, 1)
+    assert submission_rows(db_url) == dict.fromkeys(students, 1)
+    assert scores_in(db_url, course) == {s: local_scores[s] for s in students}
+
+
 def task_of(course: Path, student: str, force: bool = False, **changes) -> dict:
     from attention_course.classgrade.cluster import make_tasks
     from attention_course.classgrade.jobs import ClassRun, _fingerprint
@@ -349,9 +357,7 @@ def test_one_submission_sent_twice_at_once_is_graded_once(local_grading, postgre
         assert sorted(s["status"] for s in said) == ["graded", "unchanged"], said
         assert len({s["worker"] for s in said}) == 2  # one on each worker, at once
         assert_never_twice_at_once(course)
-        assert graded_counts(course) == {"s01": 1}
-        assert submission_rows(db_url) == {"s01": 1}
-        assert scores_in(db_url, course) == {"s01": local_scores["s01"]}
+        assert_graded_once(course, db_url, ["s01"], local_scores)
     finally:
         shutil.rmtree(course.parent, ignore_errors=True)
 
@@ -467,9 +473,7 @@ def test_a_client_killed_mid_run_stops_its_tasks_and_the_rerun_grades_each_once(
         assert not open_claims(course)  # the killed client's tasks all ended
         ends = {(s, k): status for s, k, _, _, status in claims_of(course)}
         assert {ends[claim] for claim in fresh} == {"stopped"}  # just started: stopped
-        assert graded_counts(course) == dict.fromkeys(students, 1)
-        assert submission_rows(db_url) == dict.fromkeys(students, 1)
-        assert scores_in(db_url, course) == {s: local_scores[s] for s in students}
+        assert_graded_once(course, db_url, students, local_scores)
     finally:
         shutil.rmtree(course.parent, ignore_errors=True)
 
@@ -511,8 +515,6 @@ def test_the_scheduler_lost_mid_run_is_one_line_and_the_same_command_finishes(
         assert f"{len(students) - len(recorded)} of {len(students)} submissions to grade" in (
             again.stderr
         )
-        assert graded_counts(course) == dict.fromkeys(students, 1)
-        assert submission_rows(db_url) == dict.fromkeys(students, 1)
-        assert scores_in(db_url, course) == {s: local_scores[s] for s in students}
+        assert_graded_once(course, db_url, students, local_scores)
     finally:
         shutil.rmtree(course.parent, ignore_errors=True)
