@@ -40,6 +40,7 @@ from attention_course.classgrade.jobs import (
     ClassRun,
     GradingJob,
     Outcome,
+    Retrying,
     State,
     claim,
     finished,
@@ -48,7 +49,7 @@ from attention_course.classgrade.jobs import (
 from attention_course.classgrade.nbgrader_api import CourseError, gradebook_settings
 from attention_course.errors import GradebookUnavailable
 from attention_course.grading.fingerprint import grading_code
-from attention_course.settings import DEFAULT, RETRIES
+from attention_course.settings import DEFAULT
 
 MIN_IN_FLIGHT = 64  # tasks sent ahead of the workers
 POLL = 0.25  # seconds between a grading task's looks at whether it is still wanted
@@ -199,15 +200,15 @@ def _graded_through_faults(task: dict, wanted) -> dict | None:
     """`_graded`, tried again here, still claimed, after a transient fault of the
     infrastructure (the gradebook did not answer: settings.RETRIES); after the last try its
     reply is a fault of grading (`jobs.finished` records nothing, the next run grades it)."""
-    attempt = 0
+    again = Retrying()
     while True:
         reply = _graded(task, wanted)
         if reply is None or outcomes.of_reply(reply) != outcomes.TRANSIENT:
             return reply
-        attempt += 1
-        if attempt > RETRIES.attempts:
+        delay = again.later(task["student"])
+        if delay is None:
             return reply
-        until = time.monotonic() + RETRIES.delay(attempt)
+        until = time.monotonic() + delay
         while time.monotonic() < until:
             if not wanted():
                 return None
