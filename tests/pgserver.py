@@ -163,6 +163,19 @@ class PostgresServer:
             conn.execute(f'CREATE DATABASE "{name}"')
         return self.url(name)
 
+    def sessions(self, db_url: str) -> int:
+        """How many connections to the database of `db_url` have ended so far (PostgreSQL
+        counts a session when it ends; this one's own reading is not among them)."""
+        import psycopg
+
+        name = db_url.rsplit("/", 1)[-1].split("?")[0]
+        time.sleep(1.5)  # a backend reports its statistics within a second of ending
+        with psycopg.connect(f"postgresql://{SUPERUSER}@127.0.0.1:{self.port}/postgres") as conn:
+            row = conn.execute(
+                "SELECT sessions FROM pg_stat_database WHERE datname = %s", (name,)
+            ).fetchone()
+        return int(row[0]) if row else 0
+
     def stop(self) -> None:
         if self.started:
             self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop")

@@ -96,10 +96,12 @@ def main(argv: list[str] | None = None) -> int:
     replies = os.fdopen(os.dup(1), "w")  # the answers' own channel ...
     os.dup2(2, 1)  # ... and whatever nbgrader or a library prints goes to the log
 
+    from attention_course.classgrade import gradebook_pool
     from attention_course.classgrade.nbgrader_api import api
     from attention_course.grading.graders import limit_grader_memory
 
     limit_grader_memory()
+    gradebook_pool.share()  # one pool of gradebook connections for every submission
     root = args.course.resolve()
     nb_api = api(root, args.unsandboxed, in_process=True)
     replies.write(json.dumps({"ready": True}) + "\n")

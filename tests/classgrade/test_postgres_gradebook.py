@@ -102,13 +102,13 @@ def outcomes(proc: subprocess.CompletedProcess) -> dict[str, str]:
 def disjoint(postgres):
     db_url = postgres.new_database()
     courses, procs = two_graders(db_url, STUDENTS[:3], STUDENTS[3:])
-    yield db_url, courses, procs
+    yield db_url, courses, procs, postgres.sessions(db_url)
     for course in courses:
         shutil.rmtree(course.parent, ignore_errors=True)
 
 
 def test_two_graders_at_once_on_disjoint_students(disjoint, expected):
-    db_url, courses, procs = disjoint
+    db_url, courses, procs, _ = disjoint
     for proc in procs:
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert "Traceback" not in proc.stderr and "error" not in proc.stdout
@@ -117,6 +117,19 @@ def test_two_graders_at_once_on_disjoint_students(disjoint, expected):
     assert submission_rows(db_url) == dict.fromkeys(STUDENTS, 1)
     totals = {s: cells["total"] for s, cells in scores_in(db_url, courses[0]).items()}
     assert totals == expected
+
+
+# A class run's own connections to the gradebook, however large the class (about 10 measured,
+# the first run making the tables): its checks, the advisory locks' connection, the records'
+# pool, the score table, one pool per grading job.
+RUN_CONNECTIONS = 15
+
+
+def test_the_gradebook_is_opened_once_per_run_not_once_per_step(disjoint):
+    """nbgrader opens its gradebook anew at each step of an autograde (about ten connections
+    per submission); a grading job shares one pool between all its submissions."""
+    _, _, procs, sessions = disjoint
+    assert sessions <= len(procs) * RUN_CONNECTIONS, f"{sessions} connections for 6 submissions"
 
 
 def test_two_graders_at_once_on_overlapping_students(postgres, expected):
@@ -144,7 +157,7 @@ def test_two_graders_at_once_on_overlapping_students(postgres, expected):
 
 def test_a_submission_another_machine_grades_is_left_to_it(disjoint, expected, monkeypatch):
     """Another grader's claim is seen without any shared folder: the gradebook's lock."""
-    db_url, _, _ = disjoint
+    db_url, _, _, _ = disjoint
     course = fresh_course("attention-grader-c-")  # a third machine, the same gradebook
     try:
         write_class(course, 3)
@@ -171,7 +184,7 @@ def test_a_submission_another_machine_grades_is_left_to_it(disjoint, expected, m
 
 
 def test_scores_report_and_nbgrader_export_read_the_shared_gradebook(disjoint, expected, tmp_path):
-    db_url, courses, _ = disjoint
+    db_url, courses, _, _ = disjoint
     course = courses[0]  # graded s00..s02 itself; the other grader s03..s05
     proc = cli("scores", ASSIGNMENT, "--course", str(course), "--db", db_url)
     assert proc.returncode == 0, proc.stderr
@@ -204,7 +217,7 @@ def test_scores_report_and_nbgrader_export_read_the_shared_gradebook(disjoint, e
 def test_formgrader_shows_the_shared_gradebook(disjoint, expected, tmp_path, monkeypatch):
     from tests.browser.lab import start_lab
 
-    db_url, courses, _ = disjoint
+    db_url, courses, _, _ = disjoint
     # formgrader lists a submission it finds in submitted/ but not in autograded/ as not
     # graded: it is shown the course folder both graders share (their autograded copies)
     shared = courses[1]
@@ -223,7 +236,7 @@ def test_formgrader_shows_the_shared_gradebook(disjoint, expected, tmp_path, mon
 
 
 def test_release_records_the_assignments_in_a_new_postgresql_database(disjoint, postgres):
-    _, courses, _ = disjoint
+    _, courses, _, _ = disjoint
     db_url = postgres.new_database()
     proc = cli("release", ASSIGNMENT, "--course", str(courses[0]), "--db", db_url)
     assert proc.returncode == 0, proc.stderr
@@ -254,7 +267,7 @@ def test_a_gradebook_that_cannot_be_reached_is_a_one_line_error(postgres, tmp_pa
 def test_a_second_course_folder_reports_and_keeps_what_the_first_graded(disjoint, tmp_path):
     """The gradebook is the one truth: the folder that graded s00..s02 neither calls s03..s05
     (graded by the other folder) "not autograded" nor grades them again."""
-    db_url, courses, _ = disjoint
+    db_url, courses, _, _ = disjoint
     course = courses[0]
     proc = cli("report", ASSIGNMENT, "--course", str(course), "--db", db_url, "--out", tmp_path)
     assert proc.returncode == 0, proc.stderr
