@@ -9,9 +9,10 @@ Dask LocalCluster of W worker processes (one thread each), into a throwaway Post
 run it prints the cluster's start-up, the wall time of grading (each worker's first task starts
 its grading job), submissions per minute, and the CPU-seconds per submission of everything
 (this process, the workers, their grading jobs and sandboxes, PostgreSQL: benchmarks/cputime.py)
-and of PostgreSQL alone. For comparison, the same class is then graded by as many local jobs
-into the same kind of gradebook (--no-local: not). The load average is printed with each run:
-other work on the machine shows there.
+and of PostgreSQL alone, and the connections to the gradebook per submission (PostgreSQL's
+count of sessions, the workers restarted first so that theirs end). For comparison, the same
+class is then graded by as many local jobs into the same kind of gradebook (--no-local: not).
+The load average is printed with each run: other work on the machine shows there.
 """
 
 from __future__ import annotations
@@ -61,17 +62,21 @@ def load() -> str:
 
 
 def grade(label, root, students, server, cpu, **how) -> None:
-    os.environ[DB_ENV] = server.new_database()
+    db_url = os.environ[DB_ENV] = server.new_database()
     before, db_before = cpu.seconds(), postgres_cpu(server)
     start = time.perf_counter()
     run = autograde_class(ASSIGNMENT, root, **how)
     wall = time.perf_counter() - start
     used, db_used = cpu.seconds() - before, postgres_cpu(server) - db_before
     failed = [s for s, o in run.outcomes.items() if o.status != "graded"]
+    if how.get("scheduler") is not None:
+        how["scheduler"].restart()  # the workers' own connections end, and are counted
+    connections = server.sessions(db_url)
     print(
         f"{label}: {wall:6.1f} s, {60 * len(students) / wall:5.1f} submissions per minute, "
         f"{used / len(students):4.2f} CPU-s per submission ({db_used / len(students):4.2f} "
-        f"PostgreSQL's), {load()}" + (f", FAILED: {failed}" if failed else ""),
+        f"PostgreSQL's), {connections / len(students):4.2f} gradebook connections per "
+        f"submission, {load()}" + (f", FAILED: {failed}" if failed else ""),
         flush=True,
     )
 

@@ -61,6 +61,7 @@ OUTCOME_FIELDS = [field.name for field in fields(Outcome)]
 # ------------------------------------------------------------------ on the worker
 
 
+_records: dict[tuple[str, str, str], Records] = {}  # (gradebook, course, assignment) -> kept
 _idle: list[tuple[tuple, GradingJob]] = []  # jobs waiting for a task: (what they grade, job)
 _idle_guard = threading.Lock()
 # Grading jobs are started from this one long-lived thread: a job dies with the thread that
@@ -235,7 +236,7 @@ def grade_submission(task: dict) -> dict:
         )
     db = task["db"]
     shared = SubmissionLocks(db, task["course_id"], assignment) if is_postgres(db) else None
-    records = Records(db, task["course_id"], assignment)  # what every course folder sees
+    records = _records_of(db, task["course_id"], assignment)  # what every course folder sees
     state = State(root, assignment, shared, records)
     run = ClassRun(assignment, {}, force=task["force"])
     wanted = _still_wanted()
@@ -260,7 +261,17 @@ def grade_submission(task: dict) -> dict:
     except GradebookUnavailable as exc:  # the advisory lock could not be asked for
         return _fault(student, str(exc))
     finally:
-        state.close()  # lets go of the claim whatever happened
+        state.close(keep_records=True)  # lets go of the claim whatever happened
+
+
+def _records_of(db: str, course_id: str, assignment: str) -> Records:
+    """The gradebook's records of an assignment, one per worker process (one pool of
+    connections for all its tasks, not a new engine per task)."""
+    key = (db, course_id, assignment)
+    with _idle_guard:
+        if key not in _records:
+            _records[key] = Records(db, course_id, assignment)
+        return _records[key]
 
 
 def _keep(key: tuple, job: GradingJob) -> None:

@@ -131,12 +131,13 @@ class State:
                 self.shared.release(student)
             os.close(fd)  # closing releases the lock (so does dying)
 
-    def close(self) -> None:
+    def close(self, keep_records: bool = False) -> None:
+        """Let go of every claim; `keep_records`: the records' pool is kept for later use."""
         for student in list(self.locks):
             self.unlock(student)
         if self.shared is not None:
             self.shared.close()
-        if self.records is not None:
+        if self.records is not None and not keep_records:
             self.records.close()
 
 
