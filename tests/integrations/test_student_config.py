@@ -5,15 +5,35 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
+from pathlib import Path
 
-from attention_course.integrations.student_config import (
-    INSTRUCTOR_PLUGINS,
-    course_settings,
-    write_student_config,
-)
+from attention_course.integrations.student_config import course_settings, write_student_config
+
+# nbgrader's JupyterLab plugins, by what they are for: the instructor's tools (students must not
+# see them) and the students' own (which must stay on). Typed here, not read from the engine.
+INSTRUCTORS = {
+    "@jupyter/nbgrader:formgrader",
+    "@jupyter/nbgrader:create-assignment",
+    "@jupyter/nbgrader:course-list",
+}
+STUDENTS = {"@jupyter/nbgrader:assignment-list", "@jupyter/nbgrader:validate-assignment"}
+
+
+def installed_plugins() -> set[str]:
+    """The plugin ids nbgrader's installed lab extension declares (in its JavaScript)."""
+    folder = Path(sys.prefix) / "share" / "jupyter" / "labextensions" / "@jupyter" / "nbgrader"
+    found = set()
+    for script in (folder / "static").glob("*.js"):
+        found |= set(re.findall(r"[\"'](@jupyter/nbgrader:[a-z-]+)[\"']", script.read_text()))
+    return found
+
+
+def test_the_plugins_named_are_nbgraders_own():
+    assert INSTRUCTORS | STUDENTS <= installed_plugins()
 
 
 def test_student_config_turns_off_instructor_tools_and_names_the_exchange(tmp_path):
@@ -24,9 +44,7 @@ def test_student_config_turns_off_instructor_tools_and_names_the_exchange(tmp_pa
     assert extensions["nbgrader.server_extensions.course_list"] is False
     assert extensions["attention_course.integrations.jupyter_validate"] is True
     disabled = data["labconfig/page_config.json"]["disabledExtensions"]
-    assert {p for p, off in disabled.items() if off} == set(INSTRUCTOR_PLUGINS)
-    assert "@jupyter/nbgrader:formgrader" in disabled
-    assert "@jupyter/nbgrader:create-assignment" in disabled
+    assert {p for p, off in disabled.items() if off} == INSTRUCTORS
     assert data["nbgrader_config.json"] == {
         "CourseDirectory": {"course_id": "a-course"},
         "Exchange": {"root": "/srv/exchange"},
@@ -79,7 +97,8 @@ def test_the_server_lab_and_nbgrader_read_it_on_the_config_path(tmp_path):
     assert found["extensions"]["nbgrader.server_extensions.course_list"] is False
     assert found["extensions"]["nbgrader.server_extensions.assignment_list"] is True
     assert found["extensions"]["attention_course.integrations.jupyter_validate"] is True
-    assert {p for p, off in found["disabled"].items() if off} >= set(INSTRUCTOR_PLUGINS)
+    off = {p for p, off in found["disabled"].items() if off}
+    assert off >= INSTRUCTORS and not off & STUDENTS
     assert found["nbgrader"] == ["a-course", "/srv/exchange"]
     assert not own.exists()  # read from the config path, nothing written for it
 
