@@ -64,7 +64,9 @@ def test_gift_parses_back(tmp_path: Path, quiz: str) -> None:
     for gq, (item, inst) in zip(parsed, expected, strict=True):
         q = item.question
         assert gq.valid
-        assert type(gq.answers).__name__ == GIFT_SETS[q.type]
+        if q.type != "shape":  # pygiftparser reads a short answer with 0% answers as a select;
+            # Moodle (and gift-pegjs, test_quiz_export_verdicts.py) read it as a short answer
+            assert type(gq.answers).__name__ == GIFT_SETS[q.type]
         assert transformSpecials(gq.text) == inst.prompt
         assert gq.title.startswith(f"{quiz}/{q.id}")
         if q.templated:
@@ -84,11 +86,15 @@ def test_gift_parses_back(tmp_path: Path, quiz: str) -> None:
             assert answers[0].tolerance == pytest.approx(q.tolerance.half_width(inst.key))
             assert answers[0].fraction == 100 and all(a.fraction == 0 for a in answers[1:])
         elif q.type == "shape":
-            assert [transformSpecials(a.answer) for a in answers] == shape_forms(inst.key)
+            forms = shape_forms(inst.key)
+            assert [transformSpecials(a.answer) for a in answers][: len(forms)] == forms
         elif q.type == "matching":
             pairs = {a.question.strip(): transformSpecials(a.answer.strip()) for a in answers}
             options = {o.id: o.text for o in q.choices}
-            assert pairs == {item_: options[inst.key[item_]] for item_ in q.items}
+            distractors = [o.text for o in q.choices if o.id not in inst.key.values()]
+            assert pairs == {item_: options[inst.key[item_]] for item_ in q.items} | {
+                "": distractors[-1]  # the distractor: no left side
+            }
 
 
 def test_gift_syntax_rules() -> None:
@@ -251,7 +257,8 @@ def test_jupyterquiz_numeric_answers(tmp_path: Path) -> None:
     assert right["range"][0] <= key < right["range"][1]
     d_k = for_student(bank, bank.question("sdpa_scale"), "bob").params["d_k"]
     wrong = [a for a in scale["answers"] if a.get("correct") is False]
-    assert {"type": "value", "value": float(d_k)}.items() <= wrong[0].items()
+    low, high = wrong[0]["range"]  # a wrong answer is matched within the tolerance, as the key
+    assert wrong[0]["type"] == "range" and low < float(d_k) < high
     width = next(q for q in questions if "attention heads" in q["question"])
     assert width["answers"][0] == {
         "type": "value",

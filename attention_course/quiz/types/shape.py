@@ -97,7 +97,8 @@ class ShapeType(ValueType):
         note = self.wrong_answers_note(instance)
         if note:
             lines.append(f"-   {md(note)}")
-        return lines + [f"*   {md(form)}" for form in shape_forms(instance.key)]
+        # text2qti keeps a short answer's text as written (a Markdown escape would stay in it)
+        return lines + [f"*   {form}" for form in shape_forms(instance.key)]
 
     def moodle_question(self, item: ExportItem, index: int, title: str) -> Element:
         """A short answer, case ignored: every accepted spelling of the key at 100%, of each
