@@ -444,7 +444,9 @@ def run_export(args: argparse.Namespace) -> int:
             out.write_text(content, encoding="utf-8")
     except OSError as exc:
         raise UserError(f"cannot write {out}: {exc.strerror}") from None
-    for note in notes:
+    from attention_course.quiz.exports import LIMITS
+
+    for note in [*LIMITS.get(args.format, ()), *notes]:
         print(f"note: {note}", file=sys.stderr)
     print(f"Wrote {out} ({args.format}, {len(bank.questions)} questions)")
     return 0

@@ -119,6 +119,7 @@ def test_gift_syntax_rules() -> None:
                 half = item.question.tolerance.half_width(inst.key)
                 assert f"{{\n#={gift_number(inst.key)}:{gift_number(half)}" in text
     assert "~%33.33333%" in text and "~%-33.33333%" in text
+    assert "// Note: GIFT has no question points: Moodle imports every question as 1 point" in text
     concept = load_bank("concept_check", BANK_DIR)
     gift = to_gift(concept, export_items(concept, 1))
     assert '=query -> What you are looking for, e.g. "books about gardening".' in gift
