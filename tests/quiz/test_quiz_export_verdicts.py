@@ -54,6 +54,7 @@ def _answers(inst: Instance) -> list[Any]:
     if q.type == "numeric":
         half = q.tolerance.half_width(inst.key)
         near = [inst.key + 0.5 * half, inst.key - 0.9 * half, inst.key + 3 * half + 1]
+        near += list(q.tolerance.bounds(inst.key))  # the edges: inside, in every system
         wrong = [w.value for w in inst.wrong_answers]
         return [format_number(v) for v in [inst.key, *near, *wrong]]
     return [correct_answer(inst), wrong_answer(inst)]
@@ -140,8 +141,9 @@ def test_moodle_gives_the_courses_verdicts(student: str) -> None:
                     assert got == pytest.approx(course, abs=1e-4), (bank.quiz, q.id, raw)
                     checked += 1
             if q.type == "matching":  # the distractor is carried, with no left side
-                lefts = [p["subquestion"]["text"] for p in gq["matchPairs"]]
-                assert lefts.count("") == len(q.choices) - len(set(inst.key.values())) > 0
+                for source in (gq, _from_moodlexml(xq)):
+                    lefts = [p["subquestion"]["text"] for p in source["matchPairs"]]
+                    assert lefts.count("") == len(q.choices) - len(set(inst.key.values())) > 0
             if q.type in ("shape", "numeric"):  # what the course tells a typical mistake
                 notes = {c["feedback"]["text"] for c in gq["choices"] if c["feedback"]}
                 for w in inst.wrong_answers:
