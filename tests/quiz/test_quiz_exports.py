@@ -16,6 +16,8 @@ from pygiftparser import parser as gift_parser
 from pygiftparser.utils import transformSpecials
 
 from attention_course.cli.main import main
+from attention_course.quiz import types as question_types
+from attention_course.quiz.answer_core import format_number
 from attention_course.quiz.export_gift import escape, gift_number, to_gift
 from attention_course.quiz.export_jupyterquiz import TYPES, to_jupyterquiz
 from attention_course.quiz.export_qti import md
@@ -169,6 +171,8 @@ def test_qti_is_canvas_qti_1_2(tmp_path: Path, quiz: str) -> None:
     for group in groups:
         pick = group.find("q:selection_ordering/q:selection/q:selection_number", NS)
         assert pick is not None and pick.text == "1"
+        first = group.find("q:item", NS).get("title")
+        assert group.get("title") == first.split(" v")[0]  # the question, not "Group"
     assert any(n.endswith("assessment_meta.xml") for n in archive.namelist())
 
 
@@ -201,6 +205,17 @@ def test_qti_matching_and_numeric_items(tmp_path: Path) -> None:
     inst = for_student(bank, bank.question("weights_memory"), "alice")
     item = next(
         i for i in root.iter(f"{{{NS['q']}}}item") if i.get("title").startswith("weights_memory")
+    )
+    comments = "".join(
+        "".join(f.itertext())
+        for f in item.findall("q:itemfeedback", NS)
+        if f.get("ident") == "general_incorrect_fb"
+    )
+    reachable = question_types.of(inst.question).distinct_wrong(
+        inst
+    )  # Canvas: in the incorrect comment
+    assert reachable and all(
+        f"If you answered {format_number(w.value)}:" in comments for w in reachable
     )
     low = float(item.find(".//q:vargte", NS).text)
     high = float(item.find(".//q:varlte", NS).text)
