@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from attention_course.quiz import types
+from attention_course.quiz.answer_core import shape_forms
 from attention_course.quiz.model import Bank, Question
-from attention_course.quiz.types.shape import shape_forms
 from attention_course.quiz.variants import Instance, for_student, instantiate
 
 __all__ = ["LIMITS", "ExportItem", "exportable", "export_items", "left_out", "shape_forms"]
