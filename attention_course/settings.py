@@ -114,10 +114,11 @@ ANSWER_CELL_CHARS = 10_000
 
 # LMS exports: how many variants of each templated question go into a GIFT or QTI file
 # (Moodle draws one per student from the question's category, Canvas from a question group).
-EXPORT_FORMATS = ("gift", "qti", "jupyterquiz", "selfcheck", "widgets")
+EXPORT_FORMATS = ("gift", "moodlexml", "qti", "jupyterquiz", "selfcheck", "widgets")
 EXPORT_VARIANTS = 5
 EXPORT_SUFFIX = {
     "gift": ".gift.txt",
+    "moodlexml": ".moodle.xml",
     "qti": ".qti.zip",
     "jupyterquiz": ".jupyterquiz.json",
     "selfcheck": ".selfcheck.json",
@@ -128,6 +129,14 @@ EXPORT_SUFFIX = {
 SALT_BYTES = 16
 SELFCHECK_FORMAT_VERSION = 1
 
+
+# `quiz take` records every attempt as a response file here (relative to the current folder),
+# named <quiz>-<student>-<UTC time>.json; `quiz grade` reads such files.
+ATTEMPTS_DIR = Path("attempts")
+
+# Scores are printed and written rounded to this many decimals (bank points are multiples of
+# 0.5; partial credit such as 2/3 of 2 points shows as 1.33).
+SCORE_DECIMALS = 2
 
 # Class grading.
 GRADES_CSV = Path("grades.csv")

@@ -47,3 +47,19 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   .venv/bin/python -c "import attention_course, nbgrader, numpy" 
   touch "$stamp"
 fi
+
+# The npm packages the quiz export tests run under node (gift-pegjs, jsdom: tests/quiz/node/),
+# into .venv/node_tools; the tests install them there too when they are missing.
+if command -v npm >/dev/null 2>&1; then
+  if [ ! -f .venv/node_tools/.installed ] || [ tests/quiz/node/packages.txt -nt .venv/node_tools/.installed ]; then
+    echo "setup: installing the quiz export tests' npm packages into .venv/node_tools ..."
+    # shellcheck disable=SC2046
+    if npm install --prefix .venv/node_tools --no-audit --no-fund $(cat tests/quiz/node/packages.txt) >/dev/null 2>&1; then
+      touch .venv/node_tools/.installed
+    else
+      echo "setup: warning: npm could not install them; the quiz export tests install them when run"
+    fi
+  fi
+else
+  echo "setup: warning: node/npm are not installed; the quiz export tests need them (apt-get install nodejs npm)"
+fi

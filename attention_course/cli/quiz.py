@@ -25,9 +25,10 @@ from attention_course.quiz.model import Bank
 TAKE_HELP = """\
 Take a quiz in the terminal with immediate feedback.
 
-QUIZ is a quiz id (graded with the instructor's bank: the full key, free-text rubrics included)
-or the path of a self-check key made by `quiz export QUIZ --format selfcheck` (what students
-are given). A self-check key stores answers as salted hashes: they cannot be read from the file,
+QUIZ is a quiz id or bank file (graded with the instructor's bank: the full key, free-text
+rubrics included) or the path of a self-check key made by `quiz export QUIZ --format selfcheck`
+(what students are given; recognised by its content, whatever the file is called). A
+self-check key stores answers as salted hashes: they cannot be read from the file,
 but they are not secret either, since anyone can try every choice, and a numeric key can be
 recovered by hashing candidate numbers; numeric answers are accepted within a window of up to
 twice the tolerance. Use it for practice, never for grading.
@@ -35,12 +36,18 @@ twice the tolerance. Use it for practice, never for grading.
 Without --answers the quiz is interactive: an answer in the wrong format is explained and asked
 again; an empty line skips a question. With --answers FILE (JSON or YAML: {student: ID,
 answers: {question_id: answer}}) every answer is checked at once.
+
+Every attempt is recorded as a response file (student, quiz, time, answers and the verdicts
+shown) at --out, by default attempts/<quiz>-<student>-<UTC time>.json; `quiz grade QUIZ FILE`
+grades it again with the bank.
 """
 
 EXPORT_HELP = f"""\
 Export a quiz from its bank.
 
-  gift         Moodle GIFT text; each templated question's variants in a category of their own
+  gift         Moodle GIFT text; each templated question's variants in a category of their own;
+               GIFT cannot carry question weights (Moodle imports each as 1 point)
+  moodlexml    Moodle XML: as gift, plus each question's points and matching distractors
   qti          Canvas QTI 1.2 zip (built with text2qti); variants as a question group, pick 1
   jupyterquiz  jupyterquiz JSON; one variant; holds answers in plain text (jupyterquiz checks
                in the browser), so it hides nothing; free text is left out
@@ -48,8 +55,9 @@ Export a quiz from its bank.
                `quiz take --help` for what that does and does not hide)
   widgets      self-check notebook (ipywidgets) with the same key embedded
 
-Templated questions: --student ID exports that student's numbers only; otherwise gift and qti
-carry --variants variants (default {settings.EXPORT_VARIANTS}) and jupyterquiz variant 0.
+Templated questions: --student ID exports that student's numbers only; otherwise gift,
+moodlexml and qti carry --variants variants (default {settings.EXPORT_VARIANTS}) and
+jupyterquiz variant 0.
 selfcheck and widgets always hold every variant: students type their id to get their numbers.
 """
 
@@ -128,9 +136,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description=TAKE_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("quiz", metavar="QUIZ", help="quiz id, or path of a self-check key (.json)")
+    p.add_argument("quiz", metavar="QUIZ", help="quiz id, bank file, or path of a self-check key")
     p.add_argument("--student", metavar="ID", help="your student id: it picks your numbers")
     p.add_argument("--answers", type=Path, metavar="FILE", help="answers file (JSON or YAML)")
+    p.add_argument(
+        "--out",
+        type=Path,
+        metavar="FILE",
+        help=f"response file to record the attempt in (default: {settings.ATTEMPTS_DIR}/"
+        "<quiz>-<student>-<UTC time>.json)",
+    )
     p.set_defaults(run=run_take)
 
     p = sub.add_parser(
@@ -183,7 +198,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         type=positive,
         default=settings.EXPORT_VARIANTS,
         metavar="N",
-        help=f"variants per templated question in gift/qti (default: {settings.EXPORT_VARIANTS})",
+        help="variants per templated question in gift/moodlexml/qti "
+        f"(default: {settings.EXPORT_VARIANTS})",
     )
     p.add_argument("--student", metavar="ID", help="export only this student's numbers")
     p.set_defaults(run=run_export)
@@ -292,22 +308,39 @@ def run_validate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _selfcheck_data(path: Path) -> Any:
+    """The content of ``path`` when it is a self-check key (by its "format" field), else None."""
+    from attention_course.quiz.selfcheck import FORMAT_NAME
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    return data if isinstance(data, dict) and data.get("format") == FORMAT_NAME else None
+
+
 def _session(args: argparse.Namespace, student: str) -> Any:
     from attention_course.quiz.selfcheck import validate_selfcheck
     from attention_course.quiz.sessions import BankSession, SelfcheckSession
 
     path = Path(args.quiz)
-    if path.suffix == ".json" and path.is_file():
-        data = _read(path)
-        try:
-            validate_selfcheck(data)
-        except ValueError as exc:
-            raise UserError(f"{path}: {exc}") from None
-        return SelfcheckSession(data, student)
+    if path.is_file():
+        data = _selfcheck_data(path)
+        if data is not None:
+            try:
+                validate_selfcheck(data)
+            except ValueError as exc:
+                raise UserError(f"{path}: {exc}") from None
+            return SelfcheckSession(data, student)
+        if path.suffix not in settings.BANK_SUFFIXES:
+            raise UserError(f"{path}: neither a self-check key nor a bank file")
     return BankSession(_load(args.quiz, _banks(args)), student)
 
 
 def run_take(args: argparse.Namespace) -> int:
+    from datetime import UTC, datetime
+
+    from attention_course.quiz.attempts import attempt_record, default_path, write_attempt
     from attention_course.quiz.terminal import run_interactive, run_with_answers
 
     answers: dict[str, Any] | None = None
@@ -325,14 +358,23 @@ def run_take(args: argparse.Namespace) -> int:
         if not student:
             raise UserError("a student id is needed (it picks your numbers)")
     session = _session(args, student)
+    started = datetime.now(UTC)
     if answers is not None:
         known = {q.id for q in session.questions()}
         unknown = sorted(set(answers) - known)
         if unknown:
             raise UserError(f"{args.answers}: no question {unknown[0]!r} in this quiz")
-        run_with_answers(session, answers, sys.stdout)
+        results = run_with_answers(session, answers, sys.stdout)
     else:
-        run_interactive(session, input, sys.stdout)
+        answers = {}
+        results = run_interactive(session, input, sys.stdout, answers)
+    record = attempt_record(session.quiz, student, answers, results, session.checked_with, started)
+    out = args.out or default_path(session.quiz, student, started)
+    try:
+        write_attempt(record, out)
+    except OSError as exc:
+        raise UserError(f"cannot write {out}: {exc.strerror}") from None
+    print(f"Recorded this attempt in {out} (grade it with `attention-course quiz grade`).")
     return 0
 
 
@@ -367,6 +409,10 @@ def run_export(args: argparse.Namespace) -> int:
         from attention_course.quiz.export_gift import to_gift
 
         content: str | bytes = to_gift(bank, items)
+    elif args.format == "moodlexml":
+        from attention_course.quiz.export_moodlexml import to_moodlexml
+
+        content = to_moodlexml(bank, items)
     elif args.format == "qti":
         from attention_course.quiz.export_qti import to_qti_zip
 
@@ -398,7 +444,9 @@ def run_export(args: argparse.Namespace) -> int:
             out.write_text(content, encoding="utf-8")
     except OSError as exc:
         raise UserError(f"cannot write {out}: {exc.strerror}") from None
-    for note in notes:
+    from attention_course.quiz.exports import LIMITS
+
+    for note in [*LIMITS.get(args.format, ()), *notes]:
         print(f"note: {note}", file=sys.stderr)
     print(f"Wrote {out} ({args.format}, {len(bank.questions)} questions)")
     return 0

@@ -76,7 +76,7 @@ def parse_number(raw: object) -> float:
     if isinstance(raw, bool):
         raise _fail("numeric", f"{raw!r} is not a number")
     if isinstance(raw, str):
-        text = raw.strip().replace("_", "")
+        text = raw.strip()
         if not re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", text):
             raise _fail("numeric", f"{raw.strip()!r} is not a number")
         raw = float(text)
@@ -85,14 +85,36 @@ def parse_number(raw: object) -> float:
     return float(raw)
 
 
+def shape_forms(shape: Sequence[int]) -> list[str]:
+    """Every way of writing ``shape`` that counts as that shape: the one accepted set.
+
+    The course's checker and every export (GIFT, Moodle XML, QTI, jupyterquiz) accept exactly
+    these spellings, compared without the spaces around the whole answer and ignoring case
+    (so 9X16 is 9x16): in parentheses or brackets, bare, with or without a space after each
+    comma, or joined by x or × (with or without spaces around it). A 1-dimensional shape in
+    parentheses keeps Python's trailing comma: (9,).
+    """
+    dims = [str(int(v)) for v in shape]
+    spaced, tight = ", ".join(dims), ",".join(dims)
+    trail = "," if len(dims) == 1 else ""
+    forms = [f"({spaced}{trail})", f"({tight}{trail})", f"[{spaced}]", f"[{tight}]", spaced, tight]
+    forms += [sep.join(dims) for sep in ("x", " x ", "×", " × ")]
+    return list(dict.fromkeys(forms))
+
+
 def parse_shape(raw: object) -> tuple[int, ...]:
     if isinstance(raw, str):
         text = raw.strip()
         inner = text[1:-1] if text[:1] + text[-1:] in ("()", "[]") else text
-        parts = [p for p in re.split(r"\s*(?:,|x|×|\s)\s*", inner.strip()) if p]
-        if not parts or not all(p.isdigit() for p in parts):
+        parts = [p for p in re.split(r"\s*(?:,|x|×|\s)\s*", inner.strip().casefold()) if p]
+        if not parts or not all(p.isdigit() and p.isascii() for p in parts):
             raise _fail("shape", f"{text!r} is not a shape")
-        return tuple(int(p) for p in parts)
+        shape = tuple(int(p) for p in parts)
+        if text.casefold() not in (form.casefold() for form in shape_forms(shape)):
+            dims = [str(v) for v in shape]
+            like = dict.fromkeys([shape_forms(shape)[0], f"[{', '.join(dims)}]", "x".join(dims)])
+            raise _fail("shape", f"write {text!r} like {' or '.join(like)}")
+        return shape
     if (
         isinstance(raw, list | tuple)
         and raw

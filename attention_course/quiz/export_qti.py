@@ -72,6 +72,10 @@ def _replace_placeholders(assessment_xml: str, items: list[ExportItem]) -> str:
             if new is not None:  # the type writes its own item (matching)
                 parent.remove(child)
                 parent.insert(index, new)
+    for section in root.iter(f"{{{QTI_NS}}}section"):
+        titles = [i.get("title", "") for i in section.findall(f"{{{QTI_NS}}}item")]
+        if section.get("title") == "Group" and titles:  # text2qti titles every group "Group"
+            section.set("title", titles[0].split(" v")[0])
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode")
 

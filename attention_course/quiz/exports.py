@@ -5,11 +5,36 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from attention_course.quiz import types
+from attention_course.quiz.answer_core import shape_forms
 from attention_course.quiz.model import Bank, Question
-from attention_course.quiz.types.shape import shape_forms
 from attention_course.quiz.variants import Instance, for_student, instantiate
 
-__all__ = ["ExportItem", "exportable", "export_items", "left_out", "shape_forms"]
+__all__ = ["LIMITS", "ExportItem", "exportable", "export_items", "left_out", "shape_forms"]
+
+# What a format cannot carry, or where its system reads answers differently from the course:
+# written into the export where it has comments, and printed by `quiz export` (docs/quiz.md).
+LIMITS = {
+    "gift": (
+        "GIFT has no question points: Moodle imports every question as 1 point (the points are "
+        "in a comment; use moodlexml to carry them)",
+        "GIFT has no feedback for matching options",
+        "Moodle's numerical questions also read thousands separators (1,000) and powers of ten "
+        "written 1.5x10^6, which the course calls invalid",
+    ),
+    "moodlexml": (
+        "Moodle's numerical questions also read thousands separators (1,000) and powers of ten "
+        "written 1.5x10^6, which the course calls invalid",
+    ),
+    "qti": (
+        "Canvas's numerical and short answers are all right answers: the typical wrong answers' "
+        "feedback is in the incorrect-answer comment, not per answer",
+    ),
+    "jupyterquiz": (
+        "jupyterquiz has no scores: partial credit shows as incorrect",
+        "jupyterquiz also reads a fraction such as 3/4 for a number, which the course calls "
+        "invalid",
+    ),
+}
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from attention_course.quiz import types
 from attention_course.quiz.checking import Result, grade
 from attention_course.quiz.model import Bank
 from attention_course.quiz.responses import Responses
+from attention_course.quiz.results import format_points
 from attention_course.quiz.variants import for_student
 
 
@@ -49,14 +50,14 @@ def write_grades_csv(bank: Bank, graded: list[Graded], out: Path) -> None:
         ids = [q.id for q in bank.questions]
         writer.writerow(["student", "variant", *ids, "total", "max", "needs_review", "file"])
         for g in graded:
-            scores = [f"{r.score:g}" for r in g.results]
+            scores = [format_points(r.score) for r in g.results]
             writer.writerow(
                 [
                     g.student,
                     g.variant,
                     *scores,
-                    f"{g.total:g}",
-                    f"{bank.max_score:g}",
+                    format_points(g.total),
+                    format_points(bank.max_score),
                     " ".join(g.needs_review),
                     g.source,
                 ]

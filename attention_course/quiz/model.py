@@ -64,8 +64,15 @@ class Tolerance:
     def half_width(self, key: float) -> float:
         return self.abs if self.abs is not None else self._relative() * abs(key)
 
+    def bounds(self, key: float) -> tuple[float, float]:
+        """The closed interval of accepted answers, [key - half width, key + half width], in
+        floating point as Moodle computes it; every export carries these bounds."""
+        half = self.half_width(key)
+        return key - half, key + half
+
     def accepts(self, given: float, key: float) -> bool:
-        return abs(given - key) <= self.half_width(key) * (1 + 1e-12) + 1e-12
+        low, high = self.bounds(key)
+        return low <= given <= high
 
     def describe(self) -> str:
         return f"±{self.abs:g}" if self.abs is not None else f"±{100 * self._relative():g}%"

@@ -6,6 +6,9 @@ answers:
   qkv_roles: b
   sdpa_steps: [a, b, d]
   why_heads: a
+
+``quiz take`` writes such files (quiz/attempts.py) with more fields: time, checked_with,
+verdicts, score and max_score. They are read and ignored: grading checks the answers again.
 """
 
 from __future__ import annotations
@@ -16,6 +19,9 @@ from typing import Any
 
 from attention_course.quiz.loading import parse_data_file
 from attention_course.quiz.model import Bank
+
+# What `quiz take` records besides the answers (see quiz/attempts.py); grading ignores them.
+RECORDED_FIELDS = ("time", "checked_with", "verdicts", "score", "max_score")
 
 
 @dataclass(frozen=True)
@@ -30,7 +36,7 @@ def read_responses(path: Path, bank: Bank) -> Responses:
     data = parse_data_file(path)
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a mapping with 'answers', not {type(data).__name__}")
-    unknown_keys = set(data) - {"student", "quiz", "answers"}
+    unknown_keys = set(data) - {"student", "quiz", "answers", *RECORDED_FIELDS}
     if unknown_keys:
         raise ValueError(f"{path}: unknown field {sorted(unknown_keys)[0]!r}")
     quiz = data.get("quiz")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from attention_course import settings
+
 STATUSES = ("correct", "partial", "wrong", "invalid", "unanswered", "needs_review")
 RECORDED = "Answer recorded: free-text answers are marked by hand by your instructor."
 
@@ -27,3 +29,11 @@ class Result:
     @property
     def score(self) -> float:
         return round(self.fraction * self.points, 6)
+
+
+def format_points(value: float) -> str:
+    """A score or a number of points as printed: rounded to settings.SCORE_DECIMALS decimals,
+    without trailing zeros (2 -> "2", 1.5 -> "1.5", 4/3 -> "1.33")."""
+    text = f"{round(value, settings.SCORE_DECIMALS):.{settings.SCORE_DECIMALS}f}"
+    text = text.rstrip("0").rstrip(".") if "." in text else text
+    return "0" if text == "-0" else text

@@ -41,9 +41,15 @@ class BankSession:
             q.id: for_student(self.bank, q, self.student) for q in self.bank.questions
         }
 
+    checked_with = "bank"
+
     @property
     def title(self) -> str:
         return self.bank.title
+
+    @property
+    def quiz(self) -> str:
+        return self.bank.quiz
 
     def questions(self) -> list[Shown]:
         return [
@@ -68,9 +74,15 @@ class SelfcheckSession:
     data: dict[str, Any]
     student: str
 
+    checked_with = "selfcheck"
+
     @property
     def title(self) -> str:
         return self.data.get("title", self.data["quiz"])
+
+    @property
+    def quiz(self) -> str:
+        return str(self.data["quiz"])
 
     def questions(self) -> list[Shown]:
         return [

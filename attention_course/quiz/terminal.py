@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any, Protocol, TextIO
 
 from attention_course.quiz.checking import Result
+from attention_course.quiz.results import format_points
 from attention_course.quiz.sessions import Shown
 
 WIDTH = 88
@@ -22,7 +23,7 @@ class Session(Protocol):
 
 def render_question(shown: Shown, number: int, total: int) -> str:
     """A question as text: prompt, choices or items, and the expected answer format."""
-    points = f"{shown.points:g} point" + ("" if shown.points == 1 else "s")
+    points = f"{format_points(shown.points)} point" + ("" if shown.points == 1 else "s")
     lines = [f"[{number}/{total}] {shown.id} ({points})"]
     lines += textwrap.wrap(shown.prompt, WIDTH, initial_indent="  ", subsequent_indent="  ")
     if shown.items:
@@ -42,7 +43,9 @@ def render_result(result: Result) -> str:
     if result.status == "needs_review":
         lines = ["  -> recorded (marked by hand)"]
     else:
-        lines = [f"  -> {result.status} ({result.score:g}/{result.points:g})"]
+        lines = [
+            f"  -> {result.status} ({format_points(result.score)}/{format_points(result.points)})"
+        ]
     for line in result.feedback:
         lines += textwrap.wrap(line, WIDTH, initial_indent="     ", subsequent_indent="     ")
     return "\n".join(lines)
@@ -51,11 +54,13 @@ def render_result(result: Result) -> str:
 def summary(results: list[Result]) -> str:
     marked = [r for r in results if r.status != "needs_review"]
     by_hand = [r for r in results if r.status == "needs_review"]
-    text = f"Score: {sum(r.score for r in marked):g} / {sum(r.points for r in marked):g}"
+    score, points = sum(r.score for r in marked), sum(r.points for r in marked)
+    text = f"Score: {format_points(score)} / {format_points(points)}"
     if by_hand:
-        points = sum(r.points for r in by_hand)
         names = ", ".join(r.question for r in by_hand)
-        text += f" (+ {points:g} points marked by hand: {names})"
+        text += (
+            f" (+ {format_points(sum(r.points for r in by_hand))} points marked by hand: {names})"
+        )
     return text
 
 
@@ -75,8 +80,18 @@ def run_with_answers(session: Session, answers: dict[str, Any], out: TextIO) -> 
     return results
 
 
-def run_interactive(session: Session, ask: Callable[[str], str], out: TextIO) -> list[Result]:
-    """Interactive: ask each question; an answer in the wrong format is asked again."""
+def render_invalid(result: Result) -> str:
+    """An answer in the wrong format, said once, before the question is asked again."""
+    reason = " ".join(result.feedback) or "Invalid answer."
+    lines = textwrap.wrap(reason, WIDTH, initial_indent="  ", subsequent_indent="  ")
+    return "\n".join([*lines, "  Please answer again."])
+
+
+def run_interactive(
+    session: Session, ask: Callable[[str], str], out: TextIO, answers: dict[str, Any] | None = None
+) -> list[Result]:
+    """Interactive: ask each question; an answer in the wrong format is explained and asked
+    again (it gets no verdict). The accepted answers are put into ``answers``."""
     questions = session.questions()
     results: list[Result] = []
     print(session.title, file=out)
@@ -93,9 +108,12 @@ def run_interactive(session: Session, ask: Callable[[str], str], out: TextIO) ->
                 return results
             raw = line.strip() or None
             result = session.check(shown.id, raw)
-            print(render_result(result), file=out)
             if result.status != "invalid":
                 break
+            print(render_invalid(result), file=out)
+        print(render_result(result), file=out)
+        if answers is not None and raw is not None:
+            answers[shown.id] = raw
         results.append(result)
     print("", file=out)
     print(summary(results), file=out)

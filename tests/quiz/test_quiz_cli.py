@@ -1,5 +1,5 @@
-"""The quiz commands: take (bank and self-check key, interactive and from a file), grade, show,
-list, --help; bad input is one line on stderr and exit code 2."""
+"""The quiz commands: take (bank and self-check key, interactive and from a file, each attempt
+recorded), grade, show, list, --help; bad input is one line on stderr and exit code 2."""
 
 from __future__ import annotations
 
@@ -15,6 +15,13 @@ from attention_course.quiz.loading import load_bank
 from attention_course.quiz.samples import correct_answer, wrong_answer
 from attention_course.quiz.variants import for_student
 from tests.course import BANK_DIR, COURSE_ROOT
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path: Path, monkeypatch) -> None:
+    """`quiz take` records attempts in ./attempts: run every command from a temporary folder."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ATTENTION_COURSE_DIR", str(COURSE_ROOT))
 
 
 def _answers(quiz: str, student: str, pick=correct_answer) -> dict:
@@ -59,6 +66,37 @@ def test_take_with_a_self_check_key(tmp_path: Path, capsys) -> None:
     assert "Score: 0 / 5" in out and "renormalised among" in out  # feedback for that mistake
 
 
+def test_a_self_check_key_is_recognised_by_its_content(tmp_path: Path, capsys) -> None:
+    key = tmp_path / "practice.selfcheck"  # any name: export --out writes what it is given
+    assert main(["quiz", "export", "practice", "--format", "selfcheck", "--out", str(key)]) == 0
+    good = _write(tmp_path / "a.json", {"answers": _answers("practice", "fay")})
+    assert main(["quiz", "take", str(key), "--student", "fay", "--answers", str(good)]) == 0
+    assert "Score: 5 / 5" in capsys.readouterr().out
+
+
+def test_take_records_the_attempt_and_grade_gives_the_same_score(tmp_path: Path, capsys) -> None:
+    answers = _answers("knowledge_check", "gil")
+    answers["sdpa_steps"] = ["a", "b"]  # two of the three right choices: 2/3 of 2 points
+    f = _write(tmp_path / "in.json", {"student": "gil", "answers": answers})
+    attempt = tmp_path / "gil-attempt.json"
+    assert (
+        main(["quiz", "take", "knowledge_check", "--answers", str(f), "--out", str(attempt)]) == 0
+    )
+    out = capsys.readouterr().out
+    assert "-> partial (1.33/2)" in out and "Score: 4.33 / 5" in out  # 3 + 4/3, rounded
+    assert "1.3333" not in out
+    record = json.loads(attempt.read_text(encoding="utf-8"))
+    assert record["student"] == "gil" and record["quiz"] == "knowledge_check"
+    assert record["answers"] == answers and record["checked_with"] == "bank"
+    assert record["score"] == 4.33 and record["max_score"] == 5
+    assert record["verdicts"]["sdpa_steps"] == {"status": "partial", "score": 1.33, "points": 2}
+    assert record["time"].endswith("+00:00")
+    out_csv = tmp_path / "g.csv"
+    assert main(["quiz", "grade", "knowledge_check", str(attempt), "--out", str(out_csv)]) == 0
+    row = next(csv.DictReader(out_csv.open()))
+    assert row["student"] == "gil" and row["total"] == "4.33" and row["sdpa_steps"] == "1.33"
+
+
 def test_numbers_depend_on_the_student(tmp_path: Path, capsys) -> None:
     answers = _write(tmp_path / "a.json", {"answers": _answers("misconceptions", "alice")})
     main(["quiz", "take", "misconceptions", "--student", "alice", "--answers", str(answers)])
@@ -82,10 +120,17 @@ def test_interactive_take_asks_again_after_an_invalid_answer(monkeypatch, capsys
     assert inst.key == {"query": "D", "key": "A", "value": "C"}
     assert main(["quiz", "take", "concept_check", "--student", "carol"]) == 0
     out = capsys.readouterr().out
-    assert "-> invalid" in out and "no option given for key, value" in out
+    assert "-> invalid" not in out and "(0/1.5)" not in out  # no verdict for a re-asked answer
+    assert out.count("no option given for key, value") == 1
+    assert out.count("Please answer again.") == 1
     assert out.count("-> correct") == 2
     assert "-> unanswered" in out
     assert "Score: 2.5 / 4.5" in out
+    (recorded,) = Path("attempts").glob("concept_check-carol-*.json")
+    record = json.loads(recorded.read_text(encoding="utf-8"))
+    assert record["answers"] == {"library_analogy": "query=D, key=A, value=C", "why_scale": "b"}
+    assert record["verdicts"]["library_analogy"]["status"] == "correct"
+    assert record["verdicts"]["long_range"]["status"] == "unanswered"
 
 
 def test_interactive_take_stops_at_end_of_input(monkeypatch, capsys) -> None:
@@ -216,7 +261,15 @@ def test_take_answers_file_problems(tmp_path: Path, capsys) -> None:
     assert (
         main(["quiz", "take", str(not_a_key), "--student", "x", "--answers", str(no_student)]) == 2
     )
-    assert "not a self-check key" in capsys.readouterr().err
+    assert f"{not_a_key}" in capsys.readouterr().err  # not a bank either
+    other = tmp_path / "e.txt"
+    other.write_text("{}", encoding="utf-8")
+    assert main(["quiz", "take", str(other), "--student", "x", "--answers", str(no_student)]) == 2
+    assert "neither a self-check key nor a bank file" in capsys.readouterr().err
+    old = tmp_path / "f.key"
+    old.write_text(json.dumps({"format": "attention-course-selfcheck", "version": 0}), "utf-8")
+    assert main(["quiz", "take", str(old), "--student", "x", "--answers", str(no_student)]) == 2
+    assert "version 0 is not supported" in capsys.readouterr().err
 
 
 def test_list_and_show(capsys) -> None:

@@ -290,3 +290,42 @@ def test_sizes_are_compared_by_value_however_large() -> None:
     shape = _inst("misconceptions", "per_head_weights")
     deep = replace(shape, key=(2,) * 300, wrong_answers=())
     assert grade(deep, (3,) * 300).feedback == ["Not quite."]
+
+
+@pytest.mark.parametrize(
+    ("text", "verdict"),
+    [
+        ("(9, 16)", (9, 16)),
+        ("(9,16)", (9, 16)),
+        ("[9, 16]", (9, 16)),
+        ("[9,16]", (9, 16)),
+        ("9, 16", (9, 16)),
+        ("9,16", (9, 16)),
+        ("9x16", (9, 16)),
+        ("9X16", (9, 16)),
+        ("9 x 16", (9, 16)),
+        ("9×16", (9, 16)),
+        ("9 × 16", (9, 16)),
+        ("  (9, 16) ", (9, 16)),
+        ("(9,)", (9,)),
+        ("[9]", (9,)),
+        ("9", (9,)),
+        ("9 16", None),
+        ("( 9, 16 )", None),
+        ("(9 ,16)", None),
+        ("(9, 16,)", None),
+        ("(9)", None),
+        ("9x 16", None),
+        ("(9, 16]", None),
+        ("nine by sixteen", None),
+    ],
+)
+def test_a_shape_is_written_in_one_of_the_accepted_spellings(text: str, verdict) -> None:
+    """The set every export also accepts (docs/quiz.md): anything else is invalid."""
+    from attention_course.quiz.answer_core import InvalidAnswer, parse_shape
+
+    if verdict is None:
+        with pytest.raises(InvalidAnswer, match="expected a shape"):
+            parse_shape(text)
+    else:
+        assert parse_shape(text) == verdict

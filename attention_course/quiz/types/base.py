@@ -40,11 +40,13 @@ OPERATIONS = (
     "qti_block",
     "qti_item",
     "jupyterquiz",
+    "moodle_question",
 )
 
 # What an export format calls; a type lists in ``exports`` the formats it can go to.
 EXPORT_OPERATIONS = {
     "gift": "gift_answers",
+    "moodlexml": "moodle_question",
     "qti": "qti_block",
     "jupyterquiz": "jupyterquiz",
     "selfcheck": "selfcheck_entries",
@@ -195,3 +197,7 @@ class QuestionType:
     def jupyterquiz(self, item: ExportItem) -> list[dict[str, Any]]:
         """The jupyterquiz questions of the item's (first) variant."""
         raise Unsupported(f"{self.title} questions cannot be exported to jupyterquiz")
+
+    def moodle_question(self, item: ExportItem, index: int, title: str) -> Element:
+        """The Moodle XML ``<question>`` of the item's ``index``-th variant."""
+        raise Unsupported(f"{self.title} questions cannot be exported to Moodle XML")

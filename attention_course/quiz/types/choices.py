@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from attention_course.quiz.moodle_text import answer_el, question_el, value_el
 from attention_course.quiz.qti_text import md
 from attention_course.quiz.types.base import QuestionType
 
 if TYPE_CHECKING:
+    from xml.etree.ElementTree import Element
+
     from attention_course.quiz.exports import ExportItem
     from attention_course.quiz.model import Choice, Question
     from attention_course.quiz.variants import Instance
@@ -18,7 +21,7 @@ LETTERS = "abcdefghijklmnopqrstuvwxyz"
 class ChoiceType(QuestionType):
     """A question answered by picking among its choices."""
 
-    exports = frozenset({"gift", "qti", "jupyterquiz", "selfcheck", "widgets"})
+    exports = frozenset({"gift", "moodlexml", "qti", "jupyterquiz", "selfcheck", "widgets"})
     jupyterquiz_kind = ""
 
     def is_correct(self, choice: Choice, instance: Instance) -> bool:
@@ -56,3 +59,18 @@ class ChoiceType(QuestionType):
                 {"answer": c.text, "correct": correct, "feedback": feedback or "Correct."}
             )
         return [{"question": inst.prompt, "type": self.jupyterquiz_kind, "answers": answers}]
+
+    def moodle_fraction(self, choice: Choice, instance: Instance) -> float:
+        """The share of the points a choice earns in Moodle (its answer's fraction)."""
+        raise NotImplementedError
+
+    def moodle_question(self, item: ExportItem, index: int, title: str) -> Element:
+        q, inst = item.question, item.instances[index]
+        el = question_el("multichoice", title, inst.prompt, q.points, q.explanation)
+        single = self.jupyterquiz_kind == "multiple_choice"
+        value_el(el, "single", "true" if single else "false")
+        value_el(el, "shuffleanswers", "0")
+        value_el(el, "answernumbering", "abc")
+        for c in q.choices:
+            answer_el(el, self.moodle_fraction(c, inst), c.text, c.feedback)
+        return el

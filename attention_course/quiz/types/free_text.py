@@ -7,10 +7,13 @@ from typing import TYPE_CHECKING, Any
 from attention_course.quiz import free_text
 from attention_course.quiz.answer_core import FORMATS, parse_text
 from attention_course.quiz.model import Idea, WrongIdea
+from attention_course.quiz.moodle_text import question_el, text_el, value_el
 from attention_course.quiz.results import RECORDED
 from attention_course.quiz.types.base import Put, QuestionType
 
 if TYPE_CHECKING:
+    from xml.etree.ElementTree import Element
+
     from attention_course.quiz.exports import ExportItem
     from attention_course.quiz.model import Question
     from attention_course.quiz.reading import _Reader
@@ -63,7 +66,9 @@ class FreeText(QuestionType):
     name = "free_text"
     title = "free text"
     answer_format = FORMATS[name]
-    exports = frozenset({"gift", "qti", "selfcheck", "widgets"})  # jupyterquiz cannot take it
+    exports = frozenset(
+        {"gift", "moodlexml", "qti", "selfcheck", "widgets"}
+    )  # jupyterquiz cannot take it
     hand_graded = True
 
     def read(self, reader: _Reader, raw: dict, qid: str) -> dict | None:
@@ -113,6 +118,20 @@ class FreeText(QuestionType):
 
     def gift_answers(self, item: ExportItem, index: int) -> str:
         return "{}"  # an essay, graded by hand
+
+    def moodle_question(self, item: ExportItem, index: int, title: str) -> Element:
+        """An essay, graded by hand; the grader information is the sample answer."""
+        q, inst = item.question, item.instances[index]
+        el = question_el("essay", title, inst.prompt, q.points, q.explanation)
+        for setting, value in (
+            ("responseformat", "editor"),
+            ("responserequired", "1"),
+            ("responsefieldlines", "10"),
+            ("attachments", "0"),
+        ):
+            value_el(el, setting, value)
+        text_el(el, "graderinfo", q.sample_answer or "", format="plain_text")
+        return el
 
     def qti_block(self, question: Question, instance: Instance, number: int) -> list[str]:
         return [*self.qti_prompt(question, instance, number), "____"]

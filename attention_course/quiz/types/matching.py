@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+import zlib
 from typing import TYPE_CHECKING, Any
 
 from attention_course.quiz.answer_core import FORMATS, format_number, parse_matching
 from attention_course.quiz.gift_text import escape
+from attention_course.quiz.moodle_text import question_el, text_el, value_el
 from attention_course.quiz.qti_text import PLACEHOLDER, QTI_NS, html, md, metadata_field, sub
 from attention_course.quiz.types.base import Put, QuestionType
 
@@ -22,7 +24,7 @@ class Matching(QuestionType):
     name = "matching"
     title = "matching"
     answer_format = FORMATS[name]
-    exports = frozenset({"gift", "qti", "jupyterquiz", "selfcheck", "widgets"})
+    exports = frozenset({"gift", "moodlexml", "qti", "jupyterquiz", "selfcheck", "widgets"})
 
     def read(self, reader: _Reader, raw: dict, qid: str) -> dict | None:
         items = raw.get("items")
@@ -104,10 +106,13 @@ class Matching(QuestionType):
         put("all:" + self.canonical(instance.key), {"correct": True, "feedback": q.explanation})
 
     def gift_answers(self, item: ExportItem, index: int) -> str:
-        """Distractor options are left out: GIFT has no place for them."""
+        """Every item with its option, then each distractor (an option no item takes) with an
+        empty left side, which Moodle's GIFT importer keeps as an extra answer."""
         q, inst = item.question, item.instances[index]
         options = {o.id: o.text for o in q.choices}
         lines = [f"={escape(left)} -> {escape(options[inst.key[left]])}" for left in q.items]
+        taken = set(inst.key.values())
+        lines += [f"= -> {escape(o.text)}" for o in q.choices if o.id not in taken]
         return "{\n" + "\n".join(lines) + "\n}"
 
     def qti_block(self, question: Question, instance: Instance, number: int) -> list[str]:
@@ -115,11 +120,14 @@ class Matching(QuestionType):
         return [f"{number}.  {PLACEHOLDER}{question.id} {md(instance.prompt)}", "____"]
 
     def qti_item(self, question: Question, instance: Instance, ident: str) -> ET.Element:
-        """A Canvas ``matching_question`` item: one response_lid per item, options as choices."""
+        """A Canvas ``matching_question`` item: one response_lid per item, options as choices.
+
+        The options' identifiers are distinct numbers: Canvas's importer numbers each option
+        by the first run of digits in its identifier (see :func:`option_idents`)."""
         q, inst = question, instance
         item = ET.Element(f"{{{QTI_NS}}}item", {"ident": ident, "title": q.id})
         meta = sub(sub(item, "itemmetadata"), "qtimetadata")
-        option_ids = {o.id: f"{ident}_{o.id}" for o in q.choices}
+        option_ids = option_idents(ident, [o.id for o in q.choices])
         metadata_field(meta, "question_type", "matching_question")
         metadata_field(meta, "points_possible", format_number(q.points))
         metadata_field(meta, "original_answer_ids", ",".join(option_ids.values()))
@@ -151,7 +159,32 @@ class Matching(QuestionType):
                 respident=f"response_{n + 1}",
             )
             sub(cond, "setvar", share, varname="SCORE", action="Add")
+        wrong = " ".join(f'If you chose "{o.text}": {o.feedback}' for o in q.choices if o.feedback)
+        for ident_, text in (("correct_fb", q.explanation), ("general_incorrect_fb", wrong)):
+            if text:  # Canvas's correct and incorrect comments, as text2qti writes them
+                material = sub(sub(sub(item, "itemfeedback", ident=ident_), "flow_mat"), "material")
+                sub(material, "mattext", html(text), texttype="text/html")
         return item
+
+    def moodle_question(self, item: ExportItem, index: int, title: str) -> ET.Element:
+        """Every item with its option, then each distractor as a subquestion with no text.
+        Moodle's matching has no per-option feedback: the options' feedback goes into the
+        incorrect-answer feedback."""
+        q, inst = item.question, item.instances[index]
+        el = question_el("matching", title, inst.prompt, q.points, q.explanation)
+        value_el(el, "shuffleanswers", "1")
+        options = {o.id: o.text for o in q.choices}
+        taken = set(inst.key.values())
+        pairs = [(left, options[inst.key[left]]) for left in q.items]
+        pairs += [("", o.text) for o in q.choices if o.id not in taken]
+        for left, right in pairs:
+            sub_el = text_el(el, "subquestion", left, format="plain_text")
+            text_el(sub_el, "answer", right)
+        wrong = " ".join(f'If you chose "{o.text}": {o.feedback}' for o in q.choices if o.feedback)
+        text_el(el, "correctfeedback", q.explanation, format="plain_text")
+        text_el(el, "partiallycorrectfeedback", wrong, format="plain_text")
+        text_el(el, "incorrectfeedback", wrong, format="plain_text")
+        return el
 
     def jupyterquiz(self, item: ExportItem) -> list[dict[str, Any]]:
         """One multiple-choice question per item."""
@@ -171,6 +204,19 @@ class Matching(QuestionType):
             prompt = f"{inst.prompt} ({left})"
             out.append({"question": prompt, "type": "multiple_choice", "answers": answers})
         return out
+
+
+def option_idents(item_ident: str, option_ids: list[str]) -> dict[str, str]:
+    """QTI identifiers of a matching item's options: all digits and distinct.
+
+    Canvas's QTI importer (canvas-lms gems/plugins/qti_exporter/lib/qti/associate_interaction.rb,
+    ``get_canvas_matches``) takes an option's match id from the first run of digits in its
+    identifier, so identifiers such as ``text2qti_question_<hash>_A`` all become match 2 and
+    one option is the answer for every item. These are a number drawn from the item's
+    identifier (stable across exports) followed by the option's position.
+    """
+    base = 100 + zlib.crc32(item_ident.encode("utf-8")) % 900_000
+    return {oid: str(base * 100 + n + 1) for n, oid in enumerate(option_ids)}
 
 
 TYPE = Matching()

@@ -11,7 +11,7 @@ from attention_course.quiz.types.choices import ChoiceType
 
 if TYPE_CHECKING:
     from attention_course.quiz.exports import ExportItem
-    from attention_course.quiz.model import Question
+    from attention_course.quiz.model import Choice, Question
     from attention_course.quiz.reading import _Reader
     from attention_course.quiz.results import Result
     from attention_course.quiz.variants import Instance
@@ -82,6 +82,10 @@ class MultipleSelect(ChoiceType):
             for c in q.choices
         ]
         return "{\n" + "\n".join(lines) + "\n}"
+
+    def moodle_fraction(self, choice: Choice, instance: Instance) -> float:
+        k = sum(c.correct for c in instance.question.choices)
+        return 1 / k if choice.correct else -1 / k
 
     def qti_mark(self, letter: str, correct: bool) -> str:
         return "[*]" if correct else "[ ]"

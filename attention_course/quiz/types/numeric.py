@@ -9,9 +9,13 @@ from typing import TYPE_CHECKING, Any
 from attention_course.quiz.answer_core import FORMATS, buckets_around, format_number, parse_number
 from attention_course.quiz.gift_text import feedback, gift_number
 from attention_course.quiz.model import Tolerance
+from attention_course.quiz.moodle_text import answer_el, question_el, value_el
+from attention_course.quiz.qti_text import md
 from attention_course.quiz.types.values import ValueType
 
 if TYPE_CHECKING:
+    from xml.etree.ElementTree import Element
+
     from attention_course.quiz.exports import ExportItem
     from attention_course.quiz.model import Question
     from attention_course.quiz.reading import _Reader
@@ -102,36 +106,67 @@ class Numeric(ValueType):
     def selfcheck_forms(self, question: Question, value: Any) -> list[str]:
         return buckets_around(value, _tolerance(question))
 
+    def show(self, value: Any) -> str:
+        return format_number(value)
+
     def gift_answers(self, item: ExportItem, index: int) -> str:
+        """The key and each typical wrong answer (0%) as value:tolerance, in the checker's order
+        (Moodle takes the first answer whose interval holds the number)."""
         q, inst = item.question, item.instances[index]
-        tol = _tolerance_of(q).half_width(inst.key)
-        lines = [f"#={gift_number(inst.key)}:{gift_number(tol)}{feedback(q.explanation)}"]
-        for w in inst.wrong_answers:
-            lines.append(f"=%0%{gift_number(w.value)}:{gift_number(tol)}{feedback(w.feedback)}")
+        tol = _tolerance_of(q)
+        lines = [f"#={gift_number(inst.key)}:{gift_number(tol.half_width(inst.key))}"]
+        lines[0] += feedback(q.explanation)
+        for w in self.distinct_wrong(inst):
+            width = gift_number(tol.half_width(w.value))
+            lines.append(f"=%0%{gift_number(w.value)}:{width}{feedback(w.feedback)}")
         return "{\n" + "\n".join(lines) + "\n}"
 
     def qti_block(self, question: Question, instance: Instance, number: int) -> list[str]:
+        """Canvas numerical answers are all right answers: the typical wrong answers' feedback
+        goes to the question's incorrect-answer comment."""
         half = _tolerance_of(question).half_width(instance.key)
-        answer = f"=   {format_number(instance.key)} +- {format_number(half)}"
-        return [*self.qti_prompt(question, instance, number), answer]
+        lines = self.qti_prompt(question, instance, number)
+        note = self.wrong_answers_note(instance)
+        if note:
+            lines.append(f"-   {md(note)}")
+        return [*lines, f"=   {format_number(instance.key)} +- {format_number(half)}"]
+
+    def moodle_question(self, item: ExportItem, index: int, title: str) -> Element:
+        """The key and each typical wrong answer (0%, with its feedback), each with its
+        tolerance, in the checker's order; no units."""
+        q, inst = item.question, item.instances[index]
+        tol = _tolerance_of(q)
+        el = question_el("numerical", title, inst.prompt, q.points, q.explanation)
+        answers = [(1.0, inst.key, q.explanation)]
+        answers += [(0.0, w.value, w.feedback) for w in self.distinct_wrong(inst)]
+        for fraction, value, note in answers:
+            answer = answer_el(el, fraction, gift_number(value), note)
+            value_el(answer, "tolerance", gift_number(tol.half_width(value)))
+        for setting, value in (("unitgradingtype", "0"), ("unitpenalty", "0"), ("showunits", "3")):
+            value_el(el, setting, value)
+        value_el(el, "unitsleft", "0")
+        return el
 
     def jupyterquiz(self, item: ExportItem) -> list[dict[str, Any]]:
+        """Ranges for every tolerance: jupyterquiz's ranges are [low, high), so high is the next
+        float above the course's upper bound, and the accepted set is the same closed interval."""
         q, inst = item.question, item.instances[0]
-        half = _tolerance_of(q).half_width(inst.key)
-        answers: list[dict[str, Any]] = []
-        if half == 0:
-            answers.append({"type": "value", "value": inst.key, "correct": True})
-        else:  # jupyterquiz ranges are [low, high)
-            answers.append(
-                {"type": "range", "range": [inst.key - half, inst.key + half], "correct": True}
-            )
-        answers[0]["feedback"] = q.explanation or "Correct."
-        for w in inst.wrong_answers:
-            answers.append(
-                {"type": "value", "value": w.value, "correct": False, "feedback": w.feedback}
-            )
+        tol = _tolerance_of(q)
+        answers: list[dict[str, Any]] = [
+            self._jq_answer(tol, inst.key, True, q.explanation or "Correct.")
+        ]
+        for w in self.distinct_wrong(inst):
+            answers.append(self._jq_answer(tol, w.value, False, w.feedback or "Not quite."))
         answers.append({"type": "default", "feedback": "Not quite: try again."})
         return [{"question": inst.prompt, "type": "numeric", "answers": answers}]
+
+    @staticmethod
+    def _jq_answer(tol: Tolerance, value: float, correct: bool, note: str) -> dict[str, Any]:
+        low, high = tol.bounds(value)
+        if low == high:
+            return {"type": "value", "value": value, "correct": correct, "feedback": note}
+        span = [low, math.nextafter(high, math.inf)]
+        return {"type": "range", "range": span, "correct": correct, "feedback": note}
 
 
 TYPE = Numeric()

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from attention_course.quiz.answer_core import FORMATS, parse_shape
-from attention_course.quiz.gift_text import escape
+from attention_course.quiz.answer_core import FORMATS, parse_shape, shape_forms
+from attention_course.quiz.gift_text import escape, feedback
+from attention_course.quiz.moodle_text import answer_el, question_el, value_el
 from attention_course.quiz.qti_text import md
 from attention_course.quiz.types.values import ValueType
 
 if TYPE_CHECKING:
+    from xml.etree.ElementTree import Element
+
     from attention_course.quiz.exports import ExportItem
     from attention_course.quiz.model import Question, Shape
     from attention_course.quiz.reading import _Reader
@@ -25,14 +28,6 @@ def read_shape(reader: _Reader, value: Any, qid: str) -> Shape | None:
         return tuple(value)
     reader.problem(qid, f"a shape must be a list of non-negative integers, not {value!r}")
     return None
-
-
-def shape_forms(shape: tuple[int, ...]) -> list[str]:
-    """Ways to write a shape that a text-matching LMS should accept."""
-    inner = ", ".join(str(v) for v in shape)
-    tight = ",".join(str(v) for v in shape)
-    trail = "," if len(shape) == 1 else ""
-    return [f"({inner}{trail})", f"({tight}{trail})", inner, "x".join(str(v) for v in shape)]
 
 
 class ShapeType(ValueType):
@@ -88,12 +83,35 @@ class ShapeType(ValueType):
         return {"ndim": len(instance.key)}
 
     def gift_answers(self, item: ExportItem, index: int) -> str:
-        lines = [f"={escape(form)}" for form in shape_forms(item.instances[index].key)]
+        """Every accepted spelling of the key, then of each typical wrong answer at 0%."""
+        q, inst = item.question, item.instances[index]
+        lines = [f"={escape(form)}{feedback(q.explanation)}" for form in shape_forms(inst.key)]
+        for w in self.distinct_wrong(inst):
+            lines += [f"=%0%{escape(form)}{feedback(w.feedback)}" for form in shape_forms(w.value)]
         return "{\n" + "\n".join(lines) + "\n}"
 
     def qti_block(self, question: Question, instance: Instance, number: int) -> list[str]:
-        forms = [f"*   {md(form)}" for form in shape_forms(instance.key)]
-        return [*self.qti_prompt(question, instance, number), *forms]
+        """Canvas short answers are all right answers: the typical wrong answers' feedback goes
+        to the question's incorrect-answer comment."""
+        lines = self.qti_prompt(question, instance, number)
+        note = self.wrong_answers_note(instance)
+        if note:
+            lines.append(f"-   {md(note)}")
+        # text2qti keeps a short answer's text as written (a Markdown escape would stay in it)
+        return lines + [f"*   {form}" for form in shape_forms(instance.key)]
+
+    def moodle_question(self, item: ExportItem, index: int, title: str) -> Element:
+        """A short answer, case ignored: every accepted spelling of the key at 100%, of each
+        typical wrong answer at 0% with its feedback."""
+        q, inst = item.question, item.instances[index]
+        el = question_el("shortanswer", title, inst.prompt, q.points, q.explanation)
+        value_el(el, "usecase", "0")
+        for form in shape_forms(inst.key):
+            answer_el(el, 1.0, form, q.explanation)
+        for w in self.distinct_wrong(inst):
+            for form in shape_forms(w.value):
+                answer_el(el, 0.0, form, w.feedback)
+        return el
 
     def jupyterquiz(self, item: ExportItem) -> list[dict[str, Any]]:
         q, inst = item.question, item.instances[0]
@@ -101,7 +119,7 @@ class ShapeType(ValueType):
             {"answer": form, "correct": True, "match_case": False, "feedback": q.explanation}
             for form in shape_forms(inst.key)
         ]
-        for w in inst.wrong_answers:
+        for w in self.distinct_wrong(inst):
             answers += [
                 {"answer": form, "correct": False, "match_case": False, "feedback": w.feedback}
                 for form in shape_forms(w.value)

@@ -85,6 +85,9 @@ class SingleChoice(ChoiceType):
         ]
         return "{\n" + "\n".join(lines) + "\n}"
 
+    def moodle_fraction(self, choice: Choice, instance: Instance) -> float:
+        return 1.0 if choice.id == instance.key else 0.0
+
     @staticmethod
     def qti_prompt(question: Question, instance: Instance, number: int) -> list[str]:
         return [f"{number}.  {md(instance.prompt)}"]  # the explanation goes with the right choice

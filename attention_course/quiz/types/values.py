@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 class ValueType(QuestionType):
     """A question whose key is one value: given (``answer``) or computed (``template``)."""
 
-    exports = frozenset({"gift", "qti", "jupyterquiz", "selfcheck", "widgets"})
+    exports = frozenset({"gift", "moodlexml", "qti", "jupyterquiz", "selfcheck", "widgets"})
 
     def key(self, question: Question, params: dict[str, Any]) -> Any:
         if question.template is not None:  # question.templated
@@ -57,6 +57,31 @@ class ValueType(QuestionType):
         if instance.wrong_answers:
             return self.sample(instance.wrong_answers[0].value)
         return self.sample(self.made_up_wrong(instance.key))
+
+    def show(self, value: Any) -> str:
+        """A value as the exports write it in feedback."""
+        return self.canonical(value)
+
+    def distinct_wrong(self, instance: Instance) -> list[Any]:
+        """The typical wrong answers that the checker can reach: the first of each value (the
+        checker stops at the first that matches), none that the key already takes. Exports keep
+        their order, so that the first that matches decides there too."""
+        q, out = instance.question, list[Any]()
+        for w in instance.wrong_answers:
+            if self.matches(q, w.value, instance.key):
+                continue
+            if all(w.value != seen.value for seen in out):
+                out.append(w)
+        return out
+
+    def wrong_answers_note(self, instance: Instance) -> str:
+        """Every typical wrong answer's feedback in one comment ("If you answered X: ..."), for
+        formats whose answers can only be right ones (Canvas numerical and short answer)."""
+        return " ".join(
+            f"If you answered {self.show(w.value)}: {w.feedback}"
+            for w in self.distinct_wrong(instance)
+            if w.feedback
+        )
 
     def selfcheck_forms(self, question: Question, value: Any) -> list[str]:
         """The hashed forms of a value: every answer text the self-check takes for it."""
