@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from attention_course.course import Course
+from attention_course.settings import SIMILARITY, Similarity
 from attention_course.similarity.extract import Handed, given, read_handed, submitted
 from attention_course.similarity.fingerprint import kgram_hashes, winnow
 from attention_course.similarity.normalise import CannotCompare, Tokens, normalise
 from attention_course.similarity.score import Scored, clusters, score_pairs
-from attention_course.settings import SIMILARITY, Similarity
 
 
 @dataclass(frozen=True)
@@ -94,9 +94,7 @@ def compare_class(
         f: set(_fingerprints(normalise(src, f), settings)) if src else set()
         for f, src in gift.solutions.items()
     }
-    stub_tokens = {
-        f: normalise(src, f).labels for f, src in gift.stubs.items() if _parses(src, f)
-    }
+    stub_tokens = {f: normalise(src, f).labels for f, src in gift.stubs.items() if _parses(src, f)}
     docs: dict[str, dict[str, Doc]] = {f: {} for f in gift.functions}
     seen: dict[tuple[str, str], tuple[Tokens, dict[int, list[int]]] | str] = {}
     for student in students:

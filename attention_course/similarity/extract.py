@@ -68,7 +68,9 @@ def solution_cells(nb: dict[str, Any], functions: tuple[str, ...]) -> dict[str, 
     found = {f: _source(c) for c in cells for f in functions if _grade_id(c) == f}
     for f in functions:
         if f not in found:
-            found.update({f: src for c in cells if f in _defines(src := _source(c))})
+            defining = (_source(c) for c in cells if f in _defines(_source(c)))
+            if (first := next(defining, None)) is not None:
+                found[f] = first
     return {f: found[f] for f in functions if f in found}
 
 
@@ -80,9 +82,7 @@ def given(course: Course, assignment: str) -> Given:
     except NotebookError as exc:
         raise NotebookError(f"the course's own notebook: {exc}") from None
     stubs = solution_cells(released, functions)
-    checks = tuple(
-        _source(c) for c in _code_cells(released) if _grade_id(c) not in set(functions)
-    )
+    checks = tuple(_source(c) for c in _code_cells(released) if _grade_id(c) not in set(functions))
     return Given(functions, stubs, checks, solution_cells(source, functions))
 
 
@@ -113,4 +113,3 @@ def read_handed(root: Path, assignment: str, student: str, functions: tuple[str,
         else:
             handed.cells[function] = source
     return handed
-

@@ -97,9 +97,7 @@ def _inline_helpers(tree: ast.Module, keep: str) -> None:
     one `return` as its last statement and no other, and plain parameters."""
     for _ in range(10):  # helpers of helpers
         defs = {
-            n.name: n
-            for n in ast.walk(tree)
-            if isinstance(n, ast.FunctionDef) and n.name != keep
+            n.name: n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name != keep
         }
         calls: dict[str, list[ast.Call]] = {}
         for n in ast.walk(tree):
@@ -130,7 +128,9 @@ def _inline_helpers(tree: ast.Module, keep: str) -> None:
             for kw in call.keywords:
                 if kw.arg in params:
                     values[kw.arg] = kw.value
-            defaults = dict(zip(params[len(params) - len(args.defaults) :], args.defaults, strict=True))
+            defaults = dict(
+                zip(params[len(params) - len(args.defaults) :], args.defaults, strict=True)
+            )
             for param in params:
                 values.setdefault(param, defaults.get(param, ast.Name(param, ast.Load())))
             values = {k: v for k, v in values.items() if not isinstance(v, ast.Name)}
@@ -154,7 +154,9 @@ def _replace_call(tree: ast.AST, call: ast.Call, result: ast.expr, before: list[
             if not isinstance(block, list):
                 continue
             for i, stmt in enumerate(block):
-                if isinstance(stmt, (ast.FunctionDef, ast.If, ast.For, ast.While, ast.With, ast.Try)):
+                if isinstance(
+                    stmt, (ast.FunctionDef, ast.If, ast.For, ast.While, ast.With, ast.Try)
+                ):
                     inside = [getattr(stmt, f, None) for f in ("test", "iter", "items")]
                     holds = any(
                         call in list(ast.walk(x)) if isinstance(x, ast.AST) else False

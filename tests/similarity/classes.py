@@ -41,7 +41,7 @@ def softmax(z, axis=-1):
     return np.nan_to_num(result, nan=0.0)
 ''',
     # statements reordered and renamed
-    ("copier-reorder", "scaled_dot_product_attention", "indep-2"): '''\
+    ("copier-reorder", "scaled_dot_product_attention", "indep-2"): """\
 def scaled_dot_product_attention(Q, K, V, mask=None):
     width = Q.shape[-1]              # d_k first
     perm = list(range(K.ndim))
@@ -52,9 +52,9 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
     w = softmax(s)
     out = np.matmul(w, V)
     return out, w
-''',
+""",
     # a helper of the original inlined ... (the original, indep-helper, has one)
-    ("copier-inline", "softmax", "indep-helper"): '''\
+    ("copier-inline", "softmax", "indep-helper"): """\
 def softmax(z, axis=-1):
     z = np.asarray(z, dtype=float)
     top = np.max(z, axis=axis, keepdims=True)
@@ -62,9 +62,9 @@ def softmax(z, axis=-1):
     total = np.sum(np.exp(z - top), axis=axis, keepdims=True)
     log_total = top + np.log(np.where(total > 0, total, 1.0))
     return np.exp(z - log_total)
-''',
+""",
     # everything at once: renamed, reformatted, comments, reordered
-    ("copier-all", "scaled_dot_product_attention", "indep-1"): '''\
+    ("copier-all", "scaled_dot_product_attention", "indep-1"): """\
 def scaled_dot_product_attention(Q, K, V, mask=None):
     # attention scores, scaled
     sc = np.einsum("...qd,...kd->...qk",
@@ -73,7 +73,7 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
         sc = np.where(mask, -np.inf, sc)
     p = softmax(sc, axis=-1)
     return np.einsum("...qk,...kv->...qv", p, V), p
-''',
+""",
 }
 
 # ... its original: the catalogue's log-sum-exp softmax with its last steps in a helper.
