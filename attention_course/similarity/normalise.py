@@ -332,8 +332,8 @@ def normalise(source: str, function: str = "") -> Tokens:
         raise CannotCompare(f"not valid Python{where}: {exc.msg}") from None
     try:
         _clean(tree)
+        bound = _bound_names(tree) - {function}  # a helper's parameters too
         _inline_helpers(tree, function)
-        bound = _bound_names(tree) - {function}
         _sort_blocks(tree, bound)
         pairs = [t for stmt in tree.body for t in _walk(stmt, bound)]
     except (RecursionError, MemoryError):
