@@ -4,13 +4,12 @@ copies of some of them, written as real notebooks in a copy of the course."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import nbformat
 
+from attention_course.classgrade import nbgrader_api
 from attention_course.cli.samples import _solution_sources, fill
-from attention_course.course import Course
 from tests.course import COURSE_ROOT
 
 CATALOGUE = COURSE_ROOT / "tests" / "catalogue" / "correct"
@@ -118,14 +117,7 @@ def independent_cells(root: Path) -> dict[str, dict[str, str]]:
 
 def copy_course(into: Path) -> Path:
     """A copy of the course's parts (no student data) in `into`."""
-    for part in Course.load(COURSE_ROOT).parts():
-        target = into / part.relative_to(COURSE_ROOT)
-        if part.is_dir():
-            shutil.copytree(part, target)
-        else:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(part, target)
-    return into
+    return nbgrader_api.copy_course(into, COURSE_ROOT)
 
 
 def write_student(root: Path, student: str, cells: dict[str, str], assignment=ASSIGNMENT) -> Path:
