@@ -68,7 +68,11 @@ def solution_cells(nb: dict[str, Any], functions: tuple[str, ...]) -> dict[str, 
     found = {f: _source(c) for c in cells for f in functions if _grade_id(c) == f}
     for f in functions:
         if f not in found:
-            defining = (_source(c) for c in cells if f in _defines(_source(c)))
+            defining = (
+                src
+                for c in cells
+                if len(src := _source(c)) <= SIMILARITY.cell_chars and f in _defines(src)
+            )
             if (first := next(defining, None)) is not None:
                 found[f] = first
     return {f: found[f] for f in functions if f in found}

@@ -12,7 +12,13 @@ import pytest
 
 from attention_course.settings import SIMILARITY
 from attention_course.similarity.compare import compare_class
-from tests.similarity.classes import ASSIGNMENT, build_class, copy_course, write_student
+from tests.similarity.classes import (
+    ASSIGNMENT,
+    build_class,
+    copy_course,
+    variant,
+    write_student,
+)
 
 
 @pytest.fixture(scope="module")
@@ -29,6 +35,9 @@ def compared(tmp_path_factory):
     nb = json.loads(weird.read_text())
     nb["cells"] += [7, {"cell_type": "code", "source": 42}, {"cell_type": "code"}]
     weird.write_text(json.dumps(nb))
+    outside = tmp_path_factory.mktemp("elsewhere")
+    (root / "submitted" / "linked").mkdir()
+    (root / "submitted" / "linked" / ASSIGNMENT).symlink_to(outside)
     return root, origin, compare_class(ASSIGNMENT, root)
 
 
@@ -63,6 +72,7 @@ def test_the_matching_lines_are_named_on_both_sides(compared):
 def test_unreadable_notebooks_and_cells_are_named_not_compared(compared):
     _, _, found = compared
     assert "not valid notebook JSON" in found.unreadable["broken"]
+    assert "is a symbolic link, not a folder" in found.unreadable["linked"]
     skipped = {(s, f): why for s, f, why in found.skipped}
     assert "more than the 100000 compared" in skipped[("huge", "softmax")]
     assert "not valid Python (line 2)" in skipped[("syntax", "softmax")]
@@ -83,7 +93,20 @@ def test_the_command_writes_the_report_and_names_the_broken_notebook(compared, t
     assert proc.returncode == 0, proc.stderr
     assert "not compared: broken: attention_basics.ipynb: not valid notebook JSON" in proc.stdout
     assert "copier-reorder  indep-2" in proc.stdout
-    n = len(list((root / "submitted").iterdir()))
+    n = sum((p / ASSIGNMENT).is_dir() for p in (root / "submitted").iterdir())
     assert f"{n}/{n} weird: read" in proc.stderr  # the progress, one line per submission
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(SIMILARITY.files)
     assert "copier-rename" in (tmp_path / "similarity.csv").read_text()
+
+
+def test_the_second_assignment_is_compared_too(compared):
+    root, _, _ = compared
+    assignment = "masks_and_heads"
+    mine = variant("split_heads__list_stack")
+    disguised = mine.replace("d_k", "width").replace("d_model", "cols").replace("# ", "# note: ")
+    write_student(root, "mh-a", {"split_heads": mine}, assignment)
+    write_student(root, "mh-b", {"split_heads": disguised}, assignment)
+    write_student(root, "mh-c", {}, assignment)  # the stub
+    found = compare_class(assignment, root)
+    reported = [(f.function, p.a, p.b) for f in found.functions for p in f.pairs]
+    assert reported == [("split_heads", "mh-a", "mh-b")]
