@@ -12,7 +12,8 @@ from pathlib import Path
 from attention_course.settings import SIMILARITY
 from attention_course.similarity.compare import Pair, Similarities
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~&])")
+# Characters with a meaning inside a Markdown line (links, emphasis, code, HTML, tables).
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>#|~&])")
 
 
 def md_text(text: str) -> str:
@@ -78,7 +79,7 @@ def to_markdown(found: Similarities) -> str:
             continue
         lines += ["", f"## {md_text(f.function)}", ""]
         lines += [
-            f"Cluster {i}: {', '.join(md_text(s) for s in group)}"
+            f"- Cluster {i}: {', '.join(md_text(s) for s in group)}"
             for i, group in enumerate(f.clusters, start=1)
         ]
         lines += ["", "| score | student | lines | student | lines |", "|---:|---|---|---|---|"]
