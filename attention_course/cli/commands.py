@@ -178,6 +178,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--threshold",
         type=fraction,
+        metavar="X",
         default=SIMILARITY.threshold,
         help=f"report pairs scoring at least this, 0 to 1 (default: {SIMILARITY.threshold:g})",
     )

@@ -19,6 +19,9 @@ from dataclasses import dataclass
 from attention_course.grading.notebook import _without_magics, parse_source
 
 PLACEHOLDER = "V"
+# Blocks longer than this keep their order (sorting is quadratic and more in their length; no
+# solution of the course needs a tenth of it).
+MAX_SORTED = 100
 _CONTROL = (ast.Return, ast.Raise, ast.Break, ast.Continue, ast.Yield, ast.YieldFrom, ast.Await)
 
 
@@ -222,7 +225,7 @@ def _order(block: list[ast.stmt], bound: set[str]) -> list[ast.stmt]:
     """`block` in canonical order: each statement after those it depends on, the ready one
     with the smallest tokens first."""
     n = len(block)
-    if n < 2:
+    if n < 2 or n > MAX_SORTED:
         return block
     effects = [_effects(s, bound) for s in block]
     after: list[set[int]] = [set() for _ in range(n)]
