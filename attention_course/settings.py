@@ -150,3 +150,27 @@ GRADER_MARKER = "# quiz-grader:"
 # sandbox starts, once empty and at least this old (seconds; a cgroup is joined right after
 # it is made).
 STALE_CGROUP_SECONDS = 60.0
+
+
+# ---- The similarity report (attention_course/similarity/)
+
+
+@dataclass(frozen=True)
+class Similarity:
+    """How `attention-course similarity` compares a class's solution cells."""
+
+    kgram: int = 8  # tokens in a row that a fingerprint hashes (about one line of numpy)
+    window: int = 4  # winnowing window: any match of kgram + window - 1 tokens is seen
+    threshold: float = 0.5  # a pair at or above this score is reported
+    # The instructor's solution counts as this many students who hand it in: code the course
+    # itself gives out is common, not evidence.
+    common_weight: float = 2.0
+    # A pair is scored out of at least this many fingerprints: two one-line functions that
+    # match are weaker evidence than two long ones.
+    min_fingerprints: int = 6
+    cell_chars: int = 100_000  # a longer solution cell is not compared (named in the report)
+    shown_lines: int = 200  # lines of a cell shown side by side in the HTML report
+    files: tuple[str, ...] = ("similarity.md", "similarity.html", "similarity.csv")
+
+
+SIMILARITY = Similarity()

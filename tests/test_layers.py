@@ -10,7 +10,10 @@ import pytest
 
 ENGINE = Path(__file__).resolve().parent.parent / "attention_course"
 # Lowest first: a module may import its own wing and the wings before it, never a later one.
-WINGS = ("", "sandbox", "quiz", "grading", "classgrade", "reports", "integrations", "cli")
+WINGS = (
+    *("", "sandbox", "quiz", "grading", "classgrade", "reports"),
+    *("similarity", "integrations", "cli"),
+)
 COURSE_PACKAGES = ("grader_tests", "quiz", "tests", "source", "release")
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 from attention_course.classgrade.gradebook import DB_ENV
 from attention_course.classgrade.nbgrader_api import DEFAULT_JOBS
 from attention_course.cli import handlers
-from attention_course.cli.options import add_course_option, positive
-from attention_course.settings import COURSE_FILE
+from attention_course.cli.options import add_course_option, fraction, positive
+from attention_course.settings import COURSE_FILE, SIMILARITY
 
 _course = add_course_option
 
@@ -155,6 +155,35 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     _course(p)
     _db(p)
     p.set_defaults(run=handlers.report)
+
+    p = sub.add_parser(
+        "similarity",
+        help="which submissions share their code: pairs and clusters, side by side",
+        description="Compare every pair of submissions in submitted/*/ASSIGNMENT/, function "
+        "by function (the solution cells, read, never run), after taking away what the "
+        "release gave (stub, docstrings, visible checks) and what copying disguises "
+        "(names, formatting, comments, the order of independent statements, helpers called "
+        "once). Code many students wrote alike, and the instructor's solution, counts less. "
+        "Writes similarity.md, similarity.html (the matching lines side by side, offline) "
+        "and similarity.csv; nothing is sent anywhere. Unreadable notebooks are named in "
+        "the report.",
+    )
+    _assignment(p, "a graded assignment (not the quiz)")
+    p.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="folder for the files (default: DIR/reports/ASSIGNMENT/)",
+    )
+    p.add_argument(
+        "--threshold",
+        type=fraction,
+        metavar="X",
+        default=SIMILARITY.threshold,
+        help=f"report pairs scoring at least this, 0 to 1 (default: {SIMILARITY.threshold:g})",
+    )
+    _course(p)
+    p.set_defaults(run=handlers.similarity)
 
     p = sub.add_parser(
         "gradescope",

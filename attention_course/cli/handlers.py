@@ -218,6 +218,46 @@ def report(args: argparse.Namespace) -> int:
     return 0
 
 
+def similarity(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from attention_course.cli.progress import Progress
+    from attention_course.grading.notebook import NotebookError
+    from attention_course.settings import SIMILARITY
+    from attention_course.similarity.compare import compare_class
+    from attention_course.similarity.extract import submitted
+    from attention_course.similarity.report import write_report
+
+    course = _the_course(args)
+    if args.assignment == course.quiz_assignment:
+        raise UserError(f"{args.assignment} is the graded quiz: it has no code to compare")
+    _known(course, args.assignment)
+    students = submitted(course.root, args.assignment)
+    if len(students) < 2:
+        raise UserError(
+            f"{len(students)} submission(s) in {course.root / 'submitted'}/*/{args.assignment}/: "
+            "nothing to compare"
+        )
+    bar = Progress(len(students), "submissions read")
+    bar.started()
+    settings = replace(SIMILARITY, threshold=args.threshold)
+    try:
+        found = compare_class(args.assignment, course.root, bar.update, settings)
+        written = write_report(found, args.out or course.root / "reports" / args.assignment)
+    except NotebookError as exc:
+        raise UserError(str(exc)) from None
+    except OSError as exc:
+        raise UserError(f"cannot write the report: {exc.strerror or exc}") from None
+    for f in found.functions:
+        print(f"{f.function}: {len(f.pairs)} pair(s) at or above {args.threshold:g}")
+        for p in f.pairs[:5]:
+            print(f"  {p.score:.2f}  {p.a}  {p.b}")
+    for student, why in sorted(found.unreadable.items()):
+        print(f"not compared: {student}: {why}")
+    print("Wrote " + ", ".join(str(p) for p in written))
+    return 0
+
+
 def gradescope(args: argparse.Namespace) -> int:
     from attention_course.integrations.gradescope import AutograderError, build_autograder
 

@@ -26,3 +26,14 @@ def positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} is not 1 or more")
     return value
+
+
+def fraction(text: str) -> float:
+    """An argument between 0 and 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{value:g} is not between 0 and 1")
+    return value

@@ -13,6 +13,7 @@ COMMANDS = [
     "autograde",
     "scores",
     "report",
+    "similarity",
     "gradescope",
     "doctor",
     "demo",
@@ -54,6 +55,10 @@ def test_every_command_has_help(command):
             "no gradebook at /mistyped/path.db",
         ),
         (["doctor", "--course", "NOWHERE"], "NOWHERE is not a course folder"),
+        (["similarity", "no_such_assignment"], "unknown assignment 'no_such_assignment'"),
+        (["similarity", "attention_basics", "--course", "NOWHERE"], "is not a course folder"),
+        (["similarity", "attention_quiz"], "the graded quiz: it has no code to compare"),
+        (["similarity", "attention_basics", "--threshold", "2"], "2 is not between 0 and 1"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args, message):

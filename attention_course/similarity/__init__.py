@@ -1,0 +1,1 @@
+"""Which submissions of a class share their code: normalised, fingerprinted, weighed by rarity."""

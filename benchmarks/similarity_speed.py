@@ -1,0 +1,112 @@
+"""How long the similarity report takes for a class: prints figures, asserts nothing.
+
+    python benchmarks/similarity_speed.py [--students 60 600]
+
+For each class size N, a class of N submissions of both assignments is written into a fresh
+course copy: each student's solution cells are drawn from the catalogue's variants of that
+function (tests/catalogue/correct/ and wrong/) and the instructor's solution, each disguised
+its own way (locals renamed, reformatted, comments dropped), and one student in ten copies
+another's notebook under new names. It prints the time `compare_class` takes per assignment
+(reading, normalising, scoring, no report written) and then with the report files, and how
+many pairs it reports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import nbformat  # noqa: E402
+
+from attention_course.classgrade.nbgrader_api import copy_course  # noqa: E402
+from attention_course.cli.progress import Progress  # noqa: E402
+from attention_course.cli.samples import _solution_sources, fill  # noqa: E402
+from attention_course.course import Course  # noqa: E402
+from attention_course.similarity.compare import compare_class  # noqa: E402
+from attention_course.similarity.report import write_report  # noqa: E402
+
+COURSE_ROOT = Path(__file__).resolve().parent.parent
+CATALOGUE = COURSE_ROOT / "tests" / "catalogue"
+
+
+def variants(root: Path, assignment: str) -> dict[str, list[str]]:
+    """function -> every cell the catalogue and the instructor have for it."""
+    found = {f: [src] for f, src in _solution_sources(assignment, root).items()}
+    for path in sorted(CATALOGUE.glob("*/*.py")):
+        function = path.stem.split("__")[0]
+        if function in found:
+            found[function].append(path.read_text())
+    return found
+
+
+def disguise(source: str, rng: random.Random) -> str:
+    """The cell with its local names renamed and reformatted by ast.unparse (comments gone)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return source
+    stored = {
+        n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+    names = {name: f"{name}_{rng.randrange(10_000)}" for name in stored}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in names:
+            node.id = names[node.id]
+    return ast.unparse(tree)
+
+
+def write_class(root: Path, assignment: str, students: int, seed: int = 0) -> set[tuple[str, str]]:
+    """Write the class; returns the planted copies (pairs of student ids)."""
+    rng = random.Random(seed)
+    planted: set[tuple[str, str]] = set()
+    pool = variants(root, assignment)
+    released = Course.load(root).release_notebook(assignment)
+    written: list[dict[str, str]] = []
+    for i in range(students):
+        if written and i % 10 == 9:  # a copy of an earlier student, disguised again
+            j = rng.randrange(len(written))
+            cells = {f: disguise(src, rng) for f, src in written[j].items()}
+            planted.add((f"student-{j:04d}", f"student-{i:04d}"))
+        else:
+            cells = {f: disguise(rng.choice(options), rng) for f, options in pool.items()}
+        written.append(cells)
+        folder = root / "submitted" / f"student-{i:04d}" / assignment
+        folder.mkdir(parents=True)
+        nbformat.write(fill(released, cells), folder / f"{assignment}.ipynb")
+    return planted
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--students", type=int, nargs="+", default=[60, 600])
+    args = parser.parse_args()
+    course = Course.load(COURSE_ROOT)
+    for n in args.students:
+        with tempfile.TemporaryDirectory() as tmp:
+            root = copy_course(Path(tmp) / "course", COURSE_ROOT)
+            planted = {a: write_class(root, a, n) for a in course.assignments}
+            for assignment in course.assignments:
+                bar = Progress(n, "submissions read")
+                start = time.perf_counter()
+                found = compare_class(assignment, root, bar.update if bar.tty else None)
+                compared = time.perf_counter() - start
+                write_report(found, root / "reports" / assignment)
+                total = time.perf_counter() - start
+                pairs = {(p.a, p.b) for f in found.functions for p in f.pairs}
+                caught = len(planted[assignment] & pairs)
+                print(
+                    f"{n:>5} students  {assignment:<18} compared in {compared:6.1f} s, "
+                    f"with the report {total:6.1f} s; {len(pairs)} pair(s) of students "
+                    f"reported, {caught} of the {len(planted[assignment])} planted copies"
+                )
+
+
+if __name__ == "__main__":
+    main()
