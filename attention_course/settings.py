@@ -63,6 +63,11 @@ class Limits:
     frame_bytes: int = 64 * MiB  # one reply
     result_elements: int = 1 << 22  # array elements in one reply
     program_result_bytes: int = 256 * MiB  # all replies of one submission's calls
+    # Functions computed outside for the student's code (the course's helpers, in the second
+    # run of a function that calls them): calls per program run, and the elements of one call's
+    # arrays and the size of each number (of a size the function may square) it passes.
+    outside_calls: int = 512
+    outside_call_elements: int = 1 << 12
     cell_output_bytes: int = 2 * MiB  # the outputs of one notebook cell
     notebook_output_bytes: int = 16 * MiB  # all outputs of one notebook
     submission_bytes: int = 32 * MiB  # a submitted notebook file

@@ -82,9 +82,15 @@ def _session(config: pytest.Config) -> Session:
         else:  # the wall clock of the process that started this one, on this clock
             deadline = time.monotonic() + (epoch - time.time())
 
-        def run(cells, calls):
+        def run(cells, calls, outside=None):
             return run_program(
-                cells, calls, limits, hide=hide, unsandboxed=unsandboxed, deadline=deadline
+                cells,
+                calls,
+                limits,
+                hide=hide,
+                unsandboxed=unsandboxed,
+                deadline=deadline,
+                outside=outside,
             )
 
         program = program_from_file(Path(path) if path else course.reference_file)

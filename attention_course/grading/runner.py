@@ -102,10 +102,16 @@ def grade(
 
     calls = list({c.key: c for c in calls}.values())  # files may share a helper's calls
 
-    def run(cells, wanted):
+    def run(cells, wanted, outside=None):
         hidden = [*course.hidden(), *hide]
         return run_program(
-            cells, wanted, limits, hide=hidden, unsandboxed=unsandboxed, deadline=deadline
+            cells,
+            wanted,
+            limits,
+            hide=hidden,
+            unsandboxed=unsandboxed,
+            deadline=deadline,
+            outside=outside,
         )
 
     session = Session(program_from_file(submission), calls, run, course)
