@@ -134,6 +134,12 @@ SALT_BYTES = 16
 SELFCHECK_FORMAT_VERSION = 1
 
 
+# The graders' inputs are drawn per submission from a secret of the grading side: this
+# variable (hex), or else the course's key file, made once (mode 0600). Never released.
+GRADING_KEY_ENV = "ATTENTION_COURSE_GRADING_KEY"
+GRADING_KEY_FILE = Path(".grading") / "grading.key"
+GRADING_KEY_BYTES = 32
+
 # Class grading.
 GRADES_CSV = Path("grades.csv")
 ITEM_ANALYSIS_TOP_WRONG = 3

@@ -39,8 +39,23 @@ class Fail(AssertionError):
     """A failed property, with the message the student sees."""
 
 
-def rng(seed: int) -> np.random.Generator:
-    return np.random.default_rng(seed)
+SEED_ATTRIBUTE = "__grading_seed__"  # of a grader package imported for one submission's seed
+_PROCESS_SEED: dict[str, str | None] = {"seed": None}  # a pytest process grades one submission
+
+
+def set_seed(seed: str | None) -> None:
+    """The submission seed of this process's graders (a pytest process; before they import)."""
+    _PROCESS_SEED["seed"] = seed
+
+
+def rng(n: int) -> np.random.Generator:
+    """The random inputs a grader draws as its `n`th stream: with the submission's seed (its
+    package's, see course_graders.py, or this process's) mixed in, else `n` alone."""
+    package = sys._getframe(1).f_globals.get("__package__") or ""
+    seed = getattr(sys.modules.get(package), SEED_ATTRIBUTE, None) or _PROCESS_SEED["seed"]
+    if seed is None:
+        return np.random.default_rng(n)
+    return np.random.default_rng([n, int(seed, 16)])
 
 
 def call(
@@ -52,6 +67,13 @@ def call(
     REGISTRY[key] = c
     DECLARED_BY.setdefault(sys._getframe(1).f_globals.get("__name__", ""), []).append(c)
     return c
+
+
+def forget(modules: list[str]) -> None:
+    """Drop the calls the grader `modules` declared (modules no longer graded with)."""
+    for name in modules:
+        for c in DECLARED_BY.pop(name, []):
+            REGISTRY.pop(c.key, None)
 
 
 class Student:
