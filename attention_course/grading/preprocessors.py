@@ -186,10 +186,11 @@ class GradeOutOfKernel(NbGraderPreprocessor):
                 seed=seed,
             )
         student = str(resources["nbgrader"].get("student") or folder.parent.name)
-        try:
-            record(course, assignment, student, notebook, seed)
-        except (OSError, ValueError) as exc:
-            self.log.warning("the seed of %s's %s was not recorded: %s", student, notebook, exc)
+        if graded_root(resources, self.course_root) is not None:  # a class's folder: recorded
+            try:
+                record(course, assignment, student, notebook, seed)
+            except (OSError, ValueError) as exc:
+                self.log.warning("the seed of %s's %s was not recorded: %s", student, notebook, exc)
         extra = []
         restored = nb.metadata.get("attention_course", {}).get("restored")
         restored = [str(name) for name in restored] if isinstance(restored, list) else None
