@@ -153,3 +153,23 @@ def test_an_outside_function_refuses_big_or_strange_arguments():
         assert out.status == "error" and out.error_type == "OutsideError", (n, out)
     assert np.array_equal(run.outcomes["fine#0"].value, np.ones((3, 3)))
     assert list(run.outside_calls) == ["fine#0"]
+
+
+def test_asking_for_an_outside_function_where_none_is_given_is_a_forged_reply():
+    cells = [
+        (
+            "cell",
+            "import sys\n"
+            "_worker = sys.modules['__main__']\n"
+            "def asks():\n"
+            "    link = _worker._link\n"
+            "    _worker.wire.write_frame(link['replies'], {'op': 'outside', 'seq': link['seq'],"
+            " 'function': 'softmax', 'args': [], 'kwargs': {}})\n"
+            "    return 1\n"
+            "def fine():\n    return 2\n",
+        )
+    ]
+    run = run_program(cells, [Call("a#0", "asks"), Call("f#0", "fine")])
+    asked = run.outcomes["a#0"]
+    assert asked.status == "crashed" and "no request it was given" in asked.detail
+    assert run.outcomes["f#0"].value == 2 and not run.outside_calls  # a fresh worker goes on
