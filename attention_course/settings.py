@@ -63,6 +63,11 @@ class Limits:
     frame_bytes: int = 64 * MiB  # one reply
     result_elements: int = 1 << 22  # array elements in one reply
     program_result_bytes: int = 256 * MiB  # all replies of one submission's calls
+    # Functions computed outside for the student's code (the course's helpers, in the second
+    # run of a function that calls them): calls per program run, and the elements of one call's
+    # arrays and the size of each number (of a size the function may square) it passes.
+    outside_calls: int = 512
+    outside_call_elements: int = 1 << 12
     cell_output_bytes: int = 2 * MiB  # the outputs of one notebook cell
     notebook_output_bytes: int = 16 * MiB  # all outputs of one notebook
     submission_bytes: int = 32 * MiB  # a submitted notebook file
@@ -137,6 +142,12 @@ ATTEMPTS_DIR = Path("attempts")
 # Scores are printed and written rounded to this many decimals (bank points are multiples of
 # 0.5; partial credit such as 2/3 of 2 points shows as 1.33).
 SCORE_DECIMALS = 2
+
+# The graders' inputs are drawn per submission from a secret of the grading side: this
+# variable (hex), or else the course's key file, made once (mode 0600). Never released.
+GRADING_KEY_ENV = "ATTENTION_COURSE_GRADING_KEY"
+GRADING_KEY_FILE = Path(".grading") / "grading.key"
+GRADING_KEY_BYTES = 32
 
 # Class grading.
 GRADES_CSV = Path("grades.csv")

@@ -2,18 +2,19 @@
 
 masks_and_heads' functions call the student's own `softmax`, `scaled_dot_product_attention` and
 `causal_mask`, graded in attention_basics. A grader test of masks_and_heads that fails with the
-student's helpers is run again with the course's (see conftest.py): if it passes then, the
-function itself is right and the test counts as passed. Each grader file that uses the helpers
-ends with a 0-point test, `expect_same_with_pasted_helpers`, that names the helper at fault and
-the tests it would have cost, so the bug is reported once, as the helper's, and costs no points
-twice.
+student's helpers is run again with the course's, computed outside the sandbox (the engine's
+grading/session.py): if it passes then, and the student's own helpers give other values on
+that test's helper calls, the function itself is right and the test counts as passed. Each
+grader file that uses the helpers ends with a 0-point test, `expect_same_with_pasted_helpers`,
+that names the helper at fault and the tests it would have cost, so the bug is reported once,
+as the helper's, and costs no points twice.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from attention_course.grading.harness import Fail, Student, call
+from attention_course.grading.harness import Fail, Student, call, rng, same_value
 
 from . import reference as ref
 
@@ -30,7 +31,7 @@ def _sdpa_inputs() -> tuple:
 
 
 _Q, _K, _V = _sdpa_inputs()
-_R = np.random.default_rng(1001)
+_R = rng(1001)
 _QB, _KB, _VB = _R.normal(size=(2, 3, 4)), _R.normal(size=(2, 5, 4)), _R.normal(size=(2, 5, 2))
 _MASK_B = np.zeros((3, 5), dtype=bool)
 _MASK_B[0, 1:] = True
@@ -90,26 +91,7 @@ def _agrees(student: Student, c) -> bool:
     if out.status != "ok" or any(w.startswith("RuntimeWarning") for w in out.warnings):
         return False
     want = REFERENCE[c.function](*c.args, **c.kwargs)
-    got = out.value
-    try:
-        if isinstance(want, tuple):
-            return (
-                isinstance(got, (tuple, list))
-                and len(got) == 2
-                and all(_same(g, w) for g, w in zip(got, want, strict=True))
-            )
-        return _same(got, want)
-    except (TypeError, ValueError):
-        return False
-
-
-def _same(got, want) -> bool:
-    if not isinstance(got, np.ndarray) or got.shape != want.shape:
-        return False
-    if want.dtype == bool:
-        return got.dtype == bool and bool(np.array_equal(got, want))
-    got = got.astype(np.float64)
-    return not np.isnan(got).any() and bool(np.allclose(got, want, rtol=1e-6, atol=1e-9))
+    return same_value(out.value, want)
 
 
 def diagnosis(student: Student) -> list[str]:

@@ -105,7 +105,7 @@ def test_batched_input(student):
 def test_input_not_modified(student):
     """H is left unchanged, and a read-only H gives the same result"""
     hint = "Do not update H in place."
-    expect_unmodified(student, BASIC, hint)
+    expect_unmodified(student, READONLY, hint, like=BASIC)
     got = READER.ranked(student, BASIC, "combine_heads of H")
     expect_close(
         student.value(READONLY), got, "combine_heads of a read-only H, against a writable one", hint

@@ -43,6 +43,7 @@ BATCH = call(FN, X_BATCH, CONTEXT_BATCH, *W)
 LEAD = (2,)
 SLICES = [call(FN, X_BATCH[i], CONTEXT_BATCH[i], *W) for i in range(2)]
 READONLY = call(FN, X, CONTEXT, *W, readonly=True)  # BASIC, read-only
+MASKED_READONLY = call(FN, X, CONTEXT, *W, mask=MASK, readonly=True)  # MASKED, read-only
 # X and context of one shape, W_q, W_k, W_v of one shape: queries from context, values from X,
 # or W_k for W_v keep every shape right, so only the values show the mix-up.
 EQUAL = call(
@@ -132,14 +133,14 @@ def test_batched_input(student):
 def test_inputs_not_modified(student):
     """X, context, the weights and the mask are left unchanged; read-only inputs work the same"""
     hint = "Build new arrays; do not update X, context, the weights or the mask in place."
-    expect_unmodified(student, BASIC, hint)
-    if student.outcome(MASKED).status == "ok":  # a failing masked call costs its own test
-        expect_unmodified(student, MASKED, hint)
+    expect_unmodified(student, READONLY, hint, like=BASIC)
     expect_pair_readonly_twin(
         floats(student, BASIC, "cross-attention of 3 tokens to 5"),
         floats(student, READONLY, "the same call with read-only inputs"),
         hint,
     )
+    if student.outcome(MASKED).status == "ok":  # a failing masked call costs its own test
+        expect_unmodified(student, MASKED_READONLY, hint, like=MASKED)
 
 
 @points(0)

@@ -50,6 +50,7 @@ X_BATCH = r.normal(size=(*LEAD, 4, 8))
 BATCH = call(FN, X_BATCH, *W, 2)
 SLICES = [call(FN, x, *W, 2) for x in X_BATCH]
 READONLY = call(FN, X, *W, 2, mask=CAUSAL, readonly=True)  # MASKED, read-only
+CROSS_READONLY = call(FN, X_CROSS, *W, 2, context=CONTEXT, readonly=True)  # CROSS, read-only
 # Equal shapes, where a mix-up keeps every shape right and only the values show it:
 # X and context of one shape (queries' sequence and context; W_q, W_k, W_v are all (8, 8));
 CROSS_EQUAL = call(FN, r.normal(size=(4, 8)), *W, 2, context=r.normal(size=(4, 8)))
@@ -280,8 +281,8 @@ def test_batched_input(student):
 def test_inputs_not_modified(student):
     """X, context, the weight matrices and the mask are left unchanged; read-only inputs work"""
     hint = "Build new arrays; do not update X, context, the weights or the mask in place."
-    expect_unmodified(student, MASKED, hint)
-    expect_unmodified(student, CROSS, hint)
+    expect_unmodified(student, READONLY, hint, like=MASKED)
+    expect_unmodified(student, CROSS_READONLY, hint, like=CROSS)
     expect_pair_readonly_twin(
         output_and_weights(student, MASKED, "2-head causal attention"),
         output_and_weights(student, READONLY, "the same call with read-only inputs"),

@@ -225,7 +225,7 @@ def test_fully_masked_row_gives_zeros(student):
 def test_inputs_not_modified(student):
     """Q, K, V and the mask are left unchanged, and read-only inputs give the same result"""
     hint = "Build new arrays; do not scale Q or fill the scores into an input in place."
-    expect_unmodified(student, MASKED, hint)
+    expect_unmodified(student, READONLY, hint, like=MASKED)
     expect_pair_readonly_twin(
         floats(student, MASKED, "a masked call"),
         floats(student, READONLY, "the same call with read-only inputs"),

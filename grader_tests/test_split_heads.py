@@ -118,7 +118,7 @@ def test_raises_value_error(student):
 def test_input_not_modified(student):
     """X is left unchanged, and a read-only X gives the same result"""
     hint = "Do not update X in place."
-    expect_unmodified(student, BASIC, hint)
+    expect_unmodified(student, READONLY, hint, like=BASIC)
     got = READER.ranked(student, BASIC, "split_heads of a (4, 6) X")
     expect_close(
         student.value(READONLY), got, "split_heads of a read-only X, against a writable one", hint

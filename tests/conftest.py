@@ -18,8 +18,15 @@ from pathlib import Path
 import pytest
 
 from attention_course.grading.graders import GradeReport, grade_file
+from attention_course.settings import GRADING_KEY_ENV
 from tests import shared
 from tests.course import ALL_ASSIGNMENTS, COURSE_ROOT, REFERENCE_FILE
+
+# The grading key of every grading the tests start (else grading in this repository would make
+# its key file, .grading/grading.key, here): the graders' inputs are then this key's, per
+# submission, as a class's are its own course's key's.
+TEST_GRADING_KEY = "5eed" * 8
+os.environ.setdefault(GRADING_KEY_ENV, TEST_GRADING_KEY)
 
 # Modules that must run in one process (one xdist worker), group name -> patterns of their file
 # names (a pattern with folders matches that many trailing parts of the path). Every other

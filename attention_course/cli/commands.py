@@ -76,6 +76,13 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--json", action="store_true", help="print Gradescope's results.json instead of a table"
     )
+    p.add_argument(
+        "--seed",
+        metavar="HEX",
+        help="grade with the graders' inputs of this seed (32 hex digits, as recorded in "
+        ".grading/seeds/ by autograde), to reproduce a grade; default: the notebook's own, "
+        "from the course's grading key",
+    )
     _unsandboxed(p)
     _course(
         p,

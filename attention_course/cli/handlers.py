@@ -90,7 +90,12 @@ def check(args: argparse.Namespace) -> int:
         else:
             limit_grader_memory()
             report = grade_file(
-                path, assignment, unsandboxed=args.unsandboxed, in_process=True, course=course
+                path,
+                assignment,
+                unsandboxed=args.unsandboxed,
+                in_process=True,
+                course=course,
+                seed=_seed(args.seed),
             )
     except (NotebookError, GradingError, SandboxUnavailable) as exc:
         raise UserError(str(exc)) from None
@@ -99,6 +104,17 @@ def check(args: argparse.Namespace) -> int:
     else:
         print(function_table(report))
     return 0
+
+
+def _seed(text: str | None) -> str | None:
+    from attention_course.grading.seeds import check_seed
+
+    if text is None:
+        return None
+    try:
+        return check_seed(text)
+    except ValueError as exc:
+        raise UserError(f"--seed: {exc}") from None
 
 
 def print_scores(assignment: str, root: Path) -> None:

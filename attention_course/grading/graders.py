@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from attention_course.course import Course, find_course
+from attention_course.grading import seeds
 from attention_course.sandbox import jail
 from attention_course.sandbox.program import submission_deadline
 from attention_course.settings import DEFAULT, GiB
@@ -81,6 +82,7 @@ class GradeReport:
     cell_errors: list[dict]
     notes: list[str]
     unsandboxed: bool = False  # graded without the sandbox, as the instructor asked
+    seed: str | None = None  # the graders' inputs' seed (for the instructor, never the student)
 
     @property
     def score(self) -> float:
@@ -99,13 +101,20 @@ def _grade_here(
     hide,
     report_path: Path,
     deadline: float,
+    seed: str | None,
 ) -> tuple[int, str]:
     """The graders in this process, without pytest (runner.py): imported once, by path, then
     one plain call per grader test for every submission."""
     from attention_course.grading import runner
 
     found = runner.grade(
-        course, Path(path).resolve(), functions, unsandboxed, list(hide), deadline=deadline
+        course,
+        Path(path).resolve(),
+        functions,
+        unsandboxed,
+        list(hide),
+        deadline=deadline,
+        seed=seed,
     )
     report_path.write_text(json.dumps(found))
     return 0, ""
@@ -154,6 +163,7 @@ def grade_file(
     hide: Sequence[Path] = (),
     in_process: bool = False,
     course: Course | None = None,
+    seed: str | None = None,
 ) -> GradeReport:
     """Grade one submission (notebook or Python file) against one assignment's graders.
 
@@ -162,12 +172,18 @@ def grade_file(
     `check`; they never run student code, which runs in the sandbox). Both give the same report.
     `course` is the course whose graders grade it (default: the one found from the current
     folder, see course.find_course); its whole folder is hidden from the student's code.
+    The graders draw their inputs with `seed`, by default the submission's own, drawn from the
+    course's grading key (seeds.py); the report keeps it (`GradeReport.seed`).
     Raises SandboxUnavailable when no sandbox can be made here, unless `unsandboxed`.
     """
     jail.require(unsandboxed)
     deadline = submission_deadline(DEFAULT)  # one for the whole submission, by the clock
     course = course or find_course()
     spec = course.assignment(assignment)
+    try:
+        seed = seed or seeds.submission_seed(course, assignment, Path(path))
+    except (OSError, seeds.GradingKeyError) as exc:
+        raise GradingError(f"no seed for the graders' inputs: {exc}") from None
     wanted = list(functions or spec.graded)
     with tempfile.TemporaryDirectory(prefix="attention-grade-") as tmp:
         report_path = Path(tmp) / "report.json"
@@ -187,12 +203,14 @@ def grade_file(
             str(Path(path).resolve()),
             "--report",
             str(report_path),
+            "--seed",
+            seed,
             *(["--unsandboxed"] if unsandboxed else []),
             *[arg for folder in hide for arg in ("--hide", str(folder))],
         ]
         if in_process:
             code, output = _grade_here(
-                course, path, wanted, unsandboxed, hide, report_path, deadline
+                course, path, wanted, unsandboxed, hide, report_path, deadline, seed
             )
         else:
             code, output = _run_graders(course, args, deadline)
@@ -217,4 +235,6 @@ def grade_file(
     untested = [f for f, score in scores.items() if not score.tests]
     if untested:
         raise GradingError(f"no grader test ran for {', '.join(untested)}")
-    return GradeReport(assignment, scores, raw["cell_errors"], raw["notes"], unsandboxed)
+    return GradeReport(
+        assignment, scores, raw["cell_errors"], raw["notes"], unsandboxed, seed=raw.get("seed")
+    )

@@ -39,8 +39,23 @@ class Fail(AssertionError):
     """A failed property, with the message the student sees."""
 
 
-def rng(seed: int) -> np.random.Generator:
-    return np.random.default_rng(seed)
+SEED_ATTRIBUTE = "__grading_seed__"  # of a grader package imported for one submission's seed
+_PROCESS_SEED: dict[str, str | None] = {"seed": None}  # a pytest process grades one submission
+
+
+def set_seed(seed: str | None) -> None:
+    """The submission seed of this process's graders (a pytest process; before they import)."""
+    _PROCESS_SEED["seed"] = seed
+
+
+def rng(n: int) -> np.random.Generator:
+    """The random inputs a grader draws as its `n`th stream: with the submission's seed (its
+    package's, see course_graders.py, or this process's) mixed in, else `n` alone."""
+    package = sys._getframe(1).f_globals.get("__package__") or ""
+    seed = getattr(sys.modules.get(package), SEED_ATTRIBUTE, None) or _PROCESS_SEED["seed"]
+    if seed is None:
+        return np.random.default_rng(n)
+    return np.random.default_rng([n, int(seed, 16)])
 
 
 def call(
@@ -52,6 +67,13 @@ def call(
     REGISTRY[key] = c
     DECLARED_BY.setdefault(sys._getframe(1).f_globals.get("__name__", ""), []).append(c)
     return c
+
+
+def forget(modules: list[str]) -> None:
+    """Drop the calls the grader `modules` declared (modules no longer graded with)."""
+    for name in modules:
+        for c in DECLARED_BY.pop(name, []):
+            REGISTRY.pop(c.key, None)
 
 
 class Student:
@@ -296,20 +318,50 @@ def expect_pair_readonly_twin(got: tuple, got_ro: tuple, hint: str) -> None:
     expect_pair_close(got_ro, got, "for read-only inputs, against writable ones", hint)
 
 
-def expect_unmodified(student: Student, c: Call, hint: str = "") -> None:
-    """The arrays passed in are unchanged after the call."""
-    student.value(c)
+def expect_unmodified(student: Student, c: Call, hint: str = "", like: Call | None = None) -> None:
+    """`c`, a call with read-only inputs, ran to a value.
+
+    Its inputs lie in memory the sandbox cannot write (a sealed file mapped read-only), so they
+    are unchanged by construction, whatever the student's process does or says; code that writes
+    into an input raises there (numpy refuses), or is stopped by the kernel. The worker calls the
+    function twice on the same arrays and keeps the second value, so code that changes an
+    input's shape instead (`X.shape = ...`) fails there, or gives other values. `like`, the same
+    call with writable inputs, tells that apart from a function that fails anyway. The test
+    compares the values itself (`expect_readonly_twin`)."""
+    if not c.readonly:
+        raise TypeError(f"{c.key}: expect_unmodified reads a call declared with readonly=True")
+    if like is not None:
+        student.value(like)  # a function that fails on writable inputs too: that failure
     out = student.outcome(c)
-    inputs = [a for a in list(c.args) + list(c.kwargs.values()) if isinstance(a, np.ndarray)]
-    if len(out.inputs_after) != len(inputs):
-        raise Fail(f"{c.function}: its inputs could not be checked after the call")
-    for before, after in zip(inputs, out.inputs_after, strict=True):
-        if (
-            not isinstance(after, np.ndarray)
-            or after.shape != before.shape
-            or not (np.array_equal(after, before, equal_nan=True))
-        ):
-            raise Fail(f"{c.function} modified an input array in place. {hint}".rstrip())
+    if out.status in ("error", "crashed", "unreadable"):
+        raise Fail(
+            f"{c.function} modified an input array in place: with read-only inputs it "
+            f"{out.describe()}. {hint}".rstrip()
+        )
+    student.value(c)
+
+
+def same_value(got: Any, want: Any, rtol: float = RTOL, atol: float = ATOL) -> bool:
+    """Whether `got` is `want` at the graders' tolerance: an array of its shape (booleans
+    exactly, numbers within rtol/atol, NaN only where `want` has NaN), tuples and lists item by
+    item. For comparing a function's values with the course's, not for telling a student why."""
+    if isinstance(want, (tuple, list)):
+        return (
+            isinstance(got, (tuple, list))
+            and len(got) == len(want)
+            and all(same_value(g, w, rtol, atol) for g, w in zip(got, want, strict=True))
+        )
+    want = np.asarray(want)
+    if isinstance(got, (bool, int, float)) and not isinstance(got, np.ndarray):
+        got = np.asarray(got)
+    if not isinstance(got, np.ndarray) or got.shape != want.shape:
+        return False
+    if want.dtype == bool or got.dtype == bool:
+        return got.dtype == want.dtype and bool(np.array_equal(got, want))
+    try:
+        return bool(np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True))
+    except TypeError:
+        return False
 
 
 def expect_no_warnings(student: Student, c: Call, hint: str = "") -> None:

@@ -27,7 +27,8 @@ from traitlets import Bool, Float, Unicode
 from attention_course.course import Course, find_course, graded_course
 from attention_course.errors import SubmissionRefused
 from attention_course.grading.feedback import RECORD_KEY, cell_feedback, cell_score
-from attention_course.grading.graders import grade_file
+from attention_course.grading.graders import GradingError, grade_file
+from attention_course.grading.seeds import GradingKeyError, record, submission_seed
 from attention_course.grading.submissions import restore_metadata
 from attention_course.sandbox.execute import execute_notebook
 from attention_course.sandbox.safety import check_submission_folder
@@ -161,9 +162,19 @@ class GradeOutOfKernel(NbGraderPreprocessor):
         if not cells:
             return nb, resources
         assignment = resources["nbgrader"]["assignment"]
+        notebook = resources["nbgrader"]["notebook"]
+        course = _course(resources, self.course_root)
+        folder = Path(resources.get("metadata", {}).get("path") or ".")
+        submitted = folder / f"{notebook}.ipynb"  # its seed: the file as submitted
         with tempfile.TemporaryDirectory(prefix="attention-autograde-") as tmp:
-            path = Path(tmp) / f"{resources['nbgrader']['notebook']}.ipynb"
+            path = Path(tmp) / f"{notebook}.ipynb"
             nbformat.write(nb, path)
+            try:
+                seed = submission_seed(
+                    course, assignment, submitted if submitted.is_file() else path
+                )
+            except GradingKeyError as exc:
+                raise GradingError(f"no seed for the graders' inputs: {exc}") from None
             report = grade_file(
                 path,
                 assignment,
@@ -171,8 +182,15 @@ class GradeOutOfKernel(NbGraderPreprocessor):
                 in_process=self.in_process,
                 functions=sorted(set(cells.values())),
                 hide=_graded_course(resources),
-                course=_course(resources, self.course_root),
+                course=course,
+                seed=seed,
             )
+        student = str(resources["nbgrader"].get("student") or folder.parent.name)
+        if graded_root(resources, self.course_root) is not None:  # a class's folder: recorded
+            try:
+                record(course, assignment, student, notebook, seed)
+            except (OSError, ValueError) as exc:
+                self.log.warning("the seed of %s's %s was not recorded: %s", student, notebook, exc)
         extra = []
         restored = nb.metadata.get("attention_course", {}).get("restored")
         restored = [str(name) for name in restored] if isinstance(restored, list) else None

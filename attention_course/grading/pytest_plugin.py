@@ -11,6 +11,8 @@ Options (see `pytest grader_tests --help`):
   --unsandboxed       run the student's worker without the sandbox (limits only)
   --deadline EPOCH    the submission's absolute deadline, in seconds since the epoch (default:
                       the submission's time from the start of the session)
+  --seed HEX          the submission's seed (grading/seeds.py), with which the graders draw
+                      their inputs (default: their own fixed seeds)
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import pytest
 
 from attention_course.course import Course
 from attention_course.grading import harness
+from attention_course.grading.seeds import check_seed
 from attention_course.grading.session import Session, record, report
 from attention_course.sandbox.program import Limits, run_program, submission_deadline
 
@@ -61,6 +64,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="the submission's absolute deadline (seconds since the epoch); default: its time "
         "from the start",
     )
+    group.addoption(
+        "--seed",
+        default=None,
+        metavar="HEX",
+        help="the submission's seed, with which the graders draw their inputs (default: their "
+        "own fixed seeds)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The submission's seed, set before the grader files are imported (they draw at import)."""
+    seed = config.getoption("--seed", None)
+    harness.set_seed(check_seed(seed) if seed else None)
 
 
 def _course(config: pytest.Config) -> Course:
@@ -82,9 +98,15 @@ def _session(config: pytest.Config) -> Session:
         else:  # the wall clock of the process that started this one, on this clock
             deadline = time.monotonic() + (epoch - time.time())
 
-        def run(cells, calls):
+        def run(cells, calls, outside=None):
             return run_program(
-                cells, calls, limits, hide=hide, unsandboxed=unsandboxed, deadline=deadline
+                cells,
+                calls,
+                limits,
+                hide=hide,
+                unsandboxed=unsandboxed,
+                deadline=deadline,
+                outside=outside,
             )
 
         program = program_from_file(Path(path) if path else course.reference_file)
@@ -192,4 +214,5 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         faults.append(f"pytest ended with exit status {int(exitstatus)}")
     graded = session.config.stash.get(_SESSION, None)
     tests = session.config.stash.get(_RESULTS, [])
-    Path(path).write_text(json.dumps(report(graded, tests, faults), indent=1))
+    found = dict(report(graded, tests, faults), seed=session.config.getoption("--seed"))
+    Path(path).write_text(json.dumps(found, indent=1))

@@ -8,28 +8,43 @@ too), and every program run of the session shares the submission's one absolute 
 however many tests there are, grading one submission ends within its time.
 
 Pasted helpers: masks_and_heads' functions call helpers the student pastes from
-attention_basics. A test of such a function that fails is run again on a second program: the
-student's cells followed by the course's helpers (grader_tests/pasted_helpers.py). If it
-passes there,
-the function itself is right: the test counts as passed, and the file's 0-point test names the
-helper. Only pass or fail comes from the second program, never a message, so nothing of the
-course's helpers reaches the student.
+attention_basics. A test of such a function that fails is run again on a second program run of
+the student's cells in which each helper is computed outside: every call the student's code makes
+of it goes out over the wire to this process, which computes the course's helper (the reference)
+and sends the value back (sandbox/program.py `outside`). No code or source of the reference is in
+the sandbox. If the test passes there, it counts as passed only if the student's own helper
+really gives other values on the helper calls that test's calls made: those calls are asked of
+the student's own helpers (a run of its cells, as the first) and compared with the reference's
+at the graders' tolerance (`harness.same_value`); where they agree, the second run proves
+nothing and the failure stands. A test that counts is noted for the file's 0-point test, which
+names the helper. Only pass or fail comes from the second run, never a message.
 """
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 
 from attention_course.course import Course
 from attention_course.grading import course_graders, harness
-from attention_course.sandbox.program import Call, ProgramRun
+from attention_course.sandbox.program import Call, Outcome, OutsideCall, ProgramRun
 
 HELPER_NOTE = "passed_only_with_course"  # the parameter of the 0-point test that names a helper
 
 
 def description(fn: Callable) -> str:
     return (fn.__doc__ or fn.__name__).strip().splitlines()[0]
+
+
+class _Reading(harness.Student):
+    """A Student that notes which calls a test reads."""
+
+    def __init__(self, outcomes: dict[str, Outcome]):
+        super().__init__(outcomes)
+        self.read: list[str] = []
+
+    def outcome(self, c: Call) -> Outcome:
+        self.read.append(c.key)
+        return super().outcome(c)
 
 
 class Session:
@@ -39,7 +54,7 @@ class Session:
         self,
         program: list[tuple[str, str]],
         calls: list[Call],
-        run: Callable[[list, list], ProgramRun],
+        run: Callable[..., ProgramRun],
         course: Course,
     ):
         self.course = course
@@ -48,8 +63,10 @@ class Session:
         self._run = run
         self._program_run: ProgramRun | None = None
         self._failed: Exception | None = None  # why the program could not be run
-        self._with_course: harness.Student | None = None
+        self._with_course: ProgramRun | None = None
         self._with_course_failed: Exception | None = None
+        self._own: dict[int, Outcome] | None = None  # index in _asked -> the student's own
+        self._asked: list[OutsideCall] = []
         self.passed_only_with_course: dict[str, list[str]] = {}
 
     @property
@@ -68,25 +85,50 @@ class Session:
     def student(self) -> harness.Student:
         return harness.Student(self.program_run.outcomes)
 
-    def with_course_helpers(self, helpers: tuple[str, ...]) -> harness.Student:
+    def with_course_helpers(self, helpers: tuple[str, ...]) -> ProgramRun:
+        """The second program run: the student's cells, each helper computed outside by the
+        course's reference (one run per session)."""
         if self._with_course_failed is not None:
             raise self._with_course_failed
         try:
-            return self._with_course_student(helpers)
+            if self._with_course is None:
+                reference = course_graders.reference(self.course)
+                outside = {h: getattr(reference, h) for h in helpers}
+                calls = [c for c in self.calls if c.function not in helpers]
+                self._with_course = self._run(self.program, calls, outside=outside)
+            return self._with_course
         except Exception as exc:
             self._with_course_failed = exc
             raise
 
-    def _with_course_student(self, helpers: tuple[str, ...]) -> harness.Student:
-        if self._with_course is None:
-            reference = course_graders.reference(self.course)
-            source = "import numpy as np\n\n" + "\n\n".join(
-                inspect.getsource(getattr(reference, h)) for h in helpers
-            )
-            calls = [c for c in self.calls if c.function not in helpers]
-            run = self._run([*self.program, ("course_helpers", source)], calls)
-            self._with_course = harness.Student(run.outcomes)
-        return self._with_course
+    def helpers_differ(self, run: ProgramRun, keys: list[str]) -> bool:
+        """Whether the student's own helpers give other values than the course's on the
+        helper calls that the calls `keys` made in the second run `run`."""
+        asked = [o for k in dict.fromkeys(keys) for o in run.outside_calls.get(k, [])]
+        if not asked:
+            return False
+        own = self._own_values()
+        position = {id(o): i for i, o in enumerate(self._asked)}
+        for o in asked:
+            got = own[position[id(o)]]
+            if got.status != "ok" or not harness.same_value(got.value, o.value):
+                return True
+        return False
+
+    def _own_values(self) -> dict[int, Outcome]:
+        """The student's own helpers on every helper call of the second run (one more run of
+        its cells, as the first: no helper computed outside)."""
+        if self._own is None:
+            assert self._with_course is not None
+            self._asked = [o for calls in self._with_course.outside_calls.values() for o in calls]
+            calls = [
+                Call(f"own#{i}", o.function, o.args, o.kwargs) for i, o in enumerate(self._asked)
+            ]
+            run = self._run(self.program, calls) if calls else None
+            self._own = {
+                i: run.outcomes[c.key] if run else Outcome("skipped") for i, c in enumerate(calls)
+            }
+        return self._own
 
     def call(self, fn: Callable, function: str, args: dict) -> None:
         """Run one grader test; a Fail that the course's helpers would have avoided counts as
@@ -98,14 +140,16 @@ class Session:
         try:
             fn(**args)
         except harness.Fail:
-            retry = dict(args, student=self.with_course_helpers(helpers))
+            run = self.with_course_helpers(helpers)
+            retry = _Reading(run.outcomes)
             try:
-                fn(**retry)
+                fn(**dict(args, student=retry))
             except harness.Fail:
                 pass
             else:
-                self.passed_only_with_course.setdefault(function, []).append(description(fn))
-                return
+                if self.helpers_differ(run, retry.read):
+                    self.passed_only_with_course.setdefault(function, []).append(description(fn))
+                    return
             raise  # the failure with the student's own helpers: its message, not the retry's
 
 

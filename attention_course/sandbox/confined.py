@@ -31,6 +31,9 @@ from attention_course.sandbox import cgroups, cputime, jail
 from attention_course.sandbox.inside import wire
 from attention_course.settings import Limits
 
+Frame = tuple[dict[str, Any], list[np.ndarray]]
+Serve = Callable[[dict[str, Any], list[np.ndarray]], Frame]  # a request from inside, answered
+
 
 class Died(Exception):
     """The sandboxed process is gone (killed here, or it ended); the message is the reason."""
@@ -61,9 +64,11 @@ class Confined:
         unsandboxed: bool = False,
         hide: Sequence[Path] = (),
         cpu_budget: float | None = None,
+        pass_fds: Sequence[int] = (),
     ):
         """`cpu_budget`: the CPU seconds the process may use in all, its start included (a
-        request that would go past it is stopped there)."""
+        request that would go past it is stopped there). `pass_fds`: descriptors the process
+        inherits, at the same numbers (read-only ones: it runs student code)."""
         self.limits = limits
         self.unsandboxed = unsandboxed
         self._settings = dict(settings, nproc=limits.processes)
@@ -79,6 +84,7 @@ class Confined:
         self._uid: int | None = None
         self._seq = 0
         self._cpu_budget = cpu_budget
+        self._pass_fds = tuple(pass_fds)
         self.cpu_used = 0.0  # CPU seconds the sandbox had used when last read (and at the end)
         self.peak_memory: int | None = None
 
@@ -121,6 +127,7 @@ class Confined:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
+            pass_fds=self._pass_fds,
             preexec_fn=before_exec,
         )
         threading.Thread(target=self._drain, daemon=True).start()
@@ -224,8 +231,13 @@ class Confined:
         arrays: Sequence[np.ndarray] = (),
         timeout: float = 10.0,
         deadline: float | None = None,
+        serve: Serve | None = None,
     ) -> tuple[dict[str, Any], list[np.ndarray]]:
         """Send one request and return the reply, or raise Died (the process is then gone).
+
+        While the request runs, the process may ask this side to compute a function for it (a
+        frame with op "outside" and this request's number): `serve` answers it, and the wait
+        for the reply goes on under the same limits. Without `serve`, such a frame is forged.
 
         The step may use `timeout` seconds of the sandbox's CPU time (plus the grace of its own
         alarm; less if the process's CPU budget runs out first) and `limits.backstop(timeout)`
@@ -262,7 +274,19 @@ class Confined:
             reason = self._exit_reason() if proc.poll() is not None else late()
             raise self._dead(reason) from None
         reply = self._await(until, late, start_cpu, cpu, shown)
-        if reply[0].get("seq") != self._seq:  # not an answer to this request: forged
+        while reply[0].get("op") == "outside" and serve is not None:
+            if reply[0].get("seq") != self._seq:
+                break
+            answer, out = serve(*reply)
+            try:
+                wire.write_frame(
+                    _pipe(proc.stdin).fileno(), dict(answer, seq=self._seq), out, deadline=until
+                )
+            except (OSError, wire.Deadline, wire.WireError):
+                reason = self._exit_reason() if proc.poll() is not None else late()
+                raise self._dead(reason) from None
+            reply = self._await(until, late, start_cpu, cpu, shown)
+        if reply[0].get("seq") != self._seq or reply[0].get("op") == "outside":  # forged
             raise self._dead("sent back a reply to no request it was given")
         return reply
 

@@ -13,7 +13,11 @@ workers and by every program run of one submission (`deadline`).
 
 from __future__ import annotations
 
+import fcntl
+import functools
+import os
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,7 +64,6 @@ class Outcome:
     value: Any = None
     error_type: str = ""
     error_message: str = ""
-    inputs_after: list[Any] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
     detail: str = ""
@@ -90,12 +93,24 @@ class CellReport:
     error_message: str
 
 
+@dataclass(frozen=True)
+class OutsideCall:
+    """A call the student's code made of a function this side computed (`outside`): its
+    arguments as they came in, and the value sent back."""
+
+    function: str
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    value: Any
+
+
 @dataclass
 class ProgramRun:
     outcomes: dict[str, Outcome]
     cell_errors: list[CellReport]
     notes: list[str]
     workers: int
+    outside_calls: dict[str, list[OutsideCall]] = field(default_factory=dict)  # by call key
 
 
 # --------------------------------------------------------------------------- encoding
@@ -105,12 +120,59 @@ class UnsupportedValue(ValueError):
     """The student's function returned something other than arrays, numbers or strings."""
 
 
-def _encode_input(value: Any, arrays: list[np.ndarray]) -> dict[str, Any]:
+class SharedInputs:
+    """The arrays of the calls with read-only inputs, laid out in one memory file.
+
+    `open()` writes them into a fresh memfd and seals it (no write, no resize, by anyone: the
+    kernel refuses), then hands out a read-only descriptor of it, which the worker maps read-only.
+    What a call with read-only inputs is given is therefore this side's bytes, unchanged by
+    construction: no check in the sandbox is needed, or trusted."""
+
+    ALIGN = 64
+
+    def __init__(self) -> None:
+        self.arrays: list[tuple[int, np.ndarray]] = []
+        self.size = 0
+
+    def add(self, arr: np.ndarray) -> dict[str, Any]:
+        arr = arr if arr.flags.c_contiguous else arr.copy(order="C")
+        offset = -(-self.size // self.ALIGN) * self.ALIGN
+        self.arrays.append((offset, arr))
+        self.size = offset + arr.nbytes
+        return {"shared": {"dtype": arr.dtype.str, "shape": list(arr.shape), "offset": offset}}
+
+    def open(self) -> int | None:
+        """A read-only descriptor of the sealed file (None when there is nothing to share)."""
+        if not self.arrays:
+            return None
+        fd = os.memfd_create("grading-inputs", os.MFD_ALLOW_SEALING | os.MFD_CLOEXEC)
+        try:
+            os.ftruncate(fd, max(self.size, 1))
+            for offset, arr in self.arrays:
+                os.pwrite(fd, arr.tobytes(), offset)
+            seals = fcntl.F_SEAL_WRITE | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_SEAL
+            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, seals)
+            return os.open(f"/proc/self/fd/{fd}", os.O_RDONLY | os.O_CLOEXEC)
+        finally:
+            os.close(fd)
+
+    @property
+    def bytes(self) -> int:
+        return max(self.size, 1)
+
+
+def _encode_input(
+    value: Any, arrays: list[np.ndarray], shared: SharedInputs | None = None
+) -> dict[str, Any]:
     if isinstance(value, np.ndarray):
+        if shared is not None:
+            return shared.add(value)
         arrays.append(value)
         return {"array": len(arrays) - 1}
     if isinstance(value, tuple):
-        return {"tuple": [_encode_input(v, arrays) for v in value]}
+        return {"tuple": [_encode_input(v, arrays, shared) for v in value]}
+    if isinstance(value, list):
+        return {"list": [_encode_input(v, arrays, shared) for v in value]}
     if value is None or isinstance(value, (bool, int, float, str)):
         return {"value": value}
     raise TypeError(f"cannot pass {type(value).__name__} to a worker")
@@ -149,7 +211,6 @@ def _outcome(reply: dict[str, Any], arrays: list[np.ndarray]) -> Outcome:
         status = str(reply["status"])
         out = Outcome(status=status, seconds=float(reply.get("seconds", 0.0)))
         out.warnings = [str(w)[:500] for w in list(reply.get("warnings", []))[:10]]
-        out.inputs_after = [_decode_output(s, arrays) for s in list(reply.get("inputs_after", []))]
         if status == "ok":
             out.value = _decode_output(reply["value"], arrays)
         elif status == "error":
@@ -184,8 +245,12 @@ class _Program:
         hide: list[Path],
         unsandboxed: bool,
         deadline: float,
+        outside: Mapping[str, Callable[..., Any]] | None = None,
     ) -> None:
         self.cells = cells
+        self.outside = dict(outside or {})
+        self.outside_calls: dict[str, list[OutsideCall]] = {}
+        self.outside_count = 0
         self.calls = calls
         self.limits = limits
         self.hide = hide
@@ -198,16 +263,20 @@ class _Program:
         self.workers = 0
         self.result_bytes = 0
         self.deadline = deadline
+        self.inputs_fd: int | None = None
         self.requests: list[tuple[dict[str, Any], list[np.ndarray]]] = []
+        self.shared = SharedInputs()  # the inputs of calls with read-only inputs
         for c in calls:
             arrays: list[np.ndarray] = []
+            into = self.shared if c.readonly else None
             header = {
                 "op": "call",
                 "function": c.function,
-                "args": [_encode_input(a, arrays) for a in c.args],
-                "kwargs": {k: _encode_input(v, arrays) for k, v in c.kwargs.items()},
+                "args": [_encode_input(a, arrays, into) for a in c.args],
+                "kwargs": {k: _encode_input(v, arrays, into) for k, v in c.kwargs.items()},
                 "readonly": c.readonly,
                 "errstate": c.errstate,
+                "outside": sorted(self.outside),
                 "timeout": limits.call_timeout,
                 "wall": limits.backstop(limits.call_timeout),
                 "idle": limits.idle_share,
@@ -224,13 +293,17 @@ class _Program:
         deadline = min(self.deadline, time.monotonic() + limits.backstop(limits.worker_timeout))
         self.workers += 1
         step: tuple[str, int] | None = None
+        settings: dict[str, Any] = {"max_elements": limits.result_elements}
+        if self.inputs_fd is not None:
+            settings.update(inputs_fd=self.inputs_fd, inputs_bytes=self.shared.bytes)
         worker = Confined(
             "worker.py",
-            {"max_elements": limits.result_elements},
+            settings,
             limits,
             unsandboxed=self.unsandboxed,
             hide=self.hide,
             cpu_budget=limits.worker_timeout,
+            pass_fds=() if self.inputs_fd is None else (self.inputs_fd,),
         )
         try:
             worker.start(deadline)
@@ -255,7 +328,11 @@ class _Program:
                 step = ("call", i)
                 header, arrays = self.requests[i]
                 reply, out = worker.request(
-                    header, arrays, timeout=limits.call_timeout, deadline=deadline
+                    header,
+                    arrays,
+                    timeout=limits.call_timeout,
+                    deadline=deadline,
+                    serve=functools.partial(self.serve, call.key) if self.outside else None,
                 )
                 self.result_bytes += sum(a.nbytes for a in out)
                 if self.result_bytes > limits.program_result_bytes:
@@ -272,6 +349,41 @@ class _Program:
             self.died(step, str(exc), worker)
         finally:
             worker.close(grace=0.5)  # a worker that is done ends on its own
+
+    def serve(
+        self, key: str, header: dict[str, Any], arrays: list[np.ndarray]
+    ) -> tuple[dict[str, Any], list[np.ndarray]]:
+        """Compute, on this side, a function the call `key` asked for (`outside`); every
+        argument is checked as a reply's value is, and its size kept small before it is used."""
+        limits = self.limits
+
+        def refuse(why: str) -> tuple[dict[str, Any], list[np.ndarray]]:
+            return {"op": "outside", "status": "error", "error": why[:200]}, []
+
+        name = header.get("function")
+        if not isinstance(name, str) or name not in self.outside:
+            return refuse("no such function is given from outside")
+        self.outside_count += 1
+        if self.outside_count > limits.outside_calls:
+            return refuse(f"more than {limits.outside_calls} calls of the course's functions")
+        if sum(a.size for a in arrays) > limits.outside_call_elements:
+            return refuse(f"arguments of more than {limits.outside_call_elements} elements")
+        try:
+            args = tuple(_decode_output(v, arrays) for v in list(header["args"]))
+            kwargs = {str(k): _decode_output(v, arrays) for k, v in dict(header["kwargs"]).items()}
+        except Exception:
+            return refuse("its arguments could not be read")
+        if not all(_small(v, limits.outside_call_elements) for v in (*args, *kwargs.values())):
+            return refuse(f"an argument larger than {limits.outside_call_elements}")
+        try:
+            with np.errstate(all="ignore"):
+                value = self.outside[name](*args, **kwargs)
+            out: list[np.ndarray] = []
+            spec = _encode_input(_plain(value), out)
+        except Exception:  # the course's function refused these arguments (nothing said why)
+            return refuse(f"the course's {name} could not take these arguments")
+        self.outside_calls.setdefault(key, []).append(OutsideCall(name, args, kwargs, value))
+        return {"op": "outside", "status": "ok", "value": spec}, out
 
     def died(self, step: tuple[str, int] | None, reason: str, worker: Confined) -> None:
         if step is None:
@@ -290,12 +402,24 @@ class _Program:
         call = self.calls[index]
         status = "timeout" if "stopped after" in reason else "crashed"
         self.outcomes[call.key] = Outcome(status=status, detail=reason)
-        self.dead[call.function] = f"not run: an earlier call of {call.function} {reason}"
+        if status == "timeout" or not call.readonly:  # (a write into read-only inputs: that call's)
+            self.dead[call.function] = f"not run: an earlier call of {call.function} {reason}"
         self.notes.append(f"{call.function} {reason}")
 
     def run(self) -> ProgramRun:
+        self.inputs_fd = self.shared.open()
+        try:
+            return self._run()
+        finally:
+            if self.inputs_fd is not None:
+                os.close(self.inputs_fd)
+
+    def _run(self) -> ProgramRun:
         while True:
+            # calls with read-only inputs last: one that crashes its worker by writing into them
+            # costs that call only, never the calls after it
             pending = [i for i, c in enumerate(self.calls) if c.key not in self.outcomes]
+            pending.sort(key=lambda i: self.calls[i].readonly)
             run = []
             for i in pending:
                 function = self.calls[i].function
@@ -320,7 +444,29 @@ class _Program:
             cell_errors=[self.cell_errors[i] for i in sorted(self.cell_errors)],
             notes=self.notes,
             workers=self.workers,
+            outside_calls=self.outside_calls,
         )
+
+
+def _small(value: Any, most: int) -> bool:
+    """Whether an argument is no larger than `most`: a number (a size the function may
+    allocate the square of) or the items of a tuple or list."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return True
+    if isinstance(value, (int, float)):
+        return abs(value) <= most
+    if isinstance(value, (tuple, list)):
+        return len(value) <= most and all(_small(v, most) for v in value)
+    return isinstance(value, np.ndarray)
+
+
+def _plain(value: Any) -> Any:
+    """A value made of arrays, tuples, lists and plain numbers (a numpy scalar as a 0-d array)."""
+    if isinstance(value, np.generic):
+        return np.asarray(value)
+    if isinstance(value, (tuple, list)):
+        return type(value)(_plain(v) for v in value)
+    return value
 
 
 def used_up(limits: Limits) -> str:
@@ -340,9 +486,13 @@ def run_program(
     hide: list[Path] | None = None,
     unsandboxed: bool = False,
     deadline: float | None = None,
+    outside: Mapping[str, Callable[..., Any]] | None = None,
 ) -> ProgramRun:
     """Execute `cells` (id, source) in a sandboxed worker, then every call; collect outcomes.
 
+    `outside` names functions this side computes: in every call, the student's code sees
+    each name as a stand-in that sends its arguments here and returns what the function gave
+    (`ProgramRun.outside_calls` records each); no code of them runs in the sandbox.
     `hide` lists more folders the worker must not see (the course folder is never mounted).
     `unsandboxed=True` runs the worker with limits only: the caller must say so to the user.
     `deadline` (time.monotonic()) is the submission's, shared by every program run of it
@@ -354,5 +504,5 @@ def run_program(
     limits = limits or Limits()
     if deadline is None:
         deadline = submission_deadline(limits)
-    program = _Program(cells, calls, limits, list(hide or []), unsandboxed, deadline)
+    program = _Program(cells, calls, limits, list(hide or []), unsandboxed, deadline, outside)
     return program.run()

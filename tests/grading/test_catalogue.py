@@ -17,6 +17,7 @@ worker; tests/grading/test_run_graders.py shows the graders' pytest process give
 from __future__ import annotations
 
 import ast
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,7 +25,8 @@ import pytest
 
 from attention_course.grading.graders import GradeReport
 from tests.conftest import grade_reference_variants
-from tests.course import ASSIGNMENTS, COURSE
+from tests.course import ASSIGNMENTS, COURSE, REFERENCE_FILE
+from tests.direct_grading import grade_here
 
 CATALOGUE = Path(__file__).resolve().parent.parent / "catalogue"
 WRONG = sorted((CATALOGUE / "wrong").glob("*.py"))
@@ -190,3 +192,39 @@ def test_whole_array_max_is_told_underflow_not_overflow(graded):
     large = next(t for t in fs.tests if t.test == "test_large_inputs_do_not_overflow")
     assert not large.passed
     assert "its own maximum" in large.message and "overflows" not in large.message
+
+
+# The graders' inputs are drawn per submission from a secret seed: every verdict of the catalogue
+# must be the same under any. Graded directly (tests/direct_grading.py: the catalogue is the
+# course's own code), under the seed each entry had above (which checks the direct grading
+# against the sandboxed one) and under five more.
+SEEDS = [hashlib.sha256(f"catalogue seed {i}".encode()).hexdigest()[:32] for i in range(5)]
+
+
+@pytest.fixture(scope="module")
+def verdicts(graded) -> dict[str, dict[str, dict[str, bool]]]:
+    """Entry key -> seed -> test -> passed."""
+    reference = REFERENCE_FILE.read_text()
+    found: dict[str, dict[str, dict[str, bool]]] = {}
+    for e in ENTRIES:
+        program = [("variant", reference + "\n\n" + e.path.read_text())]
+        seeds = [graded[e.key].seed, *SEEDS]
+        found[e.key] = {s: grade_here(COURSE, program, e.function, s) for s in seeds}
+    return found
+
+
+def test_direct_grading_gives_the_sandboxed_verdicts(graded, verdicts):
+    for e in ENTRIES:
+        seed = graded[e.key].seed
+        assert seed is not None and seed not in SEEDS
+        sandboxed = {t.test: t.passed for t in graded[e.key].functions[e.function].tests}
+        assert verdicts[e.key][seed] == sandboxed, e.key
+
+
+def test_every_verdict_is_the_same_under_five_other_seeds(graded, verdicts):
+    assert len(set(SEEDS)) == 5
+    for e in ENTRIES:
+        sandboxed = {t.test: t.passed for t in graded[e.key].functions[e.function].tests}
+        for seed in SEEDS:
+            differ = sorted(t for t, p in verdicts[e.key][seed].items() if p != sandboxed[t])
+            assert not differ, f"{e.key} under seed {seed}: {differ} change"

@@ -25,7 +25,14 @@ from attention_course.grading.graders import GradingError, grade_file
 from attention_course.sandbox import confined
 from tests.course import COURSE, COURSE_ROOT, REFERENCE_FILE
 
-causal_mask_grader = course_graders.grader(COURSE, "causal_mask")
+SEED = "fa" * 16  # the seed these gradings use, so that a test can patch their grader module
+
+
+def causal_mask_grader():
+    """The causal_mask grader as graded with SEED (the runner keeps it while it is in use)."""
+    run_graders.load(COURSE, "causal_mask", SEED)
+    return course_graders.grader(COURSE, "causal_mask", SEED)
+
 
 ASSIGNMENT = "attention_basics"
 
@@ -47,7 +54,7 @@ def stub(tmp_path):
 
 
 def _grade_here(path, functions=("causal_mask",)):
-    return grade_file(path, ASSIGNMENT, functions=list(functions), in_process=True)
+    return grade_file(path, ASSIGNMENT, functions=list(functions), in_process=True, seed=SEED)
 
 
 # --------------------------------------------------------------------------- in process
@@ -66,16 +73,15 @@ def test_the_stub_is_graded_normally(stub):
     ids=["grader-crash", "bare-assert"],
 )
 def test_a_grader_that_raises_is_a_fault(monkeypatch, exc):
-    monkeypatch.setattr(causal_mask_grader, "expect_shape", _raise(exc))
+    monkeypatch.setattr(causal_mask_grader(), "expect_shape", _raise(exc))
     with pytest.raises(GradingError, match="not the student's fault") as found:
         _grade_here(REFERENCE_FILE)
     assert "causal_mask::test_" in str(found.value) and type(exc).__name__ in str(found.value)
 
 
 def test_the_error_names_the_first_five_faults(monkeypatch):
-    softmax_grader = course_graders.grader(COURSE, "softmax")
-
-    tests, _ = run_graders.load(COURSE, "softmax")
+    tests, _ = run_graders.load(COURSE, "softmax", SEED)
+    softmax_grader = course_graders.grader(COURSE, "softmax", SEED)
     assert len(tests) > 5
     monkeypatch.setattr(softmax_grader, "expect_close", _raise(KeyError("a grader bug")))
     with pytest.raises(GradingError) as found:
@@ -93,17 +99,18 @@ def test_a_worker_that_cannot_start_is_a_fault(stub, monkeypatch):
 
 
 def test_a_grader_file_that_does_not_import_is_a_fault(stub, monkeypatch):
-    key = (str(COURSE.grader_dir), "causal_mask")
+    key = (str(COURSE.grader_dir), "causal_mask", SEED)
     monkeypatch.delitem(run_graders._MODULES, key, raising=False)
-    name = f"{course_graders.package(COURSE)}.test_causal_mask"
+    name = f"{course_graders.package(COURSE, SEED)}.test_causal_mask"
     monkeypatch.setitem(sys.modules, name, None)  # import fails
     with pytest.raises(GradingError, match="test_causal_mask.py: could not be collected"):
         _grade_here(stub, ("softmax", "causal_mask"))
 
 
 def test_a_function_no_grader_test_ran_for_is_a_fault(stub, monkeypatch):
-    tests, calls = run_graders.load(COURSE, "causal_mask")
-    monkeypatch.setitem(run_graders._MODULES, (str(COURSE.grader_dir), "causal_mask"), ([], calls))
+    tests, calls = run_graders.load(COURSE, "causal_mask", SEED)
+    key = (str(COURSE.grader_dir), "causal_mask", SEED)
+    monkeypatch.setitem(run_graders._MODULES, key, ([], calls))
     with pytest.raises(GradingError, match="no grader test ran for causal_mask"):
         _grade_here(REFERENCE_FILE, ("softmax", "causal_mask"))
 

@@ -86,3 +86,64 @@ def test_helper_bug_is_named_and_costs_no_points_twice(graded, bug):
             assert "with yours they fail:" in helper_test.message, helper_test.message
         else:
             assert "changes none of" in helper_test.message, helper_test.message
+
+
+# A hostile student who learns from the second run: a self_attention that raises, and computes
+# correctly only when it can tell the second run from the first. Each must score exactly what
+# the same raising self_attention scores without the trick.
+UNSCALED_SDPA = BUGS["sdpa_no_scaling"][0]
+RAISING = """
+_right_self_attention = self_attention
+def self_attention(X, W_q, W_k, W_v, causal=False):
+    if not _second_run():
+        raise RuntimeError("wrong on purpose")
+    return _right_self_attention(X, W_q, W_k, W_v, causal)
+"""
+TRICKS = {
+    # an audit hook watches what is compiled after the student's cells: the course's helpers,
+    # were their source pasted, would show a line the student guesses of the reference
+    "guesses_a_reference_line": UNSCALED_SDPA
+    + """
+import sys
+_compiled = []
+sys.addaudithook(
+    lambda event, args: _compiled.append(str(args[0])) if event == "compile" else None
+)
+def _second_run():
+    return any("/ np.sqrt(d_k)" in s or "def softmax" in s for s in _compiled)
+"""
+    + RAISING,
+    # the helpers are not the student's own in the second run: its helpers are right, so the
+    # second run proves nothing about them
+    "detects_the_second_run": """
+_own_softmax, _own_sdpa = softmax, scaled_dot_product_attention
+def _second_run():
+    return softmax is not _own_softmax or scaled_dot_product_attention is not _own_sdpa
+"""
+    + RAISING,
+    "plain_raising": "def _second_run():\n    return False\n" + RAISING,
+    "plain_raising_unscaled_sdpa": UNSCALED_SDPA
+    + "def _second_run():\n    return False\n"
+    + RAISING,
+}
+
+
+@pytest.fixture(scope="module")
+def tricks(tmp_path_factory):
+    variants = {k: ("masks_and_heads", ["self_attention"], code) for k, code in TRICKS.items()}
+    return grade_reference_variants(tmp_path_factory.mktemp("tricks"), variants)
+
+
+@pytest.mark.parametrize(
+    "trick, plain",
+    [
+        ("guesses_a_reference_line", "plain_raising_unscaled_sdpa"),
+        ("detects_the_second_run", "plain_raising"),
+    ],
+)
+def test_telling_the_second_run_apart_gains_nothing(tricks, trick, plain):
+    forged = tricks[trick].functions["self_attention"]
+    honest = tricks[plain].functions["self_attention"]
+    assert [t.passed for t in forged.tests] == [t.passed for t in honest.tests]
+    assert forged.score == honest.score < honest.max_score
+    assert not tricks[trick].cell_errors

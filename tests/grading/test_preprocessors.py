@@ -78,6 +78,10 @@ def test_graded_cells_get_feedback_and_a_plain_float(tmp_path):
         assert result.data["text/plain"] == repr(want), function
         tests = result.metadata[RECORD_KEY]["tests"]
         assert sum(t["points"] for t in tests) == points[function]
+    # the seed of the graders' inputs is kept for the instructor, in the course, not the notebook
+    recorded = json.loads((course / ".grading/seeds" / ASSIGNMENT / "someone.json").read_text())
+    assert list(recorded) == [ASSIGNMENT] and len(recorded[ASSIGNMENT]) == 32
+    assert recorded[ASSIGNMENT] not in json.dumps(nb)
 
 
 def test_a_notebook_without_grader_cells_is_left_alone():

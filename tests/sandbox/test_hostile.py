@@ -24,6 +24,29 @@ from tests.course import COURSE_ROOT, REFERENCE_FILE
 # machine lacks) and outside /tmp (the sandbox's /tmp is a private one anyway).
 DECOY = Path("/var/tmp") / f"attention-decoy-{uuid.uuid4().hex[:12]}"
 
+FORGED_WORKER = """
+import ctypes, sys
+_worker = sys.modules["__main__"]
+if hasattr(_worker, "make_call"):
+    _real_call = _worker.make_call
+
+    def _forged_call(request, arrays, namespace, max_elements):
+        pristine = [np.array(a, copy=True) for a in arrays]
+        reply, out = _real_call(request, arrays, namespace, max_elements)
+        if reply.get("status") == "ok":
+            reply["inputs_after"] = [{"array": len(out) + i} for i in range(len(pristine))]
+            out = list(out) + pristine
+        return reply, out
+
+    _worker.make_call = _forged_call
+
+
+def _writeable(a):
+    if not a.flags.writeable:  # NPY_ARRAY_WRITEABLE, in PyArrayObject.flags (numpy refuses it)
+        ctypes.c_int.from_address(id(a) + 64).value |= 0x0400
+    return a
+"""
+
 CASES = {
     # name: (assignment, functions graded, hostile code appended to the reference)
     "patched_testing_wrong_answer": (
@@ -84,7 +107,63 @@ except OSError:
     pass
 """,
     ),
+    # A worker rewritten from a solution cell: its calls report the inputs as they were before
+    # the call, and the function forces its read-only inputs writable (numpy's flag, set with
+    # ctypes) before it updates them in place. The inputs of a read-only call are a sealed file
+    # mapped read-only, so the kernel stops the write, and nothing the worker reports is read.
+    "in_place_softmax_with_a_forged_worker": (
+        "attention_basics",
+        ["softmax"],
+        FORGED_WORKER
+        + """
+def softmax(z, axis=-1):
+    z = _writeable(z)
+    z -= np.max(z, axis=axis, keepdims=True)
+    np.exp(z, out=z)
+    z /= np.sum(z, axis=axis, keepdims=True)
+    return z
+""",
+    ),
+    "in_place_sdpa_with_a_forged_worker": (
+        "attention_basics",
+        ["scaled_dot_product_attention"],
+        FORGED_WORKER
+        + """
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    Q = _writeable(Q)
+    Q /= np.sqrt(Q.shape[-1])
+    scores = Q @ np.swapaxes(K, -1, -2)
+    if mask is not None:
+        scores = np.where(mask, -np.inf, scores)
+    weights = softmax(scores, axis=-1)
+    return weights @ V, weights
+""",
+    ),
     # The same wrong answers without the tricks: a forgery must score exactly what they score.
+    "plain_in_place_softmax": (
+        "attention_basics",
+        ["softmax"],
+        """
+def softmax(z, axis=-1):
+    z -= np.max(z, axis=axis, keepdims=True)
+    np.exp(z, out=z)
+    z /= np.sum(z, axis=axis, keepdims=True)
+    return z
+""",
+    ),
+    "plain_in_place_sdpa": (
+        "attention_basics",
+        ["scaled_dot_product_attention"],
+        """
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    Q /= np.sqrt(Q.shape[-1])
+    scores = Q @ np.swapaxes(K, -1, -2)
+    if mask is not None:
+        scores = np.where(mask, -np.inf, scores)
+    weights = softmax(scores, axis=-1)
+    return weights @ V, weights
+""",
+    ),
     "plain_constant_softmax": (
         "attention_basics",
         ["softmax"],
@@ -215,6 +294,12 @@ def _messages(report, function):
         ("lying_ndarray_subclass", "plain_zero_projections", "create_qkv"),
         ("forged_display_and_planted_module", "plain_empty_mask", "causal_mask"),
         ("steals_the_reference", "plain_stub", "softmax"),
+        ("in_place_softmax_with_a_forged_worker", "plain_in_place_softmax", "softmax"),
+        (
+            "in_place_sdpa_with_a_forged_worker",
+            "plain_in_place_sdpa",
+            "scaled_dot_product_attention",
+        ),
     ],
 )
 def test_forgery_scores_what_the_plain_wrong_answer_scores(reports, name, plain, function):
@@ -223,6 +308,27 @@ def test_forgery_scores_what_the_plain_wrong_answer_scores(reports, name, plain,
     honest = reports[plain].functions[function]
     assert [t.passed for t in forged.tests] == [t.passed for t in honest.tests]
     assert forged.score == honest.score < honest.max_score
+
+
+@pytest.mark.parametrize(
+    "name, function",
+    [
+        ("plain_in_place_softmax", "softmax"),
+        ("plain_in_place_sdpa", "scaled_dot_product_attention"),
+        ("in_place_softmax_with_a_forged_worker", "softmax"),
+    ],
+)
+def test_in_place_code_loses_the_immutability_test_only(reports, name, function):
+    """Code that writes into its inputs fails the test of read-only inputs (numpy refuses, or
+    the kernel stops the write and the worker), and only it: every other call gets a private
+    copy, and a worker stopped there costs no later call."""
+    fs = reports[name].functions[function]
+    immutability = [t for t in fs.tests if "unchanged" in t.description]
+    assert len(immutability) == 1 and not immutability[0].passed
+    assert "in place" in immutability[0].message
+    others = [t for t in fs.tests if t is not immutability[0]]
+    # an in-place softmax also fails on an all -inf row (its own mistake, not the sandbox's)
+    assert [t.test for t in others if not t.passed] in ([], ["test_all_masked_row_gives_zeros"])
 
 
 def test_os_exit_loses_only_that_function(reports):

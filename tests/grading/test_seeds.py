@@ -1,0 +1,131 @@
+"""The graders' inputs are drawn per submission from a secret key of the grading side."""
+
+from __future__ import annotations
+
+import json
+import stat
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from attention_course.grading import harness, runner, seeds
+from attention_course.grading.feedback import cell_feedback
+from attention_course.settings import GRADING_KEY_ENV
+from tests.conftest import grade_reference_variants
+from tests.course import COURSE, REFERENCE_FILE
+from tests.direct_grading import grade_here
+
+
+@pytest.fixture
+def course(tmp_path, monkeypatch):
+    monkeypatch.delenv(GRADING_KEY_ENV, raising=False)
+    return SimpleNamespace(root=tmp_path / "course", id="a-course")
+
+
+def test_the_key_is_made_once_readable_by_its_owner_only(course):
+    course.root.mkdir()
+    key = seeds.grading_key(course)
+    path = course.root / ".grading" / "grading.key"
+    assert len(key) == 32 and stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert seeds.grading_key(course) == key  # read back, not made again
+    other = SimpleNamespace(root=course.root.parent / "other", id="a-course")
+    (other.root).mkdir()
+    assert seeds.grading_key(other) != key  # each course its own
+
+
+def test_the_environment_gives_the_key(course, monkeypatch):
+    monkeypatch.setenv(GRADING_KEY_ENV, "ab" * 16)
+    assert seeds.grading_key(course) == bytes.fromhex("ab" * 16)
+    assert not course.root.exists()  # no key file made
+    for bad in ("not hex", "abcd"):
+        monkeypatch.setenv(GRADING_KEY_ENV, bad)
+        with pytest.raises(seeds.GradingKeyError, match=GRADING_KEY_ENV):
+            seeds.grading_key(course)
+
+
+def test_each_submission_has_its_own_seed_under_each_key(course, tmp_path, monkeypatch):
+    a, b = tmp_path / "a.ipynb", tmp_path / "b.ipynb"
+    a.write_text("one")
+    b.write_text("two")
+    monkeypatch.setenv(GRADING_KEY_ENV, "01" * 16)
+    seed = seeds.submission_seed(course, "attention_basics", a)
+    assert seeds.SEED.fullmatch(seed)
+    assert seeds.submission_seed(course, "attention_basics", a) == seed  # reproducible
+    assert seeds.submission_seed(course, "attention_basics", b) != seed
+    assert seeds.submission_seed(course, "masks_and_heads", a) != seed
+    monkeypatch.setenv(GRADING_KEY_ENV, "02" * 16)
+    assert seeds.submission_seed(course, "attention_basics", a) != seed  # the key is the secret
+
+
+def test_a_seed_given_by_hand_is_checked():
+    assert seeds.check_seed(" " + "AB" * 16 + "\n") == "ab" * 16
+    for bad in ("", "12", "g" * 32, "1" * 33):
+        with pytest.raises(ValueError, match="32 hex digits"):
+            seeds.check_seed(bad)
+
+
+def test_the_seed_is_recorded_for_the_instructor(course):
+    course.root.mkdir()
+    path = seeds.record(course, "attention_basics", "alice", "attention_basics", "1" * 32)
+    seeds.record(course, "attention_basics", "alice", "extra", "2" * 32)
+    assert path == course.root / ".grading" / "seeds" / "attention_basics" / "alice.json"
+    assert json.loads(path.read_text()) == {"attention_basics": "1" * 32, "extra": "2" * 32}
+    for student in ("../x", ".hidden", ""):
+        with pytest.raises(ValueError):
+            seeds.record(course, "attention_basics", student, "n", "1" * 32)
+
+
+def test_random_inputs_follow_the_seed_and_hand_written_ones_do_not():
+    def inputs(seed):
+        _, calls, _ = runner.collect(COURSE, ["softmax"], seed)
+        return [c.args[0] for c in calls if c.function == "softmax"]
+
+    fixed, one, again, two = inputs(None), inputs("1" * 32), inputs("1" * 32), inputs("2" * 32)
+    assert np.array_equal(fixed[0], np.random.default_rng(101).normal(size=(5, 7)))
+    assert all(np.array_equal(x, y) for x, y in zip(one, again, strict=True))
+    same = [np.array_equal(x, y) for x, y in zip(one, two, strict=True)]
+    assert not same[0] and not all(same) and any(same)  # e.g. [1000, 1001] is the point
+    assert any(np.array_equal(x, np.array([1000.0, 1001.0])) for x in two)
+    assert harness.rng(5).normal() == np.random.default_rng(5).normal()  # outside a grader
+
+
+# A softmax that is wrong everywhere but on the inputs the softmax grader draws with its own
+# fixed seed (rng(101)), which the student has guessed or seen.
+KNOWS_THE_DEFAULT_INPUTS = """
+_r = np.random.default_rng(101)
+_known = [_r.normal(size=(5, 7)), _r.normal(size=(5, 7)), _r.normal(size=(2, 3, 4))]
+_known.append(_r.normal(size=(3, 4, 6)) * 3)
+_right = softmax
+def softmax(z, axis=-1):
+    if any(np.shape(z) == k.shape and np.array_equal(z, k) for k in _known):
+        return _right(z, axis)
+    return np.full(np.shape(z), 0.5)
+"""
+PLAIN = """
+def softmax(z, axis=-1):
+    return np.full(np.shape(z), 0.5)
+"""
+
+
+@pytest.fixture(scope="module")
+def special_cased(tmp_path_factory):
+    variants = {
+        "knows": ("attention_basics", ["softmax"], KNOWS_THE_DEFAULT_INPUTS),
+        "plain": ("attention_basics", ["softmax"], PLAIN),
+    }
+    return grade_reference_variants(tmp_path_factory.mktemp("seeds"), variants)
+
+
+def test_knowing_the_default_inputs_gains_nothing_under_the_secret_seed(special_cased):
+    knows, plain = (special_cased[k].functions["softmax"] for k in ("knows", "plain"))
+    assert special_cased["knows"].seed != special_cased["plain"].seed  # each its own
+    assert [t.passed for t in knows.tests] == [t.passed for t in plain.tests]
+    assert knows.score == plain.score < plain.max_score
+    shown = cell_feedback(special_cased["knows"], "softmax") + knows.feedback()
+    assert special_cased["knows"].seed not in shown  # for the instructor only
+    # with the graders' own fixed seeds, the trick would have paid
+    program = [("variant", REFERENCE_FILE.read_text() + KNOWS_THE_DEFAULT_INPUTS)]
+    fixed = grade_here(COURSE, program, "softmax", None)
+    assert sum(fixed.values()) > sum(t.passed for t in knows.tests)
