@@ -119,6 +119,7 @@ _SHAPE_ERRORS = (
     ("cannot reshape array", "a reshape asks for a shape of another size"),
     ("boolean index did not match", "a boolean index has another shape than the array"),
     ("out of bounds for array of dimension", "it uses an axis its input does not have"),
+    ("axes don't match array", "a transpose names other axes than its input has"),
     ("shape mismatch", "two of its arrays have shapes that do not fit together"),
 )
 _SHAPE = re.compile(r"\((?:\d+,?\s*)*\)")
