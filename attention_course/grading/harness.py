@@ -45,6 +45,9 @@ class Fail(AssertionError):
     final = False
 
 
+NOT_IMPLEMENTED = "is not implemented yet"  # what a function still raising the stub's error says
+
+
 class NotImplementedYet(Fail):
     """The function still raises NotImplementedError: nothing else is worth saying."""
 
@@ -80,7 +83,7 @@ class Student:
         for a stub, the property a shape mismatch breaks for numpy's shape errors."""
         out = self.outcome(c)
         if out.status == "error" and out.error_type == "NotImplementedError":
-            raise NotImplementedYet(f"{c.function} is not implemented yet")
+            raise NotImplementedYet(f"{c.function} {NOT_IMPLEMENTED}")
         if out.status == "error" and (mismatch := shape_mismatch(out)):
             raise Fail(shape_failure(c, mismatch))
         if out.status != "ok":
