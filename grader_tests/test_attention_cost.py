@@ -18,6 +18,10 @@ CROSS = call(FN, 5, 7, 12, 3, batch_size=2, bytes_per_float=8)
 BATCHED = call(FN, 4, 4, 16, 4, batch_size=3, bytes_per_float=2)
 DOUBLED = call(FN, 12, 12, 8, 2)  # BASE with twice the sequence length
 MORE_HEADS = call(FN, 6, 6, 8, 4)  # BASE with twice the heads, same d_model
+# 3 heads do not divide d_model = 10: d_k = 10 // 3 = 3, as the course text writes it, the
+# d_k of d_model = 9 (so the two calls give the same counts, whatever else is right or wrong)
+INDIVISIBLE = call(FN, 4, 6, 10, 3, batch_size=2)
+SAME_D_K = call(FN, 4, 6, 9, 3, batch_size=2)
 CASES = (
     (BASE, "attention_cost(6, 6, 8, 2)"),
     (CROSS, "attention_cost(5, 7, 12, 3, batch_size=2, bytes_per_float=8)"),
@@ -51,7 +55,7 @@ def cost(student, c) -> dict:
             or not (math.isfinite(float(v)))
         ):
             raise Fail(
-                f"attention_cost(...)['{k}'] must be a finite number (int or float), "
+                f"attention_cost(...)['{k}'] must be a finite number (a count, an int), "
                 f"got a {type(v).__name__}"
             )
     return {k: float(got[k]) for k in KEYS}
@@ -64,11 +68,39 @@ def expect_entry(student, key: str, hint: str) -> None:
             raise Fail(f"{what}['{key}'] is not the expected number. {hint}")
 
 
+HINT_INT = (
+    "Every count is an int (exercise contract, attention_cost), and d_k = d_model // "
+    "num_heads is a whole number of columns per head, as the course text computes it, also "
+    "when num_heads does not divide d_model: a true division gives a fractional head width."
+)
+
+
+def expect_ints(student, c, what: str) -> None:
+    got = student.value(c)
+    cost(student, c)
+    for k in KEYS:
+        v = got[k]
+        if isinstance(v, np.ndarray) and v.ndim == 0:
+            v = v[()]
+        if not isinstance(v, numbers.Integral) or isinstance(v, bool | np.bool_):
+            raise Fail(f"{what}['{k}'] is a {type(v).__name__}, not an int. {HINT_INT}")
+
+
 @points(1)
 def test_returns_dict_of_numbers(student):
-    """returns a dict with at least score_flops, mix_flops and weights_bytes, all numbers"""
-    for c, _ in CASES:
-        cost(student, c)
+    """returns a dict of int counts (at least score_flops, mix_flops and weights_bytes), with
+    d_k = d_model // num_heads also when num_heads does not divide d_model"""
+    for c, what in CASES:
+        expect_ints(student, c, what)
+    what = "attention_cost(4, 6, 10, 3, batch_size=2)"
+    expect_ints(student, INDIVISIBLE, what)
+    got, same = cost(student, INDIVISIBLE), cost(student, SAME_D_K)
+    for k in KEYS:
+        if got[k] != same[k]:
+            raise Fail(
+                f"{what}['{k}'] differs from attention_cost(4, 6, 9, 3, batch_size=2)['{k}']: "
+                f"3 heads do not divide d_model = 10, and both have d_k = 3. {HINT_INT}"
+            )
 
 
 @points(1)

@@ -90,8 +90,9 @@ def test_heads_in_order(student):
 def test_batched_input(student):
     """a (2, 2, 3, 4) batch of heads combines into (2, 3, 8), each sequence as on its own"""
     hint = (
-        "Work on the axes -3 and -2 only (np.swapaxes(H, -2, -3)); a transpose with fixed "
-        "axes (1, 0, 2) only fits a single sequence. " + HINT
+        "A transpose with fixed axes (1, 0, 2) fits a single sequence only: with leading "
+        "batch axes, the heads and positions axes are the third and second from last, and "
+        "only they trade places (exercise contract: Conventions, Batches). " + HINT
     )
     with hinting(hint):
         got = student.value(BATCH)

@@ -11,6 +11,7 @@ from attention_course.grading.harness import (
     expect_pair_slice,
     expect_unmodified,
     expect_zero_where,
+    explain_shape_errors,
     hinting,
     points,
     renormalised,
@@ -63,6 +64,26 @@ HINT_MASK = (
     "forbidden weights are exactly 0."
 )
 
+
+def _shape_property(c, shapes) -> str:
+    """What a shape mismatch inside cross_attention breaks: the two sequences' lengths."""
+    X, context = c.args[0], c.args[1]
+    n_q, n_k = X.shape[-2], context.shape[-2]
+    text = (
+        f"Here seq_len_q = {n_q} (the rows of X) and seq_len_k = {n_k} (the rows of context): "
+        f"every array built from the keys has {n_k} rows, the scores and the weights are "
+        f"({n_q}, {n_k}), and so is any mask."
+    )
+    if any(s[-2:] == (n_q, n_q) for s in shapes) and n_q != n_k:
+        text += (
+            f" A ({n_q}, {n_q}) array, square in the queries, meets them: is there a mask the "
+            "call did not ask for (mask=None means no mask at all; cross-attention has no "
+            "causal default), or keys taken from X?"
+        )
+    return text + " (Exercise contract: Conventions, widths and lengths may differ.)"
+
+
+explain_shape_errors(FN, _shape_property)
 
 # attend: (output, weights) with their exact shapes; floats: only their ranks, for relational
 # tests (see PairReader).

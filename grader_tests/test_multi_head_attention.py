@@ -216,9 +216,10 @@ def test_mask_applies_to_every_head(student):
     )
     what = "a batch of 2 sequences, 2 heads, one (4, 4) mask per sequence"
     hint_batch = (
-        "A mask of shape (batch, seq_len_q, seq_len_k) needs the head axis inserted before its "
-        "last two axes (mask[..., None, :, :]): passed as it is, its batch axis lines up with "
-        "the head axis, and sequence b's mask lands on head b of every sequence. " + hint
+        "A mask of shape (batch, seq_len_q, seq_len_k) has no head axis: broadcast as it is "
+        "against the (batch, num_heads, seq_len_q, seq_len_k) scores, its batch axis lines up "
+        "with the head axis, and sequence b's mask lands on head b of every sequence "
+        "(exercise contract: the mask applies to every head). " + hint
     )
     out, w = output_and_weights(student, BATCH_MASKED, what, hint_batch)
     want_out, want_w = ref.multi_head_attention(*BATCH_MASKED.args, **BATCH_MASKED.kwargs)

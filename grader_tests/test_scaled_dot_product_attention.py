@@ -13,6 +13,7 @@ from attention_course.grading.harness import (
     expect_pair_slice,
     expect_unmodified,
     expect_zero_where,
+    explain_shape_errors,
     hinting,
     points,
     renormalised,
@@ -57,6 +58,15 @@ MASKED_SLICES = {i: call(FN, *(a[i] for a in BATCH_QKV), mask=BATCH_MASK) for i 
 FULL_MASK = partial_mask(3, 5)
 FULL_MASK[1] = True  # query 1 may see no key at all
 FULLY_MASKED = call(FN, *QKV, mask=FULL_MASK)
+# Queries and keys sharing a large column: scores near 1250 that differ by a few units, which
+# float64 keeps and a lower precision inside the function rounds (weights off by ~1e-4).
+_SMALL = np.sin(np.arange(1.0, 16.0)).reshape(5, 3)
+PRECISE_QKV = (
+    np.column_stack([np.full(2, 50.0), _SMALL[:2]]),
+    np.column_stack([np.full(3, 50.0), _SMALL[2:]]),
+    np.cos(np.arange(6.0)).reshape(3, 2),
+)
+PRECISE = call(FN, *PRECISE_QKV)
 READONLY = call(FN, *QKV, mask=MASK, readonly=True)  # the same call as MASKED, read-only
 # Q, K, V of one shape (4 queries, 4 keys, d_k = d_v = 4) and a square mask that is not
 # symmetric: queries for keys, keys for values, or a transposed mask keep every shape right and
@@ -76,16 +86,33 @@ HINT_SCALE = (
     "queries and keys, not of the values, and its square root, not d_k itself)."
 )
 HINT_BEFORE = (
-    "Set the forbidden scores to -np.inf BEFORE the softmax (np.where(mask, -np.inf, "
-    "scores)), so each row's allowed weights still sum to 1; zeroing weights after the "
-    "softmax, or giving forbidden scores a finite value, does not do that."
+    "A mask acts on the scores, before the softmax: a forbidden score of -inf has weight "
+    "exactly 0 and the allowed weights of its row still sum to 1. Weights zeroed after the "
+    "softmax, or forbidden scores given a finite value, do neither (exercise contract: "
+    "Conventions, a mask)."
 )
 HINT_MASK = "True in the mask means FORBIDDEN: those keys must get weight exactly 0."
 HINT_BATCH = (
-    "Transpose only the last two axes of K (np.swapaxes(K, -1, -2)); K.T reverses all "
-    "axes of a batch. Take d_k from Q.shape[-1]."
+    "In a batch the last two axes of K are a sequence's keys and the axes before them are the "
+    "batch: a transpose that reverses every axis mixes the batch into the keys, and d_k read "
+    "from another axis than Q's last is not the width of the queries (exercise contract: "
+    "Conventions, Batches)."
 )
 
+
+def _shape_property(c, shapes) -> str:
+    """What a shape mismatch inside scaled_dot_product_attention breaks, with this call's sizes."""
+    Q, K, V = c.args[:3]
+    return (
+        f"Here Q is {Q.shape} (seq_len_q = {Q.shape[-2]}, d_k = {Q.shape[-1]}), K is {K.shape} "
+        f"and V is {V.shape} (seq_len_k = {K.shape[-2]}, d_v = {V.shape[-1]}): the scores "
+        "compare every query with every key over d_k, one (seq_len_q, seq_len_k) matrix per "
+        "batch element, any mask broadcasts to them, and the weights mix the rows of V "
+        "(exercise contract: scaled_dot_product_attention, Conventions)."
+    )
+
+
+explain_shape_errors(FN, _shape_property)
 
 # attend: (output, weights) with their exact shapes; floats: only their ranks, for relational
 # tests (see PairReader).
@@ -101,7 +128,7 @@ def test_returns_output_and_weights(student):
 
 @points(2)
 def test_values_match_reference(student):
-    """output and weights are softmax(Q K^T / sqrt(d_k)) V and its weights"""
+    """output and weights are softmax(Q K^T / sqrt(d_k)) V and its weights, in float64"""
     got = attend(student, BASIC, "3 queries, 5 keys, d_k = 4, d_v = 2")
     want = ref.scaled_dot_product_attention(*BASIC.args)
     hint = "Compute softmax(Q @ K^T / sqrt(d_k)) over the keys, then multiply by V."
@@ -114,6 +141,14 @@ def test_values_match_reference(student):
         "values (weights @ V), not the keys. " + hint
     )
     expect_pair_close(got, want, "when Q, K and V all have shape (4, 4)", hint)
+    got = attend(student, PRECISE, "2 queries, 3 keys, scores near 1250")
+    want = ref.scaled_dot_product_attention(*PRECISE.args)
+    hint = (
+        "float64 inputs are computed in float64 (exercise contract: Conventions, float64): "
+        "scores near 1250 that differ by a few units lose their differences in float32 or "
+        "float16, even when the result is cast back."
+    )
+    expect_pair_close(got, want, "for scores near 1250 (queries and keys share a column)", hint)
 
 
 @points(2)
@@ -193,8 +228,9 @@ def test_mask_applied_before_softmax(student):
 def test_broadcast_mask_with_batch(student):
     """a (seq_len_q, seq_len_k) mask applies to every slice of a (2, 3, ...) batch"""
     hint = (
-        "The mask is broadcast against the scores: np.where(mask, -np.inf, scores) works "
-        "for any leading dimensions, scores[mask] = ... does not."
+        "One (seq_len_q, seq_len_k) mask must broadcast against scores with any leading "
+        "axes: indexing the scores with the mask fits only scores of the mask's own shape "
+        "(exercise contract: Conventions, a mask broadcasts)."
     )
     with hinting(hint):
         batch = floats(student, BATCH_MASKED, "a batch with one (3, 5) mask")

@@ -7,6 +7,7 @@ from attention_course.grading.harness import (
     expect_close,
     expect_no_warnings,
     expect_unmodified,
+    explain_shape_errors,
     hinting,
     points,
     rng,
@@ -28,9 +29,42 @@ SCALES = call(
 )
 ALL_INF = call("softmax", np.array([[-np.inf, -np.inf, -np.inf], [0.0, -np.inf, 1.0]]))
 READONLY = call("softmax", r.normal(size=(4, 6)), readonly=True)
+# Ordinary scores of one dimension: with BATCH (3-D) and ROWS (2-D), they tell a softmax that is
+# wrong for inputs of some rank from one that fails on large scores only.
+ROW = call("softmax", np.linspace(-1.0, 2.0, 7))
+# Scores far from 0 that differ by less than float32 (or float16) can tell apart there: float64
+# keeps the differences, a lower precision inside the function rounds them away.
+FINE = call(
+    "softmax",
+    np.array([[1e4, 1e4 + 5e-4, 1e4 - 5e-4, 1e4 + 1e-3], [-3e3, -3e3 + 2e-4, -3e3 - 3e-4, -3e3]]),
+)
+HINT_FLOAT64 = (
+    "float64 inputs are computed in float64 (exercise contract: Conventions, float64): scores "
+    "near 10000 that differ by 0.0005 are rounded together in float32 or float16, even when "
+    "the result is cast back."
+)
 
 HINT_AXIS = "Is the sum taken over the last axis, with keepdims=True, so each row sums to 1?"
-HINT_SHIFT = "Subtract the maximum of each slice (keepdims=True) before np.exp."
+HINT_SHIFT = (
+    "A stable softmax shifts each slice so that no exponent is above 0 and the largest is "
+    "exactly 0 (exercise contract, softmax: no overflow and no warning)."
+)
+HINT_OVERFLOW = (
+    "np.exp overflowed: after the shift some exponents are still large and positive. A shift "
+    "by anything below a slice's own maximum (its minimum, say, or nothing) leaves them so. "
+    + HINT_SHIFT
+)
+HINT_UNDERFLOW = (
+    "Every exponential of some slice underflowed to 0, and 0 / 0 is NaN: those scores lie far "
+    "below the value they were shifted by, as when a slice is shifted by the maximum of the "
+    "whole array instead of by its own maximum. " + HINT_SHIFT
+)
+HINT_RANK = (
+    "This softmax is already wrong for ordinary scores of this number of dimensions, so the "
+    "large values are not the problem: does it assume a 2-D input (a fixed axis number or "
+    "indexing for rows)? It must work along the last axis for any number of dimensions "
+    "(exercise contract, Conventions: Batches)."
+)
 
 
 @points(2)
@@ -67,9 +101,18 @@ def test_batched_input(student):
     )
 
 
+explain_shape_errors(
+    "softmax",
+    lambda c, shapes: (
+        "softmax normalises along `axis` of an input with any number of dimensions, "
+        "one dimension included (exercise contract: Conventions, Batches)."
+    ),
+)
+
+
 def _right(student, c) -> bool:
     out = student.outcome(c)
-    want = ref.softmax(*c.args)
+    want = ref.softmax(*c.args, **c.kwargs)
     got = out.value
     return (
         out.status == "ok"
@@ -80,18 +123,28 @@ def _right(student, c) -> bool:
     )
 
 
-def _large_hint(student) -> str:
-    """What went wrong with scores of magnitude 1000: overflow, underflow, or the shift of the
-    whole array (each row alone works, a row far below the array's maximum underflows)."""
-    if not _right(student, ROW_UP):
-        return "np.exp(1000) overflows. " + HINT_SHIFT
-    if not _right(student, ROW_DOWN):
-        return "np.exp(-1000) underflows to 0, and 0 / 0 is NaN. " + HINT_SHIFT
-    return (
-        "Each row works on its own, but next to a row near 1000 the row near -1000 underflows "
-        "to 0 / 0: shift each row by its own maximum (keepdims=True), not by the maximum of "
-        "the whole array."
-    )
+ORDINARY = {1: ROW, 2: ROWS, 3: BATCH}  # ordinary scores of each rank
+
+
+def _large_hint(student, c) -> str:
+    """The misconception the call with large scores `c` shows, from what the code did: wrong
+    already for ordinary scores of that rank, an overflow, or an underflow to 0 / 0."""
+    if not _right(student, ORDINARY[np.ndim(c.args[0])]):
+        return HINT_RANK
+    out = student.outcome(c)
+    if out.status == "error":
+        if "overflow" in out.error_message:
+            return HINT_OVERFLOW
+        if "invalid" in out.error_message or "divide" in out.error_message:
+            return HINT_UNDERFLOW
+        return HINT_SHIFT
+    got = out.value
+    if isinstance(got, np.ndarray) and np.issubdtype(got.dtype, np.number):
+        if np.isinf(got).any():
+            return HINT_OVERFLOW
+        if np.isnan(got.astype(np.float64)).any():
+            return HINT_UNDERFLOW
+    return HINT_SHIFT
 
 
 @points(2)
@@ -101,7 +154,7 @@ def test_large_inputs_do_not_overflow(student):
         (LARGE, "softmax of [[1000, 1001], [-1000, -1001]]"),
         (LARGE_3D, "softmax of scores of magnitude ~1000"),
     ):
-        hint = _large_hint(student)
+        hint = _large_hint(student, c)
         with hinting(hint):
             expect_close(student.value(c), ref.softmax(*c.args), what, hint)
         expect_no_warnings(student, c, HINT_SHIFT)
@@ -109,7 +162,7 @@ def test_large_inputs_do_not_overflow(student):
 
 @points(1)
 def test_rows_on_different_scales(student):
-    """rows of very different magnitudes are each normalised correctly"""
+    """rows of very different magnitudes are each normalised correctly, in float64"""
     expect_close(
         student.value(SCALES),
         ref.softmax(*SCALES.args),
@@ -117,6 +170,12 @@ def test_rows_on_different_scales(student):
         "Shift each row by its own maximum, not by the maximum of the whole array.",
     )
     expect_no_warnings(student, SCALES, HINT_SHIFT)
+    expect_close(
+        student.value(FINE),
+        ref.softmax(*FINE.args),
+        "softmax of rows near 10000 and near -3000 whose scores differ by less than 0.001",
+        HINT_FLOAT64,
+    )
 
 
 @points(1)

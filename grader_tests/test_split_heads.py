@@ -72,9 +72,10 @@ def test_head_is_column_block(student):
 def test_batched_input(student):
     """batches (2, 3, 8) into 2 heads and (2, 1, 3, 6) into 3 heads equal each sequence alone"""
     hint = (
-        "Work on the last two axes only: X.reshape(*X.shape[:-1], num_heads, d_k) and "
-        "np.swapaxes(..., -2, -3); a transpose with fixed axes (1, 0, 2) only fits a single "
-        "sequence."
+        "A reshape or transpose with fixed axes (1, 0, 2) fits a single sequence only: with "
+        "leading batch axes, only the last axis is split into heads and the new heads axis "
+        "goes before the positions, the batch axes staying first (exercise contract: "
+        "Conventions, Batches)."
     )
     with hinting(hint):
         for c, slices in BATCHES:

@@ -15,6 +15,7 @@ live here: reading a result against the reference's shape or rank (`ArrayReader`
 from __future__ import annotations
 
 import itertools
+import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -36,7 +37,21 @@ _counter = itertools.count()
 
 
 class Fail(AssertionError):
-    """A failed property, with the message the student sees."""
+    """A failed property, with the message the student sees.
+
+    A `final` failure says all there is to say (a function not implemented yet): `hinting`
+    adds no advice to it."""
+
+    final = False
+
+
+NOT_IMPLEMENTED = "is not implemented yet"  # what a function still raising the stub's error says
+
+
+class NotImplementedYet(Fail):
+    """The function still raises NotImplementedError: nothing else is worth saying."""
+
+    final = True
 
 
 SEED_ATTRIBUTE = "__grading_seed__"  # of a grader package imported for one submission's seed
@@ -86,8 +101,13 @@ class Student:
         return self.outcomes[c.key]
 
     def value(self, c: Call) -> Any:
-        """The return value of `c`, or a Fail saying why there is none."""
+        """The return value of `c`, or a Fail saying why there is none: "not implemented yet"
+        for a stub, the property a shape mismatch breaks for numpy's shape errors."""
         out = self.outcome(c)
+        if out.status == "error" and out.error_type == "NotImplementedError":
+            raise NotImplementedYet(f"{c.function} {NOT_IMPLEMENTED}")
+        if out.status == "error" and (mismatch := shape_mismatch(out)):
+            raise Fail(shape_failure(c, mismatch))
         if out.status != "ok":
             raise Fail(f"{c.function} {out.describe()}")
         return out.value
@@ -105,13 +125,75 @@ def hinting(hint: str) -> Iterator[None]:
     """Add `hint` to a failure inside whose message does not already contain it.
 
     For tests whose advice also fits failures the checks inside word on their own: the call
-    itself raising ("raised ValueError: ..."), a result of the wrong type or rank."""
+    itself raising ("raised ValueError: ..."), a result of the wrong type or rank. A final
+    failure ("not implemented yet") gets no hint."""
     try:
         yield
     except Fail as exc:
-        if hint in str(exc):
+        if exc.final or hint in str(exc):
             raise
-        raise Fail(f"{exc} {hint}") from None
+        said = str(exc).rstrip()
+        raise Fail(f"{said}{'' if said.endswith(('.', '?', '!')) else '.'} {hint}") from None
+
+
+# numpy's words for arrays whose shapes do not fit together, and what each means in a sentence.
+_SHAPE_ERRORS = (
+    ("could not be broadcast together", "two of its arrays have shapes that do not broadcast"),
+    ("mismatch in its core dimension", "a matrix product's inner sizes differ"),
+    ("not aligned", "a matrix product's inner sizes differ"),
+    ("cannot reshape array", "a reshape asks for a shape of another size"),
+    ("boolean index did not match", "a boolean index has another shape than the array"),
+    ("out of bounds for array of dimension", "it uses an axis its input does not have"),
+    ("axes don't match array", "a transpose names other axes than its input has"),
+    ("shape mismatch", "two of its arrays have shapes that do not fit together"),
+)
+_SHAPE = re.compile(r"\((?:\d+,?\s*)*\)")
+
+# Per graded function: the property a shape mismatch breaks, as a sentence for the student,
+# from the call and the shapes numpy names. Registered by the function's grader.
+ShapeExplainer = Callable[[Call, list[tuple[int, ...]]], str]
+SHAPE_PROPERTIES: dict[str, ShapeExplainer] = {}
+
+SHAPE_CONTRACT = (
+    "Every array inside the function must have the shape the exercise contract gives it for "
+    "these inputs (docs/exercise-contract.md, Conventions)."
+)
+
+
+def explain_shape_errors(function: str, explain: ShapeExplainer) -> None:
+    """Declare what a shape mismatch inside `function` breaks (see `shape_failure`)."""
+    SHAPE_PROPERTIES[function] = explain
+
+
+def shape_mismatch(out: Outcome) -> tuple[str, list[tuple[int, ...]]] | None:
+    """What numpy's shape error in `out` means, and the shapes it names; None for any other
+    error."""
+    if out.error_type not in ("ValueError", "IndexError", "AxisError"):
+        return None
+    for words, meaning in _SHAPE_ERRORS:
+        if words in out.error_message:
+            shapes = [
+                tuple(int(n) for n in re.findall(r"\d+", m))
+                for m in _SHAPE.findall(out.error_message)
+            ]
+            return meaning, [s for s in shapes if s]
+    return None
+
+
+def _shape_text(shape: tuple[int, ...]) -> str:
+    return "(" + ", ".join(map(str, shape)) + ")"
+
+
+def shape_failure(c: Call, mismatch: tuple[str, list[tuple[int, ...]]]) -> str:
+    """The message for a call that stopped on arrays whose shapes do not fit: the inputs'
+    shapes, what went wrong in words, and the property it breaks."""
+    meaning, shapes = mismatch
+    inputs = [a for a in (*c.args, *c.kwargs.values()) if isinstance(a, np.ndarray)]
+    given = ", ".join(_shape_text(a.shape) for a in inputs)
+    seen = f" (shapes {' and '.join(_shape_text(s) for s in shapes)})" if shapes else ""
+    explain = SHAPE_PROPERTIES.get(c.function)
+    prop = explain(c, shapes) if explain else SHAPE_CONTRACT
+    return f"{c.function} stopped for inputs of shapes {given}: {meaning}{seen}. {prop}"
 
 
 def _kind(x: Any) -> str:

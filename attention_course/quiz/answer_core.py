@@ -317,8 +317,9 @@ def check_selfcheck(salt: str, question: dict, params: dict, raw: object) -> dic
         right = sum(1 for r in reactions if r.get("correct"))
         wrong = len(reactions) - right
         if qtype == "multiple_select":
-            need = question["n_correct"]
-            fraction = max(0.0, min(1.0, (right - wrong) / need))
+            need, n = question["n_correct"], len(question["choice_ids"])
+            # right/k - wrong/(n - k), floored at 0 (types/multiple_select.py, docs/quiz.md)
+            fraction = max(0.0, min(1.0, right / need - (wrong / (n - need) if wrong else 0.0)))
             exact = right == need and wrong == 0
         else:
             fraction = right / len(question["items"])

@@ -3,9 +3,9 @@
 Templated questions get one GIFT question per exported variant, all in a category of their own
 (``$CATEGORY: $course$/attention_course/<quiz>/<question>``): add a "random question" from each
 such category to the Moodle quiz and every student draws one variant. Multiple select uses
-``%w%`` weights (+100/k for each of the k right choices, -100/k for each wrong one, as the
-course's grader scores); matching leaves out distractor options (GIFT has no place for them);
-free text becomes an essay.
+``%w%`` weights (+100/k for each of the k right choices, -100/(n - k) for each of the n - k
+wrong ones, as the course's grader scores); matching leaves out distractor options (GIFT has no
+place for them); free text becomes an essay.
 """
 
 from __future__ import annotations

@@ -85,7 +85,10 @@ class Idea:
     Found in a sentence that holds one of ``phrases`` (not negated just before it) and, when
     given, also one of ``together``; with ``contrast`` the sentence must set it against
     something ("instead of", "unlike", "not", ...). Without the idea named by ``needs`` it
-    counts half. See quiz/free_text.py."""
+    counts half. With ``by``, one of those phrases (who does it: "attention", "each token")
+    must come before the phrase in its sentence; with ``follows``, it must be said as a
+    consequence of the idea it needs ("..., so ..."), or it counts half and the answer is
+    flagged for the instructor. See quiz/free_text.py."""
 
     label: str
     phrases: tuple[str, ...]
@@ -93,6 +96,8 @@ class Idea:
     together: tuple[str, ...] = ()
     contrast: bool = False
     needs: str | None = None
+    by: tuple[str, ...] = ()
+    follows: bool = False
 
 
 @dataclass(frozen=True)

@@ -188,3 +188,24 @@ def test_nbgrader_validate(tmp_path, assignment, replace, failed_cell):
     else:
         assert "Success" not in out, out[-2000:]
         assert "VALIDATION FAILED" in out and failed_cell in out, out[-3000:]
+
+
+def _printed(cell) -> str:
+    return "".join(o.get("text", "") for o in cell.get("outputs", []) if o.output_type == "stream")
+
+
+def test_checks_of_a_function_calling_a_later_one_wait_for_it(tmp_path):
+    """A correct self_attention that calls cross_attention, defined further down (the contract
+    lets a graded function use the other functions of its notebook), raises no NameError under
+    Restart & Run All: its visible checks say what they wait for, and pass once
+    cross_attention is defined."""
+    code = (CATALOGUE.parent / "correct" / "self_attention__via_cross_attention.py").read_text()
+    nb = execute(filled_release("masks_and_heads", {"self_attention": code}), tmp_path)
+    assert errors(nb) == {}
+    cells = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in nb.cells}
+    waits = _printed(cells["self_attention_tests"])
+    assert "need cross_attention, which is defined further down" in waits, waits
+    assert "visible checks passed" not in waits
+    later = _printed(cells["cross_attention_tests"])
+    assert "self_attention's visible checks, now that cross_attention is defined:" in later
+    assert later.count("visible checks passed") == 2, later

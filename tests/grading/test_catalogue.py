@@ -228,3 +228,99 @@ def test_every_verdict_is_the_same_under_five_other_seeds(graded, verdicts):
         for seed in SEEDS:
             differ = sorted(t for t, p in verdicts[e.key][seed].items() if p != sandboxed[t])
             assert not differ, f"{e.key} under seed {seed}: {differ} change"
+
+
+# entry -> (test, words its message must hold: the misconception's, words it must not hold:
+# another misconception's, a raw numpy error's, or a pasted one-line fix)
+HINTS = {
+    "softmax__min_shift": ("test_large_inputs_do_not_overflow", ["overflowed"], ["underflow"]),
+    "softmax__global_max": (
+        "test_large_inputs_do_not_overflow",
+        ["underflowed", "whole array"],
+        ["overflowed"],
+    ),
+    "softmax__axis_one_for_last": (
+        "test_large_inputs_do_not_overflow",
+        ["number of dimensions"],
+        ["overflow", "underflow"],
+    ),
+    "cross_attention__default_causal_mask": (
+        "test_queries_from_x_keys_from_context",
+        ["mask=None means no mask", "seq_len_k = 5"],
+        ["could not be broadcast", "raised ValueError"],
+    ),
+    "scaled_dot_product_attention__mask_after_softmax": (
+        "test_mask_applied_before_softmax",
+        ["before the softmax", "zeroed after the softmax"],
+        ["np.where("],
+    ),
+    "scaled_dot_product_attention__mask_by_boolean_index": (
+        "test_broadcast_mask_with_batch",
+        ["indexing the scores with the mask", "boolean index"],
+        ["np.where(", "did not match"],
+    ),
+    "multi_head_attention__mask_without_head_axis": (
+        "test_mask_applies_to_every_head",
+        ["no head axis", "lands on head b"],
+        ["None, :, :"],
+    ),
+    "combine_heads__transpose_2d_only": (
+        "test_batched_input",
+        ["fixed axes (1, 0, 2)", "single sequence"],
+        ["np.swapaxes", "don't match"],
+    ),
+    "split_heads__transpose_2d_only": (
+        "test_batched_input",
+        ["fixed axes (1, 0, 2)", "single sequence"],
+        ["np.swapaxes", "cannot reshape"],
+    ),
+    "scaled_dot_product_attention__k_transpose": (
+        "test_batched_equals_per_slice_loop",
+        ["reverses every axis", "inner sizes differ"],
+        ["K.T", "np.swapaxes", "gufunc"],
+    ),
+    "softmax__float32_inside": ("test_rows_on_different_scales", ["computed in float64"], []),
+    "scaled_dot_product_attention__float32_inside": (
+        "test_values_match_reference",
+        ["computed in float64"],
+        [],
+    ),
+    "attention_cost__float_counts": ("test_returns_dict_of_numbers", ["not an int"], []),
+    "attention_cost__true_division_d_k": (
+        "test_returns_dict_of_numbers",
+        ["do not divide", "d_model // num_heads"],
+        [],
+    ),
+}
+
+
+@pytest.mark.parametrize("stem", sorted(HINTS))
+def test_hint_names_the_misconception(graded, stem):
+    """The hint is decided by what the code did: its misconception's words, never another
+    misconception's, a raw numpy error or the fix's code."""
+    test, words, never = HINTS[stem]
+    entry = next(e for e in ENTRIES if e.kind == "wrong" and e.path.stem == stem)
+    fs = graded[entry.key].functions[entry.function]
+    result = next(t for t in fs.tests if t.test == test)
+    assert not result.passed, f"{stem} passes {test}"
+    for word in words:
+        assert word in result.message, (word, result.message)
+    for word in never:
+        assert word not in result.message, (word, result.message)
+
+
+def test_untouched_stub_is_not_implemented_yet_and_nothing_else(graded):
+    fs = graded["wrong/softmax__not_implemented"].functions["softmax"]
+    assert fs.score == 0
+    failed = [t for t in fs.tests if not t.passed]
+    assert failed and {t.message for t in failed} == {"softmax is not implemented yet"}
+
+
+def test_shape_mismatches_carry_their_property_on_every_test(graded):
+    """A cross_attention that builds a mask nobody asked for stops on numpy's shape error in
+    every call with seq_len_q != seq_len_k: each failure says what the shapes must be."""
+    fs = graded["wrong/cross_attention__default_causal_mask"].functions["cross_attention"]
+    failed = [t for t in fs.tests if not t.passed]
+    assert len(failed) >= 5
+    for t in failed:
+        assert "mask=None means no mask" in t.message and "broadcast together" not in t.message

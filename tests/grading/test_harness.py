@@ -56,7 +56,7 @@ def test_student_values_and_pairs():
 
 
 def test_hinting_adds_the_hint_once():
-    with pytest.raises(Fail, match="^broken advice$"):
+    with pytest.raises(Fail, match=r"^broken\. advice$"):
         with harness.hinting("advice"):
             raise Fail("broken")
     with pytest.raises(Fail, match="^has advice already$"):
@@ -220,3 +220,36 @@ def test_warnings():
     )
     with pytest.raises(Fail, match=r"^g emitted a warning \(RuntimeWarning: overflow\). h$"):
         harness.expect_no_warnings(noisy, c, "h")
+
+
+def test_a_stub_is_not_implemented_yet_and_gets_no_hint():
+    stub = _student(status="error", error_type="NotImplementedError", error_message="")
+    with pytest.raises(Fail) as caught, harness.hinting("np.exp(1000) overflows."):
+        stub.value(C)
+    assert str(caught.value) == "f is not implemented yet"
+
+
+def test_numpy_shape_errors_become_the_property_they_break():
+    broadcast = "operands could not be broadcast together with shapes (3,3) (3,5) ()"
+    failing = _student(status="error", error_type="ValueError", error_message=broadcast)
+    with pytest.raises(Fail) as caught:
+        failing.value(C)
+    message = str(caught.value)
+    assert message.startswith("f stopped for inputs of shapes (2, 2): two of its arrays")
+    assert "(shapes (3, 3) and (3, 5))" in message and "broadcast together" not in message
+    assert harness.SHAPE_CONTRACT in message  # no property declared for f: the contract's
+    harness.explain_shape_errors("f", lambda c, shapes: f"{len(shapes)} shapes named.")
+    try:
+        with pytest.raises(Fail, match=r"\(shapes \(3, 3\) and \(3, 5\)\)\. 2 shapes named\.$"):
+            failing.value(C)
+    finally:
+        del harness.SHAPE_PROPERTIES["f"]
+    other = _student(status="error", error_type="ValueError", error_message="math domain error")
+    with pytest.raises(Fail, match="^f raised ValueError: math domain error$"):
+        other.value(C)
+    matmul = (
+        "matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature "
+        "(n?,k),(k,m?)->(n?,m?) (size 5 is different from 4)"
+    )
+    with pytest.raises(Fail, match="a matrix product's inner sizes differ"):
+        _student(status="error", error_type="ValueError", error_message=matmul).value(C)

@@ -120,7 +120,8 @@ def test_gift_syntax_rules() -> None:
             for inst in item.instances:
                 half = item.question.tolerance.half_width(inst.key)
                 assert f"{{\n#={gift_number(inst.key)}:{gift_number(half)}" in text
-    assert "~%33.33333%" in text and "~%-33.33333%" in text
+    # sdpa_steps: 3 right choices (+1/3 each) and 2 wrong ones (-1/2 each), as graded
+    assert "~%33.33333%" in text and "~%-50%" in text
     assert "// Note: GIFT has no question points: Moodle imports every question as 1 point" in text
     concept = load_bank("concept_check", BANK_DIR)
     gift = to_gift(concept, export_items(concept, 1))

@@ -43,6 +43,39 @@ LONG_RANGE = [
         2.0,
     ),
     (
+        "correct, paraphrase: a chain of hidden states",
+        "Self-attention lets each token look directly at every other token, so two words a "
+        "hundred positions apart are connected in a single step rather than through a long "
+        "chain of hidden states.",
+        2.0,
+    ),
+    (
+        "correct, paraphrase: three sentences",
+        "In an RNN information has to pass through many recurrent steps and gets diluted. "
+        "Attention connects every position to every other position directly. So the distance "
+        "between two tokens no longer matters: it is always one step.",
+        2.0,
+    ),
+    (
+        "correct, paraphrase: encoder states",
+        "Instead of squeezing the sentence into one context vector, the decoder attends to all "
+        "the encoder states directly, so it can reach any word regardless of how far back it is.",
+        2.0,
+    ),
+    (
+        "correct, paraphrase: queries and keys",
+        "Each query compares itself with all keys of the sequence and takes a weighted sum of "
+        "their values, so a distant token is as easy to reach as a neighbouring one.",
+        2.0,
+    ),
+    (
+        "correct, paraphrase: the reason first",
+        "Because every token attends to all tokens directly, the path between any two positions "
+        "is a single step, so distance does not matter, unlike in an RNN where the signal "
+        "passes step by step.",
+        2.0,
+    ),
+    (
         "partial: direct access and weighting, nothing on distance",
         "Each position looks at all the positions of the input and takes a weighted average of "
         "their values.",
@@ -130,3 +163,66 @@ def test_an_idea_counts_only_in_context(long_range):
     question, _ = long_range
     scored = free_text.score(question, "Information decays with distance.")
     assert scored.found == [] and scored.points == 0
+
+
+# Answers that play the scorer: the key's words without the key's relations, the right
+# mechanism with a wrong reason, nonsense around a key phrase. Never the full provisional score.
+GAMES = [
+    (
+        "keyword-stuffed, fluent",
+        "Attention weights every position directly with relevance, regardless of distance, "
+        "instead of a bottleneck.",
+    ),
+    (
+        "keyword-stuffed, no agent",
+        "The softmax looks at every token directly and the relevance weights values regardless "
+        "of distance unlike a context vector.",
+    ),
+    (
+        "right mechanism, wrong reason: parallel",
+        "Every token attends to every other token directly, because attention processes all "
+        "tokens in parallel on a GPU, so it is faster than an RNN that works step by step.",
+    ),
+    (
+        "right mechanism, wrong reason: normalisation",
+        "Attention looks at all the tokens directly, which works because the softmax makes the "
+        "weights sum to one instead of using a hidden state.",
+    ),
+    (
+        "right mechanism, a reason with no key idea",
+        "Each token attends to every other token directly because the matrices are learned "
+        "during training.",
+    ),
+    ("nonsense around one key phrase", "Purple bananas see every word on Tuesdays."),
+    ("nonsense, the key's words only", "Directly every token banana."),
+    ("nonsense, a consequence of nothing", "My dog reads every word in one step."),
+]
+NONSENSE = [a for k, a in GAMES if k.startswith("nonsense around")]
+
+
+@pytest.mark.parametrize(("kind", "answer"), GAMES, ids=[k for k, _ in GAMES])
+def test_gaming_answers_never_get_the_full_provisional_score(long_range, kind, answer):
+    question, instance = long_range
+    scored = free_text.score(question, answer)
+    assert scored.points < question.points, (kind, scored)
+    # either nothing is credited, or the instructor is told to read it
+    assert scored.points == 0 or scored.unsure, (kind, scored)
+    result = grade(instance, answer)
+    assert result.status == "needs_review" and result.score < question.points
+    if scored.unsure:
+        assert any(line.startswith("Unsure, please read it") for line in result.review)
+
+
+def test_a_key_phrase_in_nonsense_earns_nothing(long_range):
+    """The old scorer gave 'see every word' half the points, whoever did the seeing."""
+    question, _ = long_range
+    for answer in NONSENSE:
+        assert free_text.score(question, answer).points == 0
+
+
+def test_correct_paraphrases_are_not_flagged(long_range):
+    question, _ = long_range
+    for kind, answer, mark in LONG_RANGE:
+        if kind.startswith("correct") and answer is not None:
+            scored = free_text.score(question, answer)
+            assert scored.points == mark == question.points and not scored.unsure, (kind, scored)

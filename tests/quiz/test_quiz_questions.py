@@ -111,8 +111,8 @@ def test_multiple_select_partial_credit() -> None:
     partial = grade(inst, ["a", "b"])  # 2 of the 3 right ones
     assert partial.status == "partial" and partial.score == round(points * 2 / 3, 6)
     assert partial.feedback == ["Not quite: something is missing."]
-    penalised = grade(inst, ["a", "b", "d", "e"])  # 3 right, less 1 wrong
-    assert penalised.status == "partial" and penalised.score == pytest.approx(points * 2 / 3)
+    penalised = grade(inst, ["a", "b", "d", "e"])  # 3 of 3 right, less 1 of the 2 wrong
+    assert penalised.status == "partial" and penalised.score == pytest.approx(points * 1 / 2)
     assert penalised.feedback == [inst.question.choice("e").feedback]
     assert penalised.misconceptions == [inst.question.choice("e").misconception]
     nothing = grade(inst, ["c", "e"])  # more wrong than right: nothing, never less
@@ -121,9 +121,45 @@ def test_multiple_select_partial_credit() -> None:
     assert grade(inst, "a, c").score == 0.0
     assert grade(inst, []).status == "wrong"
     key = KEYS["knowledge_check"]
-    assert check(key, _spec("knowledge_check", "sdpa_steps"), "x", ["a", "b"]).fraction == (
-        pytest.approx(2 / 3)
-    )
+    spec = _spec("knowledge_check", "sdpa_steps")
+    assert check(key, spec, "x", ["a", "b"]).fraction == pytest.approx(2 / 3)
+    assert check(key, spec, "x", ["a", "b", "d", "e"]).fraction == pytest.approx(1 / 2)
+
+
+MULTIPLE_SELECT = [
+    (name, q.id)
+    for name, bank in BANKS.items()
+    for q in bank.questions
+    if q.type == "multiple_select"
+]
+
+
+@pytest.mark.parametrize(("quiz", "qid"), MULTIPLE_SELECT)
+def test_ticking_every_choice_earns_nothing(quiz: str, qid: str) -> None:
+    """A guess that ticks every box scores 0, by the bank and by the self-check key."""
+    inst = _inst(quiz, qid)
+    every = [c.id for c in inst.question.choices]
+    assert len(every) > len(inst.key), "a question whose every choice is right tests nothing"
+    for result in (grade(inst, every), check(KEYS[quiz], _spec(quiz, qid), "alice", every)):
+        assert (result.status, result.fraction, result.score) == ("wrong", 0.0, 0.0)
+
+
+def test_random_ticking_earns_nothing_on_average() -> None:
+    """Over every subset of choices, each equally likely, the mean score before the floor is 0:
+    each right pick earns 1/k, each wrong pick costs 1/(n - k)."""
+    from itertools import combinations
+
+    inst = _inst("knowledge_check", "sdpa_steps")
+    ids = [c.id for c in inst.question.choices]
+    k, n = len(inst.key), len(ids)
+    subsets = [s for r in range(n + 1) for s in combinations(ids, r)]
+    raw = [
+        sum(c in inst.key for c in s) / k - sum(c not in inst.key for c in s) / (n - k)
+        for s in subsets
+    ]
+    assert sum(raw) == pytest.approx(0.0)
+    for s, value in zip(subsets, raw, strict=True):
+        assert grade(inst, list(s)).fraction == pytest.approx(max(0.0, value))
 
 
 def test_numeric_relative_tolerance() -> None:

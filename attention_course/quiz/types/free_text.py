@@ -34,11 +34,23 @@ def read_ideas(reader: _Reader, raw: dict, qid: str) -> tuple[Idea, ...]:
         together = reader.phrases(
             item.get("together"), qid, f"rubric idea {label!r} 'together'", required=False
         )
+        by = reader.phrases(item.get("by"), qid, f"rubric idea {label!r} 'by'", required=False)
         points = reader.number(item.get("points", item.get("weight", 1)), qid, "idea points")
         if not phrases or points is None or points <= 0:
             continue
+        if item.get("follows") and not item.get("needs"):
+            reader.problem(qid, f"rubric idea {label!r} 'follows' needs a 'needs' idea")
         ideas.append(
-            Idea(label, phrases, points, together, bool(item.get("contrast")), item.get("needs"))
+            Idea(
+                label,
+                phrases,
+                points,
+                together,
+                bool(item.get("contrast")),
+                item.get("needs"),
+                by,
+                bool(item.get("follows")),
+            )
         )
     labels = {i.label for i in ideas}
     for idea in ideas:

@@ -1,4 +1,9 @@
-"""Multiple select: any number of right choices, scored right picks minus wrong picks."""
+"""Multiple select: any number of right choices, scored right picks minus wrong picks.
+
+The partial-credit rule (docs/quiz.md): with k right choices out of n, each right pick earns
+1/k and each wrong pick costs 1/(n - k), floored at 0, so that ticking every choice, or
+ticking at random, earns nothing on average and ticking all of them earns exactly 0.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +20,14 @@ if TYPE_CHECKING:
     from attention_course.quiz.reading import _Reader
     from attention_course.quiz.results import Result
     from attention_course.quiz.variants import Instance
+
+
+def partial_credit(right: int, wrong: int, n_right: int, n_choices: int) -> float:
+    """right/k - wrong/(n - k), floored at 0: all n choices ticked give 1 - 1 = 0.
+
+    The right picks are among the k right choices, so this is at most 1."""
+    penalty = wrong / (n_choices - n_right) if wrong else 0.0
+    return max(0.0, right / n_right - penalty)
 
 
 class MultipleSelect(ChoiceType):
@@ -40,8 +53,7 @@ class MultipleSelect(ChoiceType):
         picked = [q.choice(cid) for cid in sorted(value)]
         right = [c for c in picked if c.correct]
         wrong = [c for c in picked if not c.correct]
-        # the right picks are among the key's choices, so this is at most 1
-        fraction = max(0.0, (len(right) - len(wrong)) / len(instance.key))
+        fraction = partial_credit(len(right), len(wrong), len(instance.key), len(q.choices))
         if set(value) == set(instance.key):
             return self.result(q, "correct", 1.0, [self.correct_note(q)], answer=text)
         labels = [c.misconception for c in wrong if c.misconception] or self.default_labels(q)
@@ -77,8 +89,9 @@ class MultipleSelect(ChoiceType):
     def gift_answers(self, item: ExportItem, index: int) -> str:
         q = item.question
         k = sum(c.correct for c in q.choices)
+        wrong = max(1, len(q.choices) - k)
         lines = [
-            f"~{weight(1 / k if c.correct else -1 / k)}{escape(c.text)}{feedback(c.feedback)}"
+            f"~{weight(1 / k if c.correct else -1 / wrong)}{escape(c.text)}{feedback(c.feedback)}"
             for c in q.choices
         ]
         return "{\n" + "\n".join(lines) + "\n}"
