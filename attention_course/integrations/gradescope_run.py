@@ -30,6 +30,9 @@ TIMED_OUT = (
     "Grading your notebook took too long and was stopped: does some code loop forever or run "
     "far too long when the notebook is run from the top?"
 )
+# Gradescope renders an output as "simple_format" unless told otherwise (its HTML sanitised,
+# links and images kept): every output here quotes student code, so all of it is plain text.
+PLAIN_TEXT = {"output_format": "text", "test_output_format": "text", "test_name_format": "text"}
 INTERNAL_ERROR = (
     "Your notebook could not be graded because of a problem on the grading side, not in your "
     "notebook. Your instructor can see the details; please tell them."
@@ -52,6 +55,7 @@ def failure_result(config: dict, why: str) -> dict:
     return {
         "score": 0.0,
         "output": f"{config['assignment']}: not graded. {why}",
+        **PLAIN_TEXT,
         "visibility": "visible",
         "stdout_visibility": "hidden",
         "extra_data": {
@@ -118,6 +122,7 @@ def grade_submission(root: Path, config: dict, course: Course) -> dict:
     return {
         "score": raw["score"],
         "output": "\n".join([raw["output"], *notes]),
+        **PLAIN_TEXT,
         "visibility": "visible",
         "stdout_visibility": "hidden",
         "extra_data": {
@@ -157,6 +162,7 @@ def run(root: Path, course_dir: Path | None = None) -> int:
             results = failure_result(config, INTERNAL_ERROR)
         else:
             results = {"score": 0.0, "output": INTERNAL_ERROR, "stdout_visibility": "hidden"}
+            results.update(PLAIN_TEXT)
         code = 1
     results["execution_time"] = round(time.monotonic() - start)
     out = root / "results" / "results.json"
