@@ -4,8 +4,8 @@ A failure message quotes what student code raised or returned, a student id is a
 either may hold Markdown (`![x](http://...)` loads an image when the file is viewed,
 `[Click here](http://...)` is a link), HTML, or a spreadsheet formula. Where such text lands, it
 is shown as the characters it is, never as a link, an image, markup or a formula. (HTML pages
-escape it with the template's autoescaping; Gradescope's results say their output is plain
-text: integrations/gradescope_run.py.)
+escape it with the template's autoescaping; Gradescope's results.json declares its outputs
+plain text: GRADESCOPE_PLAIN_TEXT.)
 """
 
 from __future__ import annotations
@@ -14,6 +14,13 @@ import re
 import string
 from collections.abc import Iterable
 
+# Gradescope renders an output as "simple_format" unless told otherwise (its HTML sanitised,
+# links and images kept): results.json says that every output is plain text.
+GRADESCOPE_PLAIN_TEXT = {
+    "output_format": "text",
+    "test_output_format": "text",
+    "test_name_format": "text",
+}
 # OWASP's list (CSV injection): a cell starting with one of these may be read as a formula.
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")

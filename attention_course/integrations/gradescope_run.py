@@ -21,6 +21,7 @@ from pathlib import Path
 
 import attention_course
 from attention_course.course import Course, grade_cell_id
+from attention_course.inert import GRADESCOPE_PLAIN_TEXT
 
 GRADESCOPE_ROOT = Path("/autograder")
 ROOT_ENV = "AUTOGRADER_ROOT"  # run_autograder's root, for a stand-in folder in tests
@@ -30,9 +31,6 @@ TIMED_OUT = (
     "Grading your notebook took too long and was stopped: does some code loop forever or run "
     "far too long when the notebook is run from the top?"
 )
-# Gradescope renders an output as "simple_format" unless told otherwise (its HTML sanitised,
-# links and images kept): every output here quotes student code, so all of it is plain text.
-PLAIN_TEXT = {"output_format": "text", "test_output_format": "text", "test_name_format": "text"}
 INTERNAL_ERROR = (
     "Your notebook could not be graded because of a problem on the grading side, not in your "
     "notebook. Your instructor can see the details; please tell them."
@@ -55,7 +53,7 @@ def failure_result(config: dict, why: str) -> dict:
     return {
         "score": 0.0,
         "output": f"{config['assignment']}: not graded. {why}",
-        **PLAIN_TEXT,
+        **GRADESCOPE_PLAIN_TEXT,
         "visibility": "visible",
         "stdout_visibility": "hidden",
         "extra_data": {
@@ -122,7 +120,7 @@ def grade_submission(root: Path, config: dict, course: Course) -> dict:
     return {
         "score": raw["score"],
         "output": "\n".join([raw["output"], *notes]),
-        **PLAIN_TEXT,
+        **GRADESCOPE_PLAIN_TEXT,
         "visibility": "visible",
         "stdout_visibility": "hidden",
         "extra_data": {
@@ -162,7 +160,7 @@ def run(root: Path, course_dir: Path | None = None) -> int:
             results = failure_result(config, INTERNAL_ERROR)
         else:
             results = {"score": 0.0, "output": INTERNAL_ERROR, "stdout_visibility": "hidden"}
-            results.update(PLAIN_TEXT)
+            results.update(GRADESCOPE_PLAIN_TEXT)
         code = 1
     results["execution_time"] = round(time.monotonic() - start)
     out = root / "results" / "results.json"
