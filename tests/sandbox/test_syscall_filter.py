@@ -244,3 +244,19 @@ def test_no_filter_no_grading(tmp_path, command):
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
     assert "no system call filter" in proc.stderr and "libseccomp2" in proc.stderr
+
+
+def test_doctor_says_which_call_was_not_denied():
+    """doctor's line fails, naming why, where the sandbox had no filter or a call got through."""
+    from attention_course.sandbox.doctor import _filtered
+
+    trials = syscall_filter.trials()
+    denied = {t.name: f"errno {t.errno}" for t in trials}
+    killed = {"x32": f"killed by signal {int(signal.SIGSYS)}", "i386": "failed"}
+    assert _filtered(2, denied, killed, trials).ok
+    check = _filtered(0, denied, killed, trials)
+    assert not check.ok and "Seccomp: 0" in check.detail
+    check = _filtered(2, dict(denied, ptrace="returned 0"), killed, trials)
+    assert not check.ok and check.detail == "not denied: ptrace (returned 0)"
+    check = _filtered(2, denied, dict(killed, i386="ran"), trials)
+    assert not check.ok and "getpid through i386 ran" in check.detail
