@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Set up this course on a fresh machine: bubblewrap (sandbox for student code), chromium (browser
-# tests) and PostgreSQL (gradebook tests), where apt-get can install them; a virtual environment
-# in .venv, and this package with its dependencies.
+# Set up this course on a fresh machine: bubblewrap and libseccomp (the sandbox for student code
+# and its system call filter), chromium (browser tests) and PostgreSQL (gradebook tests), where
+# apt-get can install them; a virtual environment in .venv, and this package with its
+# dependencies.
 # Safe to run again: it only installs what changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +21,12 @@ apt_install() {
 
 if ! command -v bwrap >/dev/null 2>&1; then
   apt_install bubblewrap "sandbox for student code" \
+    "grading refuses to run student code until it is"
+fi
+
+# libseccomp compiles the sandbox's system call filter (through pyseccomp, a dependency).
+if ! ldconfig -p 2>/dev/null | grep -q "libseccomp\.so\.2"; then
+  apt_install libseccomp2 "the sandbox's system call filter" \
     "grading refuses to run student code until it is"
 fi
 

@@ -43,8 +43,8 @@ class AutograderError(ValueError):
 
 SETUP_SH = r"""#!/usr/bin/env bash
 # Gradescope runs this once, as root, when it builds the autograder's image (Ubuntu): it installs
-# bubblewrap (the sandbox for student code), Python 3.11 or newer and the course's dependencies,
-# pinned to the versions the autograder was built with.
+# bubblewrap (the sandbox for student code) and libseccomp (its system call filter), Python 3.11
+# or newer and the course's dependencies, pinned to the versions the autograder was built with.
 set -euo pipefail
 SOURCE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 VENV="${ATTENTION_COURSE_VENV:-@VENV@}"
@@ -60,7 +60,7 @@ apt_install() {
     apt-get install -y -qq "${missing[@]}" >/dev/null
   fi
 }
-apt_install bubblewrap python3 python3-venv python3-pip
+apt_install bubblewrap libseccomp2 python3 python3-venv python3-pip
 new_enough() { "$1" -c 'import sys; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1; }
 PY=""
 for candidate in python3 python3.13 python3.12 python3.11; do

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import attention_course
 from attention_course.course import Course, grade_cell_id
+from attention_course.inert import GRADESCOPE_PLAIN_TEXT
 
 GRADESCOPE_ROOT = Path("/autograder")
 ROOT_ENV = "AUTOGRADER_ROOT"  # run_autograder's root, for a stand-in folder in tests
@@ -52,6 +53,7 @@ def failure_result(config: dict, why: str) -> dict:
     return {
         "score": 0.0,
         "output": f"{config['assignment']}: not graded. {why}",
+        **GRADESCOPE_PLAIN_TEXT,
         "visibility": "visible",
         "stdout_visibility": "hidden",
         "extra_data": {
@@ -119,6 +121,7 @@ def grade_submission(root: Path, config: dict, course: Course) -> dict:
     return {
         "score": raw["score"],
         "output": "\n".join([raw["output"], *notes]),
+        **GRADESCOPE_PLAIN_TEXT,
         "visibility": "visible",
         "stdout_visibility": "hidden",
         "extra_data": {
@@ -158,6 +161,7 @@ def run(root: Path, course_dir: Path | None = None) -> int:
             results = failure_result(config, INTERNAL_ERROR)
         else:
             results = {"score": 0.0, "output": INTERNAL_ERROR, "stdout_visibility": "hidden"}
+            results.update(GRADESCOPE_PLAIN_TEXT)
         code = 1
     results["execution_time"] = round(time.monotonic() - start)
     out = root / "results" / "results.json"

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from attention_course import settings
+from attention_course.inert import csv_row
 from attention_course.quiz import types
 from attention_course.quiz.checking import Result, grade
 from attention_course.quiz.model import Bank
@@ -46,21 +47,23 @@ def write_grades_csv(bank: Bank, graded: list[Graded], out: Path) -> None:
     """One row per student: the score of every question, total, max and what needs review."""
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
+        writer = csv.writer(handle, quoting=csv.QUOTE_ALL)  # a student id may start with "="
         ids = [q.id for q in bank.questions]
         writer.writerow(["student", "variant", *ids, "total", "max", "needs_review", "file"])
         for g in graded:
             scores = [format_points(r.score) for r in g.results]
             writer.writerow(
-                [
-                    g.student,
-                    g.variant,
-                    *scores,
-                    format_points(g.total),
-                    format_points(bank.max_score),
-                    " ".join(g.needs_review),
-                    g.source,
-                ]
+                csv_row(
+                    [
+                        g.student,
+                        g.variant,
+                        *scores,
+                        format_points(g.total),
+                        format_points(bank.max_score),
+                        " ".join(g.needs_review),
+                        g.source,
+                    ]
+                )
             )
 
 

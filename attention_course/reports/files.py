@@ -1,10 +1,16 @@
-"""The class report as files: Markdown (printed too), two CSV tables and the figure."""
+"""The class report as files: Markdown (printed too), two CSV tables and the figure.
+
+What the failures said quotes student code, and student ids are folder names: in the Markdown
+such text is escaped (no link, image or markup), in the CSV tables no cell can be read as a
+formula (attention_course.inert)."""
 
 from __future__ import annotations
 
+import re
 import statistics
 from pathlib import Path
 
+from attention_course.inert import csv_row, markdown_text
 from attention_course.reports.class_report import BINS, ClassReport, ItemStats, ReportError
 
 TOP_HINTS = 3  # failure messages shown per grader test
@@ -27,7 +33,9 @@ def _cell(text: str) -> str:
 
 
 def _hints(item: ItemStats, top: int = TOP_HINTS) -> list[str]:
-    shown = [f"{text} ({n})" for text, n in item.hints.most_common(top)]
+    """What the failures said, for a table cell: each message (it quotes student code) as
+    inert text, then how many students it was."""
+    shown = [f"{markdown_text(text)} ({n})" for text, n in item.hints.most_common(top)]
     if len(item.hints) > top:
         shown.append(f"{len(item.hints) - top} other message(s)")
     if item.not_attempted:
@@ -52,7 +60,7 @@ def to_markdown(report: ClassReport, figure: str = "report.png") -> str:
     if report.not_autograded:
         lines.append(
             "Not autograded (0 points in the gradebook until autograded again): "
-            + ", ".join(report.not_autograded)
+            + ", ".join(markdown_text(s) for s in report.not_autograded)
             + "."
         )
     skipped = (
@@ -98,16 +106,19 @@ def to_markdown(report: ClassReport, figure: str = "report.png") -> str:
         "|---:|---|---|---:|---|---|",
     ]
     for t in report.items:
-        hints = "<br>".join(_cell(h) for h in _hints(t)) or "–"
+        hints = "<br>".join(_hints(t)) or "–"
         rate = f"{100 * t.pass_rate:.0f}%" if t.graded else "–"
         lines.append(
             f"| {rate} ({t.passed}/{t.graded}) | {t.group} | "
             f"{t.item.removeprefix('test_')} | {t.points:g} | {_cell(t.description)} | {hints} |"
         )
     if report.item_analysis:
-        lines += ["", "## Item analysis", "", "```", report.item_analysis, "```"]
+        # it quotes wrong answers: its fence is longer than any run of backticks they hold
+        runs = [len(r) for r in re.findall("`+", report.item_analysis)]
+        fence = "`" * max([3, *(n + 1 for n in runs)])
+        lines += ["", "## Item analysis", "", fence, report.item_analysis, fence]
     if report.notes:
-        lines += ["", "## Notes", ""] + [f"- {note}" for note in report.notes]
+        lines += ["", "## Notes", ""] + [f"- {markdown_text(note)}" for note in report.notes]
     return "\n".join(lines) + "\n"
 
 
@@ -116,12 +127,14 @@ def write_csvs(report: ClassReport, folder: Path) -> None:
 
     label, item = report.group_label, report.item_label.split()[-1]
     with (folder / "scores.csv").open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
+        writer = csv.writer(handle, quoting=csv.QUOTE_ALL)
         writer.writerow([label, "points", "students", "mean", "sd", "min", "max", "full_marks"])
         for g in report.groups:
             writer.writerow(
-                [g.name, f"{g.points:g}", len(g.scores), f"{g.mean:.6g}", f"{g.sd:.6g}"]
-                + [f"{min(g.scores):g}", f"{max(g.scores):g}", g.full_marks]
+                csv_row(
+                    [g.name, f"{g.points:g}", len(g.scores), f"{g.mean:.6g}", f"{g.sd:.6g}"]
+                    + [f"{min(g.scores):g}", f"{max(g.scores):g}", g.full_marks]
+                )
             )
         writer.writerow(
             ["total", f"{report.max_score:g}", len(report.totals), f"{report.mean:.6g}"]
@@ -130,7 +143,7 @@ def write_csvs(report: ClassReport, folder: Path) -> None:
             + [sum(t >= report.max_score for t in report.totals.values())]
         )
     with (folder / "pass_rates.csv").open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
+        writer = csv.writer(handle, quoting=csv.QUOTE_ALL)
         writer.writerow(
             [label, item, "description", "points", "students", "passed", "failed"]
             + ["not_attempted", "pass_rate", "top_failure", "top_failure_students"]
@@ -138,8 +151,10 @@ def write_csvs(report: ClassReport, folder: Path) -> None:
         for t in report.items:
             top, count = (t.hints.most_common(1) or [("", 0)])[0]
             writer.writerow(
-                [t.group, t.item, t.description, f"{t.points:g}", t.graded, t.passed, t.failed]
-                + [t.not_attempted, f"{t.pass_rate:.6g}", top, count]
+                csv_row(
+                    [t.group, t.item, t.description, f"{t.points:g}", t.graded, t.passed]
+                    + [t.failed, t.not_attempted, f"{t.pass_rate:.6g}", top, count]
+                )
             )
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from attention_course.course import Course, grade_cell_id
 from attention_course.grading.feedback import UNSANDBOXED_NOTE, cell_feedback, graded_by
 from attention_course.grading.graders import GradeReport
+from attention_course.inert import GRADESCOPE_PLAIN_TEXT
 
 if TYPE_CHECKING:
     from attention_course.classgrade.run import ClassRun
@@ -32,8 +33,10 @@ def function_table(report: GradeReport, verbose: bool = True) -> str:
 
 
 def gradescope_results(report: GradeReport) -> dict:
-    """Gradescope's autograder results.json: top-level score and one test per function."""
+    """Gradescope's autograder results.json: top-level score and one test per function, every
+    output declared plain text."""
     return {
+        **GRADESCOPE_PLAIN_TEXT,
         "score": report.score,
         "max_score": report.max_score,
         "output": f"{report.assignment}: {report.score:g} / {report.max_score:g}"

@@ -12,6 +12,7 @@ changes what is asked next or for how long.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import shutil
@@ -27,7 +28,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from attention_course.sandbox import cgroups, cputime, jail
+from attention_course.sandbox import cgroups, cputime, jail, syscall_filter
 from attention_course.sandbox.inside import wire
 from attention_course.settings import Limits
 
@@ -95,6 +96,19 @@ class Confined:
         past `deadline` (time.monotonic())."""
         status = jail.require(self.unsandboxed)
         env = jail.environment()
+        with contextlib.ExitStack() as stack:  # the filter's descriptor, once bwrap has it
+            self._popen(status, env, stack)
+        threading.Thread(target=self._drain, daemon=True).start()
+        timeout = self.limits.startup_timeout  # wall clock: no student code runs yet
+        until = min(deadline, time.monotonic() + timeout)
+        reply = self._receive(until, lambda: _stopped(timeout))
+        if reply[0].get("op") != "ready":
+            raise self._dead("did not start properly")
+
+    def _popen(self, status: jail.Status, env: dict[str, str], stack: contextlib.ExitStack) -> None:
+        """Start the process: in a sandbox under its system call filter (whose descriptor goes
+        on `stack`), or unsandboxed."""
+        pass_fds: tuple[int, ...] = ()
         if self.unsandboxed or not status.ok:
             self._scratch = tempfile.mkdtemp(prefix="attention-unsandboxed-")
             env.update(HOME=self._scratch, MPLCONFIGDIR=f"{self._scratch}/.matplotlib")
@@ -102,9 +116,10 @@ class Confined:
             argv = jail.python_argv(self._script, self._settings, str(jail.INSIDE_DIR))
             cwd = self._scratch
         else:
-            argv = jail.command(
-                jail.python_argv(self._script, self._settings), self.limits, status.mode, self._hide
-            )
+            fd = stack.enter_context(syscall_filter.descriptor())
+            pass_fds = (fd,)
+            script = jail.python_argv(self._script, self._settings)
+            argv = jail.command(script, self.limits, status.mode, self._hide, filter_fd=fd)
             self._uid = jail.host_uid(argv)
             cwd = "/"
             if status.cgroup:
@@ -127,15 +142,9 @@ class Confined:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
-            pass_fds=self._pass_fds,
+            pass_fds=(*self._pass_fds, *pass_fds),  # the sealed inputs', the filter's
             preexec_fn=before_exec,
         )
-        threading.Thread(target=self._drain, daemon=True).start()
-        timeout = self.limits.startup_timeout  # wall clock: no student code runs yet
-        until = min(deadline, time.monotonic() + timeout)
-        reply = self._receive(until, lambda: _stopped(timeout))
-        if reply[0].get("op") != "ready":
-            raise self._dead("did not start properly")
 
     def _started(self) -> subprocess.Popen[bytes]:
         """The process `start` started."""

@@ -2,18 +2,19 @@
 
 `diagnose` starts a sandboxed process exactly as grading does and has it try, from the
 inside, what a hostile student would: read the course folder, reach a port this process
-listens on, make a user or mount namespace, write outside /tmp. Each guarantee is reported with
-what was found.
+listens on, make a user or mount namespace, write outside /tmp, and every system call the
+filter denies (ptrace, mount, bpf, ...). Each guarantee is reported with what was found.
 """
 
 from __future__ import annotations
 
+import signal
 import socket
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from attention_course.sandbox import jail
+from attention_course.sandbox import jail, syscall_filter
 from attention_course.sandbox.confined import Confined
 from attention_course.settings import DEFAULT, MiB
 
@@ -37,6 +38,7 @@ def diagnose(course: Path) -> list[Check]:
         for p in jail.python_paths()
         if Path(p).is_relative_to(course)
     }
+    trials = syscall_filter.trials()
     with socket.socket() as server:
         server.bind(("127.0.0.1", 0))
         server.listen()
@@ -45,6 +47,7 @@ def diagnose(course: Path) -> list[Check]:
             "course": str(course),
             "entries": entries,
             "port": server.getsockname()[1],
+            "calls": [vars(t) for t in trials],
         }
         with Confined("probe.py", {}, DEFAULT) as process:
             process.start(time.monotonic() + 60)
@@ -89,5 +92,30 @@ def diagnose(course: Path) -> list[Check]:
             f"at most {found['nproc']} processes and threads",
         ),
         Check("memory limit", found["address_space"] == DEFAULT.memory_bytes, memory),
+        _filtered(found["seccomp"], found["calls"], found["other_abis"], trials),
     ]
     return checks
+
+
+def _filtered(
+    mode: int, calls: dict[str, str], abis: dict[str, str], trials: list[syscall_filter.Trial]
+) -> Check:
+    """Whether the sandbox ran under a seccomp filter (mode 2) that denied every call tried,
+    and let no call through another ABI run (x86-64: x32 and i386)."""
+    name = "system call filter"
+    if mode != 2:
+        return Check(name, False, f"no seccomp filter in the sandbox (Seccomp: {mode})")
+    wrong = [
+        f"{t.name} ({calls.get(t.name, 'not tried')})"
+        for t in trials
+        if calls.get(t.name) != f"errno {t.errno}"
+    ]
+    wrong += [f"getpid through {abi} ran" for abi, what in abis.items() if what == "ran"]
+    if wrong:
+        return Check(name, False, f"not denied: {', '.join(wrong)}")
+    shown = ", ".join(t.name for t in trials[:4])
+    detail = f"seccomp: {len(trials)} system calls tried, each denied ({shown}, ...)"
+    killed = [abi for abi, what in abis.items() if what == f"killed by signal {int(signal.SIGSYS)}"]
+    if killed:
+        detail += f"; a call through {' or '.join(killed)} kills the process"
+    return Check(name, True, detail)

@@ -4,6 +4,9 @@ What a sandboxed process gets, whether grading runs as root or as an ordinary ac
 - its own user, pid, ipc, uts, cgroup and network namespaces (no network at all; it talks to
   the grading process over the pipes it inherits), no capabilities, and no way to make another
   user namespace (`--disable-userns`), so it cannot undo any of this;
+- a system call filter (seccomp, `syscall_filter.py`) that bubblewrap loads before the first
+  program starts: ptrace, mount, namespaces, bpf, keyrings, kernel modules, the clock and the
+  rest of what student code never needs fail with EPERM, and other ABIs kill the process;
 - a host user id that is not the grader's: as root, a fresh unprivileged uid per sandbox (set
   with `setpriv` between two bubblewrap stages: the first, as root, lays out the file system the
   second may see); as an ordinary account, that account inside a user namespace;
@@ -38,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from attention_course.errors import SandboxUnavailable
+from attention_course.sandbox import syscall_filter
 from attention_course.settings import Limits
 
 INSIDE_DIR = Path(__file__).resolve().with_name("inside")
@@ -155,12 +159,23 @@ def environment() -> dict[str, str]:
     return env
 
 
-def command(argv: list[str], limits: Limits, mode: str, hide: Sequence[Path] = ()) -> list[str]:
-    """The full command that runs `argv` (paths as seen inside) in a sandbox."""
+def command(
+    argv: list[str],
+    limits: Limits,
+    mode: str,
+    hide: Sequence[Path] = (),
+    *,
+    filter_fd: int | None,
+) -> list[str]:
+    """The full command that runs `argv` (paths as seen inside) in a sandbox. `filter_fd`: the
+    system call filter (`syscall_filter.descriptor()`, passed on to the command's process), or
+    None for none at all."""
     bwrap = shutil.which("bwrap") or "bwrap"
     cache = mpl_cache()
+    seccomp = [] if filter_fd is None else ["--seccomp", str(filter_fd)]
     inner = [
         bwrap,
+        *seccomp,
         "--unshare-user",
         "--unshare-all",
         "--disable-userns",
@@ -259,6 +274,15 @@ def _explain(stderr: str) -> str:
     return f"bubblewrap cannot create a sandbox here ({text})"
 
 
+# What the probe runs inside: not root, and under a seccomp filter (mode 2), else _UNFILTERED.
+_UNFILTERED = 3
+_PROBE = f"""import os, sys
+assert os.getuid() != 0
+status = dict(line.split(":", 1) for line in open("/proc/self/status") if ":" in line)
+sys.exit(0 if status["Seccomp"].strip() == "2" else {_UNFILTERED})
+"""
+
+
 @functools.cache
 def probe() -> Status:
     """Whether student code can be sandboxed on this machine, and how (checked once)."""
@@ -269,21 +293,29 @@ def probe() -> Status:
     mode = "root" if os.geteuid() == 0 else "user"
     if mode == "root" and shutil.which("setpriv") is None:
         return Status(False, "", "setpriv is not installed (apt-get install util-linux)", None)
-    argv = [sys.executable, "-I", "-c", "import os; assert os.getuid() != 0"]
+    unfiltered = syscall_filter.available()
+    if unfiltered is not None:
+        return Status(False, "", f"no system call filter can be built here: {unfiltered}", None)
     try:
-        result = subprocess.run(
-            command(argv, Limits(), mode),
-            env=environment(),
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        with syscall_filter.descriptor() as fd:
+            result = subprocess.run(
+                command([sys.executable, "-I", "-c", _PROBE], Limits(), mode, filter_fd=fd),
+                env=environment(),
+                capture_output=True,
+                text=True,
+                timeout=60,
+                pass_fds=(fd,),
+            )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return Status(False, "", f"bubblewrap did not start ({exc.__class__.__name__})", None)
+    if result.returncode == _UNFILTERED:
+        return Status(False, "", "bubblewrap started the sandbox without its filter", None)
     if result.returncode != 0:
         return Status(False, "", _explain(result.stderr), None)
     who = "a fresh unprivileged uid per sandbox" if mode == "root" else f"uid {os.getuid()}"
-    detail = f"bubblewrap {_bwrap_version()}, {who}, no network, no capabilities"
+    calls = len(syscall_filter.denied())
+    detail = f"bubblewrap {_bwrap_version()}, {who}, no network, no capabilities, "
+    detail += f"{calls} system calls denied (seccomp)"
     return Status(True, mode, detail, cgroups.available())
 
 

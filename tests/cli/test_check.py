@@ -40,6 +40,7 @@ def test_json_is_gradescope_results_format(instructor_notebooks, assignment):
     assert proc.returncode == 0, proc.stderr
     results = json.loads(proc.stdout)
     assert results["score"] == results["max_score"] > 0
+    assert results["output_format"] == results["test_output_format"] == "text"
     names = [t["name"] for t in results["tests"]]
     assert names == list(ASSIGNMENTS[assignment].graded)
     for test in results["tests"]:

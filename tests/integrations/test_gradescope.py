@@ -101,6 +101,11 @@ def run_autograder(root: Path, **env: str) -> tuple[dict, str]:
 
 def assert_gradescope_format(results: dict) -> None:
     assert set(results) <= DOCUMENTED, set(results) - DOCUMENTED
+    # every output quotes student code: shown as plain text, never as HTML or Markdown
+    # (Gradescope's default, "simple_format", keeps sanitised HTML: links and images)
+    assert results["output_format"] == results["test_output_format"] == "text"
+    assert results["test_name_format"] == "text"
+    assert all(t.get("output_format", "text") == "text" for t in results["tests"])
     assert isinstance(results["score"], (int, float))
     assert results.get("visibility", "visible") in VISIBILITY
     assert results.get("stdout_visibility", "hidden") in VISIBILITY
@@ -159,6 +164,27 @@ def test_same_scores_as_check(autograder_zip, notebooks, tmp_path, student, name
             in (results["output"])
         )
     assert "sandbox:" in stdout and "total" in stdout  # the instructor's view
+
+
+HOSTILE_NAME = "<img src=x onerror=alert(1)>.ipynb"
+HOSTILE_MESSAGE = (
+    "![tracker](http://evil.example/t.png) [Click for your regrade](http://evil.example/r) "
+    "<a href='http://evil.example/a'>here</a> =HYPERLINK(\"http://evil.example/f\")"
+)
+
+
+def test_student_text_reaches_gradescope_as_plain_text(autograder_zip, tmp_path):
+    """A notebook named as HTML, whose softmax raises Markdown, HTML and a formula: the results
+    declare every output plain text, and hold the student's text as it was."""
+    source = f"def softmax(z, axis=-1):\n    raise ValueError({HOSTILE_MESSAGE!r})\n"
+    released = COURSE_ROOT / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    notebook = fill(released, {"softmax": source})
+    root = stand_in_root(autograder_zip, tmp_path, {HOSTILE_NAME: notebook})
+    results, _ = run_autograder(root)  # checks the plain-text formats
+    assert results["score"] == 0
+    assert f"Graded {HOSTILE_NAME} (this assignment's notebook is" in results["output"]
+    softmax = next(t for t in results["tests"] if t["name"] == "softmax")
+    assert f"softmax raised ValueError: {HOSTILE_MESSAGE}" in softmax["output"]
 
 
 def test_invalid_json_gets_zero_and_the_reason(autograder_zip, tmp_path, notebooks):

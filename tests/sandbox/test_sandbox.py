@@ -307,7 +307,7 @@ def test_doctor_finds_every_guarantee_holds():
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("  ")]
     names = {ln.split()[1] for ln in lines}
-    assert {"sandbox", "unprivileged", "course", "no", "read-only", "private"} <= names
+    assert {"sandbox", "unprivileged", "course", "no", "read-only", "private", "system"} <= names
     assert all(ln.startswith("  ok") for ln in lines)
 
 

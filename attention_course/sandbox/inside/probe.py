@@ -2,14 +2,19 @@
 
 Runs as a script inside the sandbox, answers one request with what it found: its uid and
 capabilities, whether it can see the course folder, reach a port the grading process listens
-on, make a user namespace, write outside /tmp, and how large /tmp is.
+on, make a user namespace, write outside /tmp, how large /tmp is, its seccomp mode, and what
+each system call the request names returned (`syscall_filter.trials`: the error each gave, or
+what it returned where it did not fail).
 """
 
 import ctypes
+import mmap
 import os
 import resource
 import socket
 import sys
+from collections.abc import Callable
+from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -34,6 +39,66 @@ def _can_unshare(flags: int) -> bool:
         os._exit(0 if libc.unshare(flags) == 0 else 1)
     _, status = os.wait()
     return os.waitstatus_to_exitcode(status) == 0
+
+
+def _seccomp_mode() -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("Seccomp:"):
+                return int(line.split()[1])
+    return -1
+
+
+def _try_calls(calls: list[dict[str, Any]]) -> dict[str, str]:
+    """Each call's outcome: "errno N", or "returned N" where it did not fail."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    out = {}
+    for call in calls:
+        ctypes.set_errno(0)
+        args = [ctypes.c_long(int(a)) for a in call["args"]]
+        result = libc.syscall(ctypes.c_long(int(call["number"])), *args)
+        out[str(call["name"])] = (
+            f"errno {ctypes.get_errno()}" if result == -1 else f"returned {result}"
+        )
+    return out
+
+
+# getpid through another ABI of an x86-64 kernel: x32's number, and i386's `int 0x80`
+# (machine code: mov eax, 20; int 0x80; ret).
+X32_GETPID = 0x40000000 | 39
+I386_GETPID = b"\xb8\x14\x00\x00\x00\xcd\x80\xc3"
+
+
+def _other_abis() -> dict[str, str]:
+    """What getpid through each other ABI did, in a child: "killed by signal N" (SIGSYS: the
+    filter), "ran", or "failed" (the kernel has no such ABI); nothing where not x86-64."""
+    if os.uname().machine != "x86_64":
+        return {}
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+
+    def i386() -> int:
+        code = mmap.mmap(-1, mmap.PAGESIZE, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+        code.write(I386_GETPID)
+        address = ctypes.addressof(ctypes.c_char.from_buffer(code))
+        return int(ctypes.CFUNCTYPE(ctypes.c_int)(address)())
+
+    def x32() -> int:
+        return int(libc.syscall(ctypes.c_long(X32_GETPID)))
+
+    out = {}
+    calls: dict[str, Callable[[], int]] = {"x32": x32, "i386": i386}
+    for abi, call in calls.items():
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0 if call() == os.getpid() else 1)
+        _, status = os.waitpid(pid, 0)
+        if os.WIFSIGNALED(status):
+            out[abi] = f"killed by signal {os.WTERMSIG(status)}"
+        else:
+            out[abi] = "ran" if os.waitstatus_to_exitcode(status) == 0 else "failed"
+    return out
 
 
 def _reaches(port: int) -> bool:
@@ -72,6 +137,9 @@ def main() -> None:
         "nproc": resource.getrlimit(resource.RLIMIT_NPROC)[1],
         "address_space": resource.getrlimit(resource.RLIMIT_AS)[1],
         "pid": os.getpid(),
+        "seccomp": _seccomp_mode(),
+        "calls": _try_calls(request.get("calls", [])),
+        "other_abis": _other_abis(),
     }
     wire.write_frame(replies, {"op": "probe", "found": found, "seq": request.get("seq")})
 

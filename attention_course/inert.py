@@ -1,0 +1,50 @@
+"""Text that student code wrote, made inert for where it lands: Markdown, CSV cells.
+
+A failure message quotes what student code raised or returned, a student id is a folder's name:
+either may hold Markdown (`![x](http://...)` loads an image when the file is viewed,
+`[Click here](http://...)` is a link), HTML, or a spreadsheet formula. Where such text lands, it
+is shown as the characters it is, never as a link, an image, markup or a formula. (HTML pages
+escape it with the template's autoescaping; Gradescope's results.json declares its outputs
+plain text: GRADESCOPE_PLAIN_TEXT.)
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Iterable
+
+# Gradescope renders an output as "simple_format" unless told otherwise (its HTML sanitised,
+# links and images kept): results.json says that every output is plain text.
+GRADESCOPE_PLAIN_TEXT = {
+    "output_format": "text",
+    "test_output_format": "text",
+    "test_name_format": "text",
+}
+# OWASP's list (CSV injection): a cell starting with one of these may be read as a formula.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+_PUNCTUATION = frozenset(string.punctuation)
+
+
+def markdown_text(text: object) -> str:
+    """`text` as plain Markdown text, on one line (in a table cell or a list item): every ASCII
+    punctuation character escaped with a backslash (CommonMark's escapes; GFM's for `|`), so
+    that none starts a link, an image, emphasis, code, HTML, an entity, a formula (`$`), a new
+    table cell or an autolink (`http\\://`, `www\\.`, `a\\@b`). Rendered, it is the text."""
+    text = " ".join(str(text).split())
+    return "".join(f"\\{c}" if c in _PUNCTUATION else c for c in text)
+
+
+def csv_cell(value: object) -> object:
+    """A CSV cell that no spreadsheet reads as a formula: text starting with one of
+    FORMULA_STARTS gets a leading apostrophe (OWASP's advice), unless it is a plain number
+    (a negative score stays a number). Numbers and other values pass as they are."""
+    if not isinstance(value, str) or not value.startswith(FORMULA_STARTS):
+        return value
+    return value if _NUMBER.fullmatch(value) else "'" + value
+
+
+def csv_row(values: Iterable[object]) -> list[object]:
+    """Every cell of a row made inert (csv_cell)."""
+    return [csv_cell(v) for v in values]
