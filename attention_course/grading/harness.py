@@ -388,11 +388,13 @@ def expect_pair_slice(
         )
 
 
-def expect_pair_close(got: tuple, want: tuple, what: str, hint: str) -> None:
+def expect_pair_close(
+    got: tuple, want: tuple, what: str, hint: str, rtol: float = RTOL, atol: float = ATOL
+) -> None:
     """An (output, weights) pair has the values of `want`, weights first; `what` follows the
     part's name in a failure ("of 3 queries" gives "weights of 3 queries: ...")."""
     for part, k in PAIR_PARTS:
-        expect_close(got[k], want[k], f"{part} {what}", hint)
+        expect_close(got[k], want[k], f"{part} {what}", hint, rtol=rtol, atol=atol)
 
 
 def expect_pair_readonly_twin(got: tuple, got_ro: tuple, hint: str) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import select
 import shutil
 import subprocess
@@ -195,7 +196,8 @@ def test_scores_report_and_nbgrader_export_read_the_shared_gradebook(disjoint, e
     with open(tmp_path / "scores.csv") as f:
         total = [row for row in csv.DictReader(f) if row["function"] == "total"][0]
     assert int(total["students"]) == len(STUDENTS)
-    assert float(total["mean"]) == pytest.approx(sum(expected.values()) / len(STUDENTS))
+    mean = sum(expected.values()) / len(STUDENTS)
+    assert float(total["mean"]) == pytest.approx(mean, rel=1e-5)  # written to 6 digits
     # nbgrader's own commands find the gradebook through the environment variable
     env = dict(_env(), **{DB_ENV: db_url})
     env["PATH"] = f"{Path(CLI[0]).parent}:{env['PATH']}"
@@ -272,7 +274,8 @@ def test_a_second_course_folder_reports_and_keeps_what_the_first_graded(disjoint
     proc = cli("report", ASSIGNMENT, "--course", str(course), "--db", db_url, "--out", tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "Not autograded" not in proc.stdout, proc.stdout
-    assert "s03, s04, s05: graded by another course folder" in proc.stdout
+    shown = re.sub(r"\\(.)", r"\1", proc.stdout)  # the Markdown as it reads (escapes undone)
+    assert "s03, s04, s05: graded by another course folder" in shown
     proc = cli("autograde", ASSIGNMENT, "--course", str(course), "--db", db_url, "--jobs", "1")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"0 of {len(STUDENTS)} submissions to grade" in proc.stderr

@@ -200,7 +200,7 @@ def test_read_only_inputs_are_judged_by_the_calls_outcome_only():
         with pytest.raises(Fail, match="modified an input array in place: with read-only"):
             harness.expect_unmodified(Student({c.key: ok, ro.key: out}), ro, "h", like=c)
     broken = Outcome("error", error_type="NotImplementedError")
-    with pytest.raises(Fail, match="raised NotImplementedError") as failed:
+    with pytest.raises(Fail, match="is not implemented yet") as failed:
         harness.expect_unmodified(Student({c.key: broken, ro.key: broken}), ro, like=c)
     assert "in place" not in str(failed.value)
     with pytest.raises(TypeError, match="readonly=True"):
