@@ -26,6 +26,7 @@ def test_this_repository_is_a_course_declared_in_its_course_toml():
     # the graded functions each calls, as the reference does (the exercise contract)
     assert course.callees_of("scaled_dot_product_attention") == ("softmax",)
     assert course.callees_of("multi_head_attention") == ("split_heads", "combine_heads")
+    assert course.callees_of("self_attention") == ("cross_attention",)
     assert course.callees_of("softmax") == ()
     assert course.quiz is not None and course.quiz.banks == COURSE_ROOT / "quiz" / "banks"
     assert course.all_assignments[-1] == course.quiz.assignment

@@ -14,9 +14,10 @@ worker; tests/grading/test_run_graders.py shows the graders' pytest process give
 - `catalogue/correct/<function>__<variant>.py` must get full marks;
 - a wrong implementation may name, after its `# caught-by:` line, graded functions of its
   notebook that call it (`# caller-keeps-points: <caller>, fails only <0-point test>`): the
-  reference's caller, which then calls the wrong function, is graded too and must keep full
-  marks, failing only the 0-point test that names the wrong function (the mistake costs
-  points once, in its own function's tests; grading/session.py).
+  caller (the reference's, or a correct one the entry defines), which then calls the wrong
+  function, is graded too and must keep full marks, failing only the 0-point test that names
+  the wrong function (the mistake costs points once, in its own function's tests;
+  grading/session.py).
 """
 
 from __future__ import annotations
@@ -196,8 +197,8 @@ def test_wrong_implementation_is_caught(graded, entry):
 
 @pytest.mark.parametrize("entry", [e for e in ENTRIES if e.callers], ids=lambda e: e.path.stem)
 def test_correct_caller_keeps_its_points_and_names_the_wrong_callee(graded, entry):
-    """The reference's caller, calling the wrong function, loses no points: only its 0-point
-    test fails, naming the wrong function; the wrong function lost its own (above)."""
+    """A correct caller of the wrong function loses no points: only its 0-point test fails,
+    naming the wrong function; the wrong function lost its own (above)."""
     report = graded[entry.key]
     assert report.functions[entry.function].score < report.functions[entry.function].max_score
     for caller, zero_point in entry.callers:
@@ -206,7 +207,11 @@ def test_correct_caller_keeps_its_points_and_names_the_wrong_callee(graded, entr
         assert _failed(report, caller) == {zero_point}, fs.feedback()
         named = next(t for t in fs.tests if t.test == zero_point)
         assert named.points == 0
-        assert f"because {entry.function}, graded above," in named.message, named.message
+        above = ASSIGNMENTS[ASSIGNMENT_OF[caller]].graded.index(entry.function) < (
+            ASSIGNMENTS[ASSIGNMENT_OF[caller]].graded.index(caller)
+        )
+        where = "graded above" if above else "graded below"
+        assert f"because {entry.function}, {where}," in named.message, named.message
         assert f"Fix {entry.function}." in named.message
 
 
