@@ -30,6 +30,11 @@ class Assignment:
     graded: tuple[str, ...]  # graded functions, in notebook order
     helpers: tuple[str, ...] = ()  # functions the student brings from an earlier assignment
     grader_dir: Path = Path("grader_tests")
+    # graded function -> the graded functions of this assignment it may call (its callees)
+    callees: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def callees_of(self, function: str) -> tuple[str, ...]:
+        return dict(self.callees).get(function, ())
 
     def grader_file(self, function: str) -> Path:
         return self.grader_dir / f"test_{function}.py"
@@ -85,6 +90,11 @@ class Course:
     def helpers_of(self, function: str) -> tuple[str, ...]:
         """The helpers pasted into the assignment that grades `function`."""
         return next((a.helpers for a in self.assignments.values() if function in a.graded), ())
+
+    def callees_of(self, function: str) -> tuple[str, ...]:
+        """The graded functions of its own assignment that `function` may call."""
+        found = (a for a in self.assignments.values() if function in a.graded)
+        return next((a.callees_of(function) for a in found), ())
 
     def source_notebook(self, assignment: str) -> Path:
         return self.root / "source" / assignment / f"{assignment}.ipynb"
@@ -153,6 +163,24 @@ def _strings(value: object, what: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _callees(
+    value: object, graded: tuple[str, ...], what: str
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """`{caller = [callee, ...]}`: each a graded function of the assignment, none its own."""
+    if not isinstance(value, dict):
+        raise ValueError(f"{what} must be a table of function = [functions it calls]")
+    found = []
+    for caller, names in value.items():
+        callees = _strings(names, f"{what}.{caller}")
+        unknown = [f for f in (caller, *callees) if f not in graded]
+        if unknown:
+            raise ValueError(f"{what}.{caller}: {unknown[0]} is not a graded function here")
+        if caller in callees:
+            raise ValueError(f"{what}.{caller}: a function is not its own callee")
+        found.append((caller, callees))
+    return tuple(found)
+
+
 def _parse(root: Path, data: dict) -> Course:
     meta = data.get("course", {})
     course_id = meta.get("id")
@@ -166,7 +194,8 @@ def _parse(root: Path, data: dict) -> Course:
             raise ValueError(f"[assignments.{name}] must be a table")
         graded = _strings(spec.get("functions"), f"[assignments.{name}] functions")
         helpers = _strings(spec.get("helpers", []), f"[assignments.{name}] helpers")
-        assignments[name] = Assignment(name, graded, helpers, grader_dir)
+        callees = _callees(spec.get("callees", {}), graded, f"[assignments.{name}] callees")
+        assignments[name] = Assignment(name, graded, helpers, grader_dir, callees)
     if not assignments:
         raise ValueError("no [assignments.<name>] declared")
     quiz = None

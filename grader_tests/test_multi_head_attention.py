@@ -20,6 +20,7 @@ from attention_course.grading.harness import (
 )
 
 from . import reference as ref
+from .graded_callees import expect_same_with_graded_callees
 from .pasted_helpers import expect_same_with_pasted_helpers
 
 FN = "multi_head_attention"
@@ -289,6 +290,12 @@ def test_inputs_not_modified(student):
         output_and_weights(student, READONLY, "the same call with read-only inputs"),
         hint,
     )
+
+
+@points(0)
+def test_same_with_your_split_and_combine_heads(passed_only_with_callees):
+    """(0 points) your split_heads and combine_heads, graded above, cost no points here"""
+    expect_same_with_graded_callees(FN, passed_only_with_callees)
 
 
 @points(0)

@@ -21,6 +21,7 @@ from attention_course.grading.harness import (
 )
 
 from . import reference as ref
+from .graded_callees import expect_same_with_graded_callees
 
 FN = "scaled_dot_product_attention"
 r = rng(301)
@@ -269,3 +270,9 @@ def test_inputs_not_modified(student):
         floats(student, READONLY, "the same call with read-only inputs"),
         hint,
     )
+
+
+@points(0)
+def test_same_with_your_softmax(passed_only_with_callees):
+    """(0 points) your softmax, graded above, costs no points here"""
+    expect_same_with_graded_callees(FN, passed_only_with_callees)

@@ -18,6 +18,7 @@ from attention_course.grading.harness import (
 )
 
 from . import reference as ref
+from .graded_callees import expect_same_with_graded_callees
 from .pasted_helpers import expect_same_with_pasted_helpers
 
 FN = "self_attention"
@@ -143,6 +144,12 @@ def test_inputs_not_modified(student):
         floats(student, READONLY, "the same call with read-only inputs"),
         hint,
     )
+
+
+@points(0)
+def test_same_with_your_cross_attention(passed_only_with_callees):
+    """(0 points) your cross_attention, if self_attention calls it, costs no points here"""
+    expect_same_with_graded_callees(FN, passed_only_with_callees, where="graded below")
 
 
 @points(0)

@@ -58,7 +58,7 @@ def declaration(course: Course, assignment: str) -> bytes:
     if course.quiz is not None and assignment == course.quiz.assignment:
         return repr(("quiz", assignment, course.quiz.quizzes)).encode()
     a = course.assignment(assignment)
-    return repr((a.name, a.graded, a.helpers)).encode()
+    return repr((a.name, a.graded, a.helpers, a.callees)).encode()
 
 
 def grading_code(assignment: str, root: Path) -> str:

@@ -1,8 +1,8 @@
 """The pytest plugin of a course's graders: runs the declared calls of the collected grader files
 in one worker and reports points. A course's grader_tests/conftest.py imports it.
 
-The session itself (one program run, pass/fail/fault, pasted helpers) is session.py, which the
-grading jobs also run without pytest (runner.py).
+The session itself (one program run, pass/fail/fault, pasted helpers and graded callees) is
+session.py, which the grading jobs also run without pytest (runner.py).
 
 Options (see `pytest grader_tests --help`):
   --course DIR        the course whose graders these are (default: pytest's rootdir)
@@ -130,6 +130,14 @@ def passed_only_with_course(request: pytest.FixtureRequest) -> list[str]:
     """Descriptions of the tests of this file's function that passed only with the course's
     helpers (so far: the 0-point test that reads this comes last in its file)."""
     return _session(request.config).passed_only_with_course.get(_function(request.node), [])
+
+
+@pytest.fixture
+def passed_only_with_callees(request: pytest.FixtureRequest) -> dict[str, list[str]]:
+    """Graded callee -> descriptions of the tests of this file's function that passed only
+    with the course's callee (so far: the 0-point test that reads this comes last in its
+    file)."""
+    return _session(request.config).passed_only_with_callees.get(_function(request.node), {})
 
 
 def _points(item: pytest.Item) -> float:

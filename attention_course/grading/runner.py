@@ -3,9 +3,9 @@ another (a grading job, `check`): grader files are imported once, and each submi
 one program run in the sandbox and one plain call per grader test.
 
 It runs exactly what `pytest grader_tests` runs (a test compares the two): the grader files'
-`test_*` functions in file order, with the `student` and `passed_only_with_course` arguments
-pytest_plugin.py gives them, through the same `Session`. The grader files are the course's,
-imported by path (course_graders.py).
+`test_*` functions in file order, with the `student`, `passed_only_with_course` and
+`passed_only_with_callees` arguments pytest_plugin.py gives them, through the same `Session`.
+The grader files are the course's, imported by path (course_graders.py).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 from attention_course.course import Course
 from attention_course.grading import course_graders, harness
 from attention_course.grading.notebook import program_from_file
-from attention_course.grading.session import HELPER_NOTE, Session, record, report
+from attention_course.grading.session import CALLEE_NOTE, HELPER_NOTE, Session, record, report
 from attention_course.sandbox.program import Call, run_program, submission_deadline
 from attention_course.settings import Limits
 
@@ -122,6 +122,8 @@ def run_tests(session: Session, tests: list[GraderTest], faults: list[str]) -> l
                 args["student"] = session.student
             if HELPER_NOTE in t.params:
                 args[HELPER_NOTE] = session.passed_only_with_course.get(t.function, [])
+            if CALLEE_NOTE in t.params:
+                args[CALLEE_NOTE] = session.passed_only_with_callees.get(t.function, {})
             session.call(t.fn, t.function, args)
             passed = True
         except harness.Fail as exc:

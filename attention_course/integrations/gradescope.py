@@ -143,6 +143,7 @@ def course_toml(course: Course, assignment: str) -> str:
     def names(values: tuple[str, ...]) -> str:
         return "[" + ", ".join(json.dumps(v) for v in values) + "]"
 
+    callees = "".join(f"{caller} = {names(found)}\n" for caller, found in spec.callees)
     return (
         f"# {assignment} of {course.id}, for Gradescope (written by attention-course gradescope)\n"
         f"[course]\nid = {json.dumps(course.id)}\n"
@@ -150,6 +151,7 @@ def course_toml(course: Course, assignment: str) -> str:
         f"reference = {json.dumps(course.reference_file.relative_to(course.root).as_posix())}\n"
         f"\n[assignments.{assignment}]\nfunctions = {names(spec.graded)}\n"
         f"helpers = {names(spec.helpers)}\n"
+        + (f"\n[assignments.{assignment}.callees]\n{callees}" if callees else "")
     )
 
 

@@ -11,13 +11,20 @@ worker; tests/grading/test_run_graders.py shows the graders' pytest process give
   (the helper's bug is named, and costs points in attention_basics only);
 - every grader test is named by a wrong implementation outside BROAD, so each can fail, and
   near misses (float16 arithmetic, a probability floor) show the value tolerances bite;
-- `catalogue/correct/<function>__<variant>.py` must get full marks.
+- `catalogue/correct/<function>__<variant>.py` must get full marks;
+- a wrong implementation may name, after its `# caught-by:` line, graded functions of its
+  notebook that call it (`# caller-keeps-points: <caller>, fails only <0-point test>`): the
+  caller (the reference's, or a correct one the entry defines), which then calls the wrong
+  function, is graded too and must keep full marks, failing only the 0-point test that names
+  the wrong function (the mistake costs points once, in its own function's tests;
+  grading/session.py).
 """
 
 from __future__ import annotations
 
 import ast
 import hashlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,10 +67,19 @@ class Entry:
     kind: str  # "wrong" or "correct"
     function: str
     caught_by: tuple[str, ...]
+    callers: tuple[tuple[str, str], ...] = ()  # (caller graded too, its only failing test)
 
     @property
     def key(self) -> str:
         return f"{self.kind}/{self.path.stem}"
+
+    @property
+    def functions(self) -> list[str]:
+        """What it is graded for: its function, and the callers that must keep their points."""
+        return [self.function, *(caller for caller, _ in self.callers)]
+
+
+CALLER = re.compile(r"# caller-keeps-points: (\w+), fails only (\w+)$")
 
 
 def _header(path: Path, kind: str) -> Entry:
@@ -80,8 +96,13 @@ def _header(path: Path, kind: str) -> Entry:
         caught_by = tuple(n.strip() for n in names if n.strip())
         assert caught_by, f"{path.name}: caught-by names no test"
         comment = lines[2]
+    callers = []
+    while kind == "wrong" and (found := CALLER.match(comment)):
+        callers.append((found[1], found[2]))
+        comment = lines[2 + len(callers)]
+    assert not comment.startswith("# caller"), f"{path.name}: malformed caller line {comment!r}"
     assert comment.startswith("# ") and len(comment) > 10, f"{path.name}: no misconception line"
-    return Entry(path, kind, function, caught_by)
+    return Entry(path, kind, function, caught_by, tuple(callers))
 
 
 ENTRIES = [_header(p, "wrong") for p in WRONG] + [_header(p, "correct") for p in CORRECT]
@@ -91,7 +112,7 @@ ENTRIES = [_header(p, "wrong") for p in WRONG] + [_header(p, "correct") for p in
 def graded(tmp_path_factory) -> dict[str, GradeReport]:
     """Every catalogue file (and the plain reference, per assignment), graded 2 at a time."""
     variants = {
-        e.key: (ASSIGNMENT_OF[e.function], [e.function], e.path.read_text()) for e in ENTRIES
+        e.key: (ASSIGNMENT_OF[e.function], e.functions, e.path.read_text()) for e in ENTRIES
     }
     for name in ASSIGNMENTS:
         variants[f"reference/{name}"] = (name, None, "")
@@ -122,7 +143,7 @@ def test_every_grader_test_is_named_by_a_precise_wrong_implementation():
         for e in ENTRIES
         if e.kind == "wrong" and e.path.stem not in BROAD
         for test in e.caught_by
-    }
+    } | {caller for e in ENTRIES for caller in e.callers}
     tests = {(f, t.name) for f in ASSIGNMENT_OF for t in load(COURSE, f)[0]}
     assert len(tests) >= 60
     assert not sorted(tests - named), "named by no precise wrong implementation"
@@ -174,6 +195,26 @@ def test_wrong_implementation_is_caught(graded, entry):
         assert "could not check" not in t.message, f"grader error in {t.test}: {t.message}"
 
 
+@pytest.mark.parametrize("entry", [e for e in ENTRIES if e.callers], ids=lambda e: e.path.stem)
+def test_correct_caller_keeps_its_points_and_names_the_wrong_callee(graded, entry):
+    """A correct caller of the wrong function loses no points: only its 0-point test fails,
+    naming the wrong function; the wrong function lost its own (above)."""
+    report = graded[entry.key]
+    assert report.functions[entry.function].score < report.functions[entry.function].max_score
+    for caller, zero_point in entry.callers:
+        fs = report.functions[caller]
+        assert fs.score == fs.max_score, fs.feedback()
+        assert _failed(report, caller) == {zero_point}, fs.feedback()
+        named = next(t for t in fs.tests if t.test == zero_point)
+        assert named.points == 0
+        above = ASSIGNMENTS[ASSIGNMENT_OF[caller]].graded.index(entry.function) < (
+            ASSIGNMENTS[ASSIGNMENT_OF[caller]].graded.index(caller)
+        )
+        where = "graded above" if above else "graded below"
+        assert f"because {entry.function}, {where}," in named.message, named.message
+        assert f"Fix {entry.function}." in named.message
+
+
 @pytest.mark.parametrize(
     "entry", [e for e in ENTRIES if e.kind == "correct"], ids=lambda e: e.path.stem
 )
@@ -202,29 +243,39 @@ SEEDS = [hashlib.sha256(f"catalogue seed {i}".encode()).hexdigest()[:32] for i i
 
 
 @pytest.fixture(scope="module")
-def verdicts(graded) -> dict[str, dict[str, dict[str, bool]]]:
-    """Entry key -> seed -> test -> passed."""
+def verdicts(graded) -> dict[str, dict[str, dict[tuple[str, str], bool]]]:
+    """Entry key -> seed -> (function, test) -> passed."""
     reference = REFERENCE_FILE.read_text()
-    found: dict[str, dict[str, dict[str, bool]]] = {}
+    found: dict[str, dict[str, dict[tuple[str, str], bool]]] = {}
     for e in ENTRIES:
         program = [("variant", reference + "\n\n" + e.path.read_text())]
         seeds = [graded[e.key].seed, *SEEDS]
-        found[e.key] = {s: grade_here(COURSE, program, e.function, s) for s in seeds}
+        found[e.key] = {
+            s: {
+                (f, test): passed
+                for f in e.functions
+                for test, passed in grade_here(COURSE, program, f, s).items()
+            }
+            for s in seeds
+        }
     return found
+
+
+def _sandboxed(report: GradeReport, entry: Entry) -> dict[tuple[str, str], bool]:
+    return {(f, t.test): t.passed for f in entry.functions for t in report.functions[f].tests}
 
 
 def test_direct_grading_gives_the_sandboxed_verdicts(graded, verdicts):
     for e in ENTRIES:
         seed = graded[e.key].seed
         assert seed is not None and seed not in SEEDS
-        sandboxed = {t.test: t.passed for t in graded[e.key].functions[e.function].tests}
-        assert verdicts[e.key][seed] == sandboxed, e.key
+        assert verdicts[e.key][seed] == _sandboxed(graded[e.key], e), e.key
 
 
 def test_every_verdict_is_the_same_under_five_other_seeds(graded, verdicts):
     assert len(set(SEEDS)) == 5
     for e in ENTRIES:
-        sandboxed = {t.test: t.passed for t in graded[e.key].functions[e.function].tests}
+        sandboxed = _sandboxed(graded[e.key], e)
         for seed in SEEDS:
             differ = sorted(t for t, p in verdicts[e.key][seed].items() if p != sandboxed[t])
             assert not differ, f"{e.key} under seed {seed}: {differ} change"

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import tomllib
 import zipfile
 from pathlib import Path
 
@@ -317,6 +318,11 @@ def test_zip_holds_what_grading_needs_and_is_reproducible(autograder_zip, tmp_pa
         modes = {i.filename: (i.external_attr >> 16) & 0o777 for i in archive.infolist()}
         config = json.loads(archive.read("autograder.json"))
         pins = archive.read("requirements.txt").decode().split()
+        declared = tomllib.loads(archive.read("course/course.toml").decode())
+    # the graded functions' callees as the course declares them (grading/session.py)
+    assert declared["assignments"][ASSIGNMENT]["callees"] == {
+        "scaled_dot_product_attention": ["softmax"]
+    }
     assert {"setup.sh", "run_autograder", "requirements.txt", "autograder.json"} <= names
     assert modes["setup.sh"] == modes["run_autograder"] == 0o755
     graders = {n for n in names if n.startswith("course/grader_tests/test_")}

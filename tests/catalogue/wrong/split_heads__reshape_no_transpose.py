@@ -1,5 +1,6 @@
 # function: split_heads
 # caught-by: test_shape, test_head_is_column_block
+# caller-keeps-points: multi_head_attention, fails only test_same_with_your_split_and_combine_heads
 # Reshapes to (seq_len, num_heads, d_k) and forgets to move the head axis first.
 def split_heads(X, num_heads):
     *lead, seq_len, d_model = X.shape

@@ -1,0 +1,67 @@
+"""A graded function's bug costs points in its own tests only, never also in a correct graded
+function of the same notebook that calls it (course.toml's `callees`, grading/session.py); and
+a caller that is wrong with a correct callee keeps losing its points. The catalogue shows the
+classic cases (its `# caller-keeps-points:` entries); here, a caller that tries to tell the
+second run apart."""
+
+from __future__ import annotations
+
+import pytest
+
+from attention_course.grading import runner
+from attention_course.grading.session import Session
+from tests.conftest import grade_reference_variants
+from tests.course import COURSE, REFERENCE_FILE
+from tests.direct_grading import run_here
+
+FN = "scaled_dot_product_attention"
+RAISING = """
+_right_sdpa = scaled_dot_product_attention
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    if not _second_run():
+        raise RuntimeError("wrong on purpose")
+    return _right_sdpa(Q, K, V, mask)
+"""
+TRICKS = {
+    # the course's softmax is a stand-in in the second run: the student's softmax is right, so
+    # that run proves nothing about it, and the raising sdpa keeps its failures
+    "detects_the_second_run": """
+_own_softmax = softmax
+def _second_run():
+    return softmax is not _own_softmax
+"""
+    + RAISING,
+    "plain_raising": "def _second_run():\n    return False\n" + RAISING,
+}
+
+
+@pytest.fixture(scope="module")
+def tricks(tmp_path_factory):
+    variants = {k: ("attention_basics", [FN], code) for k, code in TRICKS.items()}
+    return grade_reference_variants(tmp_path_factory.mktemp("callees"), variants)
+
+
+def test_telling_the_second_run_apart_gains_nothing(tricks):
+    forged = tricks["detects_the_second_run"].functions[FN]
+    honest = tricks["plain_raising"].functions[FN]
+    assert [t.passed for t in forged.tests] == [t.passed for t in honest.tests]
+    assert forged.score == honest.score < honest.max_score
+    zero_point = next(t for t in forged.tests if t.test == "test_same_with_your_softmax")
+    assert zero_point.passed  # softmax is not blamed: it is right
+    assert not tricks["detects_the_second_run"].cell_errors
+
+
+def test_the_trick_works_in_the_second_run_and_still_gains_nothing():
+    """Graded directly: in the second run, with softmax computed outside, the forged sdpa does
+    give values (the trick works there), and yet none of its failures counts as passed."""
+    program = [("variant", REFERENCE_FILE.read_text() + TRICKS["detects_the_second_run"])]
+    tests, calls, faults = runner.collect(COURSE, [FN], None)
+    session = Session(program, calls, run_here, COURSE)
+    results = runner.run_tests(session, tests, faults)
+    assert not faults
+    second = session.with_course_functions(("softmax",))
+    ran = [second.outcomes[c.key].status for c in calls if c.function == FN]
+    assert ran and set(ran) == {"ok"}
+    assert second.outside_calls  # its softmax calls went out
+    assert not session.passed_only_with_callees
+    assert [r["test"] for r in results if r["passed"]] == ["test_same_with_your_softmax"]
