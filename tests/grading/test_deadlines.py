@@ -76,7 +76,8 @@ def test_every_program_run_of_a_submission_shares_its_deadline(tmp_path, monkeyp
     assert not any(t["passed"] for t in report["tests"] if t["points"] > 0)
     spent = [t for t in report["tests"] if used_up(limits) in t["message"]]
     assert spent, [t["message"] for t in report["tests"]]
-    assert len(deadlines) == 2 and len(set(deadlines)) == 1  # the program, then the retry
+    # the program, then a retry per set of functions computed outside (helpers, callees)
+    assert len(deadlines) >= 2 and len(set(deadlines)) == 1
 
 
 def test_the_graders_process_gets_the_submissions_deadline(tmp_path, monkeypatch):
