@@ -45,6 +45,9 @@ def test_same_student_same_variant_and_ids_are_normalized() -> None:
     first = for_student(bank, q, "alice")
     assert for_student(bank, q, "alice") == first
     assert for_student(bank, q, "  Alice ").params == first.params
+    # ... and the variant is the student's: over a class, the numbers differ
+    drawn = {repr(sorted(for_student(bank, q, s).params.items())) for s in STUDENTS}
+    assert len(drawn) > len(STUDENTS) // 4, f"{len(drawn)} variants for {len(STUDENTS)} students"
 
 
 def test_variant_depends_on_the_quiz_too() -> None:
