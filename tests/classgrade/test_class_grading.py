@@ -344,3 +344,22 @@ def test_an_instructors_manual_score_is_what_scores_report_and_a_rerun_keeps(gra
         assert gradebook_scores(ASSIGNMENT, course)[student] == after
     finally:
         set_manual(None)
+
+
+def test_a_changed_grader_regrades_its_assignment_and_only_it(graded_course):
+    """What regrades (CONTRIBUTING.md), end to end: an edit of another assignment's grader
+    regrades nothing of this one; an edit of one of its own graders regrades all of it."""
+    course, _, _ = graded_course
+    note = "\n# a comment the instructor added\n"
+    other = course / "grader_tests" / "test_split_heads.py"  # masks_and_heads' grader
+    other.write_text(other.read_text() + note)
+    proc = run_cli("autograde", ASSIGNMENT, "--course", str(course), timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert "0 of 8 submissions to grade" in proc.stderr
+    own = course / "grader_tests" / "test_causal_mask.py"
+    own.write_text(own.read_text() + note)
+    proc = run_cli("autograde", ASSIGNMENT, "--course", str(course), timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    assert "8 of 8 submissions to grade" in proc.stderr
+    proc = run_cli("autograde", ASSIGNMENT, "--course", str(course), timeout=600)
+    assert "0 of 8 submissions to grade" in proc.stderr  # and graded once: nothing new again
