@@ -446,7 +446,9 @@ def test_a_client_killed_mid_run_stops_its_tasks_and_the_rerun_grades_each_once(
 ):
     _, _, local_scores = local_grading
     course = fresh_course("attention-dask-client-")
-    students = [f"s{i:02d}" for i in range(3)]
+    # five, so that when the first is graded some are still unclaimed on two workers (with
+    # three, both others could already be claimed, and no task would start after it)
+    students = [f"s{i:02d}" for i in range(5)]
     try:
         write_class(course, len(students))
         db_url = postgres.new_database()
