@@ -3,12 +3,11 @@ image or markup; read by a spreadsheet, no cell is a formula."""
 
 from __future__ import annotations
 
-import html.parser
-
 import mistune
 import pytest
 
 from attention_course.inert import csv_cell, csv_row, markdown_text
+from tests.html_page import Page
 
 HOSTILE = [
     "![tracker](http://evil.example/t.png)",
@@ -22,22 +21,6 @@ HOSTILE = [
 
 # GFM-like: tables, strikethrough, bare URLs as links (as GitHub and GitLab render them).
 RENDER = mistune.create_markdown(escape=True, plugins=["table", "strikethrough", "url"])
-
-
-class Page(html.parser.HTMLParser):
-    """The tags of rendered HTML and its text."""
-
-    def __init__(self, text: str):
-        super().__init__(convert_charrefs=True)
-        self.tags: list[tuple[str, dict]] = []
-        self.text = ""
-        self.feed(text)
-
-    def handle_starttag(self, tag, attrs):
-        self.tags.append((tag, dict(attrs)))
-
-    def handle_data(self, data):
-        self.text += data
 
 
 @pytest.mark.parametrize("text", HOSTILE)

@@ -10,7 +10,6 @@ can be read as a formula; the HTML feedback shows the same text, not markup.
 from __future__ import annotations
 
 import csv
-import html.parser
 from collections import Counter
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from attention_course.reports.class_report import ClassReport, GroupStats, ItemS
 from attention_course.reports.files import to_markdown, write_csvs, write_report
 from attention_course.sandbox import jail
 from tests.course import COURSE_ROOT
+from tests.html_page import Page
 
 ASSIGNMENT = "attention_basics"
 STUDENT = "mallory"
@@ -49,22 +49,6 @@ OWN_TAGS = {"h1", "h2", "p", "table", "thead", "tbody", "tr", "th", "td", "br", 
 OWN_TAGS |= {"img", "pre", "code"}
 
 RENDER = mistune.create_markdown(escape=False, plugins=["table", "strikethrough", "url"])
-
-
-class Page(html.parser.HTMLParser):
-    """The tags of an HTML page and its text."""
-
-    def __init__(self, text: str):
-        super().__init__(convert_charrefs=True)
-        self.tags: list[tuple[str, dict]] = []
-        self.text = ""
-        self.feed(text)
-
-    def handle_starttag(self, tag, attrs):
-        self.tags.append((tag, dict(attrs)))
-
-    def handle_data(self, data):
-        self.text += data
 
 
 def assert_inert_markdown(markdown: str) -> Page:
