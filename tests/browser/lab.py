@@ -136,9 +136,10 @@ def start_lab(
 _CELLS = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell"
 
 ERROR_OUTPUT = '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'
+# A code cell whose source is hidden shows no prompt: the cells after it tell that it ran.
 WAIT_FOR_RUN = """([until, selector, error]) => {
   const cells = [...document.querySelectorAll(selector)]
-    .filter(c => c.classList.contains('jp-CodeCell'));
+    .filter(c => c.classList.contains('jp-CodeCell') && !c.querySelector('.jp-InputPlaceholder'));
   const prompts = cells.map(c => c.querySelector('.jp-InputArea-prompt')?.textContent || '');
   if (!prompts.length || prompts.some(t => t.includes('*'))) return false;
   if (until === 'all') return prompts.every(t => /\\[\\d+\\]/.test(t));
