@@ -90,6 +90,13 @@ DIALOG_FIT = """() => {
   };
 }"""
 
+# Scrolls the dialog to its block with the longest line (for the screenshot).
+SHOW_LONGEST = """() => {
+  const longest = e => Math.max(...e.innerText.split('\\n').map(line => line.length));
+  const blocks = [...document.querySelectorAll('.jp-Dialog #validation-message pre')];
+  blocks.sort((a, b) => longest(b) - longest(a))[0].scrollIntoView({block: 'center'});
+}"""
+
 
 def _validate_lines(page, width: int) -> dict:
     """At a window `width` px wide: the open Validate dialog's fit and its lines (page_checks)."""
@@ -112,6 +119,7 @@ def test_validate_shows_the_failing_check_and_its_hint_first(
     text = validate(page)
     for width in (1400, 900):  # a laptop's window, and half of a wide screen
         fit = _validate_lines(page, width)
+        page.evaluate(SHOW_LONGEST)
         screenshot(page, f"student-validate-partial-{width}")
         assert fit["wider"] == [] and fit["cut"] == [] and not fit["outside"], (width, fit)
         assert fit["blocks"] >= 2 and fit["wrapped"] >= 1, fit  # long lines, wrapped whole
@@ -191,7 +199,8 @@ NEWS_REQUESTS = ("/api/config/apputilsextensionannouncements", "/lab/api/news", 
 
 def test_students_get_no_news_question(student_lab, page_factory):
     page = page_factory(student_lab)
-    open_notebook(page, student_lab, f"completed/{ASSIGNMENT}.ipynb")
+    page.goto(student_lab.url("/lab/workspaces/news?reset"))
+    page.wait_for_selector("#jp-main-statusbar .jp-Notification-Status", timeout=60_000)
     page.wait_for_timeout(3_000)  # longer than the question takes to appear when it is on
     screenshot(page, "student-no-news")
     assert not page.get_by_text(NEWS_TEXT).count(), "JupyterLab asks students about its news"
