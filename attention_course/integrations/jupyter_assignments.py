@@ -11,29 +11,18 @@ student_config.py), this module rewrites only what the tab's list answers, to `2
 from __future__ import annotations
 
 import functools
-import warnings
+import re
 from collections.abc import Callable
-from datetime import datetime
 from typing import Any
 
-from dateutil.parser import ParserError, UnknownTimezoneWarning
-from dateutil.parser import parse as parse_time
-
-SHOWN_FORMAT = "%Y-%m-%d %H:%M:%S"
+# A time of day to the second, then its fraction of a second (nbgrader's `%f`).
+_FRACTION = re.compile(r"(\b\d{1,2}:\d{2}:\d{2})[.,]\d+")
 
 
 def readable_timestamp(stamp: str) -> str:
-    """`stamp` to the second, with its zone's name as written; a stamp that cannot be read is
-    returned as it is."""
-    try:
-        with warnings.catch_warnings():  # a zone name dateutil does not know: kept as written
-            warnings.simplefilter("ignore", UnknownTimezoneWarning)
-            when: datetime = parse_time(stamp)
-    except (ParserError, ValueError, OverflowError):
-        return stamp
-    last = stamp.split()[-1]
-    zone = last if last.isalpha() else when.strftime("%z")
-    return f"{when.strftime(SHOWN_FORMAT)} {zone}".strip()
+    """`stamp` to the second: its fraction of a second dropped, the date and the zone (or
+    offset) as written; a stamp with no time of day in it is returned as it is."""
+    return _FRACTION.sub(r"\1", stamp, count=1)
 
 
 def _with_readable_times(listing: dict[str, Any]) -> dict[str, Any]:
@@ -67,5 +56,5 @@ def _load_jupyter_server_extension(serverapp) -> None:
 
     method = AssignmentList.list_submitted_assignments
     if not getattr(method, "readable_times", False):  # once, however often the server loads it
-        AssignmentList.list_submitted_assignments = readable_listing(method)  # type: ignore[method-assign]
+        AssignmentList.list_submitted_assignments = readable_listing(method)
     serverapp.log.info("attention_course: the Assignments tab shows readable submission times")

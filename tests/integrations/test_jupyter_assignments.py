@@ -12,10 +12,11 @@ from attention_course.integrations.jupyter_assignments import readable_timestamp
     ("stamp", "shown"),
     [
         ("2026-12-02 14:03:12.482913 UTC", "2026-12-02 14:03:12 UTC"),  # nbgrader's default
-        ("2026-12-02 14:03:12.482913 CET", "2026-12-02 14:03:12 CET"),  # a zone dateutil lacks
-        ("2026-12-02 14:03:12.482913+0100", "2026-12-02 14:03:12 +0100"),
+        ("2026-12-02 14:03:12.482913 CET", "2026-12-02 14:03:12 CET"),
+        ("2026-12-02T14:03:12.482913+01:00", "2026-12-02T14:03:12+01:00"),
         ("2026-12-02 14:03:12.482913", "2026-12-02 14:03:12"),
-        ("not a time", "not a time"),
+        ("2026-12-02 14:03:12 UTC", "2026-12-02 14:03:12 UTC"),  # already to the second
+        ("not a time 1.5", "not a time 1.5"),
         ("", ""),
     ],
 )
