@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 # A time of day to the second, then its fraction of a second (nbgrader's `%f`).
-_FRACTION = re.compile(r"(\b\d{1,2}:\d{2}:\d{2})[.,]\d+")
+_FRACTION = re.compile(r"((?<!\d)\d{1,2}:\d{2}:\d{2})[.,]\d+")
 
 
 def readable_timestamp(stamp: str) -> str:
