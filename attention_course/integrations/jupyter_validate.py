@@ -6,6 +6,11 @@ the whole traceback, so the one useful sentence (the assertion's hint) comes aft
 student's function, the line there) and the error's one-line message, such as
 `AssertionError: each row (slice along axis=-1) must sum to 1`.
 
+nbgrader's dialog shows each block as unwrapped preformatted text in a dialog at least as wide as
+its longest line, so a long hint is cut off at the dialog's edge (or the window's). The error
+nbgrader shows is HTML; `WRAP_STYLE` leads it, so that the dialog's lines wrap at its width and
+the dialog fits the window.
+
 Enabled as a Jupyter server extension
 (`attention_course.integrations.jupyter_validate`, see the student
 configuration in student_config.py), it makes nbgrader's Validate handler use
@@ -27,6 +32,12 @@ from attention_course.grading.notebook import parse_source
 # The first line of a traceback frame that IPython prints for notebook code.
 _FRAME = re.compile(r"^Cell In\[(\d+)\], line (\d+)(?:, in (\w+))?")
 MAX_STATEMENT_LINES = 4
+# Every block of the Validate dialog wraps at the dialog's width, and the dialog fits the window.
+WRAP_STYLE = (
+    "<style>#validation-message pre { white-space: pre-wrap; overflow-wrap: anywhere; }"
+    " .jp-Dialog-content:has(#validation-message)"
+    " { max-width: min(1000px, calc(100vw - 32px)); }</style>"
+)
 
 
 def _statement_at(source: str, line: int) -> str:
@@ -120,10 +131,11 @@ class ShortValidator(Validator):
             short = short_failure(cell, self._cells_by_count)
             if short is None:
                 entry["source"] = f"{_cell_name(cell)}:\n{_indent(cell.source.strip())}"
+                entry["error"] = WRAP_STYLE + entry.get("error", "")
                 continue
             where, message = short
             raw = f"{message}\n\n(Run the cell to see the full traceback.)"
-            entry.update(source=where, raw_error=raw, error=html.escape(raw))
+            entry.update(source=where, raw_error=raw, error=WRAP_STYLE + html.escape(raw))
         return results
 
 

@@ -3,9 +3,11 @@
 nbgrader installs every extension for everybody, so students see formgrader, "Create
 Assignment" and the course list in JupyterLab. `write_student_config` writes a Jupyter
 configuration folder for students, read-only for them: a JupyterLab started with the folder on
-`JUPYTER_CONFIG_PATH` shows the Assignments tab and the Validate button (answering with the
-failing check first, see jupyter_validate.py) and none of the instructor tools, and nbgrader
-(its JupyterLab extensions and `nbgrader fetch_assignment`/`submit`) finds the course's exchange.
+`JUPYTER_CONFIG_PATH` shows the Assignments tab (with readable submission times, see
+jupyter_assignments.py) and the Validate button (answering with the failing check first, see
+jupyter_validate.py), none of the instructor tools and no "get notified about official Jupyter
+news?" question (JupyterLab's announcements are off), and nbgrader (its JupyterLab extensions
+and `nbgrader fetch_assignment`/`submit`) finds the course's exchange.
 
 `JUPYTER_CONFIG_PATH` is Jupyter's extra search path, read first: every folder on it is read
 for the server's `jupyter_server_config.json`, JupyterLab's `labconfig/page_config.json` and
@@ -26,6 +28,7 @@ SERVER_EXTENSIONS = {
     "nbgrader.server_extensions.formgrader": False,
     "nbgrader.server_extensions.course_list": False,
     "attention_course.integrations.jupyter_validate": True,
+    "attention_course.integrations.jupyter_assignments": True,
 }
 # JupyterLab plugins of nbgrader that only instructors need.
 INSTRUCTOR_PLUGINS = (
@@ -33,6 +36,9 @@ INSTRUCTOR_PLUGINS = (
     "@jupyter/nbgrader:create-assignment",
     "@jupyter/nbgrader:course-list",
 )
+# JupyterLab's news and update checks: a question on every student's screen (and a request to a
+# website once answered yes), nothing a course needs.
+QUIET_PLUGINS = ("@jupyterlab/apputils-extension:announcements",)
 
 
 def course_settings(root: Path | None = None) -> tuple[str, str]:
@@ -70,7 +76,7 @@ def write_student_config(
             "ServerApp": {"jpserver_extensions": SERVER_EXTENSIONS}
         },
         dest / "labconfig" / "page_config.json": {
-            "disabledExtensions": {plugin: True for plugin in INSTRUCTOR_PLUGINS}
+            "disabledExtensions": {plugin: True for plugin in INSTRUCTOR_PLUGINS + QUIET_PLUGINS}
         },
         dest / "nbgrader_config.json": {
             "CourseDirectory": {"course_id": course_id},

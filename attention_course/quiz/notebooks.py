@@ -11,7 +11,8 @@ question with the student's own numbers once they type their id.
 
 Self-check (``attention-course quiz export QUIZ --format widgets``): the self-check key and the
 two standard-library modules that read it (seeding.py, answer_core.py) embedded verbatim, and
-ipywidgets to answer and check.
+ipywidgets to answer and check, in one cell whose source is hidden; the widget asks for the
+student's id.
 """
 
 from __future__ import annotations
@@ -391,11 +392,8 @@ def _input(q):
     return w, lambda: w.value.strip() or None
 
 
-def self_check(student_id):
-    """Show every question with this student's numbers, each with a Check button."""
-    if not str(student_id).strip():
-        print("Type your student id in STUDENT_ID (in quotes) and run the cell again.")
-        return
+def _questions(student_id):
+    """Every question with this student's numbers, each with a Check button."""
     params = student_parameters(student_id)
     boxes = []
     for n, q in enumerate(SELF_CHECK["questions"], 1):
@@ -416,29 +414,75 @@ def self_check(student_id):
         button.on_click(on_click)
         head = f"<b>Question {n}</b> ({q['points']:g} pt): {html.escape(prompt)}"
         boxes.append(widgets.VBox([widgets.HTML(head), field, button, out]))
-    display(widgets.VBox(boxes))
+    return boxes
+
+
+ASK_ID = "Type your student id (your course login) and press Show my questions."
+
+
+def self_check(student_id=""):
+    """The self-check: a box for the student's id, then every question with that id's numbers
+    (shown again, with the new id's numbers, whenever another id is given)."""
+    id_box = widgets.Text(
+        value=str(student_id),
+        description="Student id",
+        placeholder="your course login",
+        continuous_update=False,
+    )
+    show = widgets.Button(description="Show my questions", button_style="primary")
+    status = widgets.HTML()
+    questions = widgets.VBox()
+    shown = {"id": None}  # whose questions are on the screen (kept, with their answers, if same)
+
+    def refresh(_=None):
+        given = id_box.value.strip()
+        if given == shown["id"]:
+            return
+        shown["id"] = given
+        if not given:
+            status.value = html.escape(ASK_ID)
+            questions.children = ()
+            return
+        questions.children = _questions(given)
+        status.value = f"Questions for <b>{html.escape(given)}</b>:"
+
+    show.on_click(refresh)
+    id_box.observe(refresh, names="value")
+    refresh()
+    display(widgets.VBox([widgets.HBox([id_box, show]), status, questions]))
 '''
 
 
 def selfcheck_notebook(key: dict[str, Any]) -> NotebookNode:
-    """A notebook that checks answers against ``key`` (a self-check key) with ipywidgets."""
+    """A notebook that checks answers against ``key`` (a self-check key) with ipywidgets: the
+    checking code in one cell whose source is hidden, then one line that shows the widget, which
+    asks for the student's id."""
     intro = f"""# Self-check: {key["title"]}
 
-Practice, not graded. Type your student id in the last cell and run all cells: every question
-appears with your own numbers and a **Check** button that gives feedback at once.
+Practice, not graded. Run all cells (**Run > Run All Cells**), type your student id in the box
+that appears and press **Show my questions**: every question appears with your own numbers and a
+**Check** button that gives feedback at once.
 
 {key["notice"]} Numeric answers are accepted within a window of up to twice the tolerance.
 """
     data = json.dumps(key, ensure_ascii=True, separators=(",", ":"))
+    engine = "\n\n\n".join(
+        [
+            "# The self-check's code: the key and what reads it (no answers in plain text).",
+            embeddable_source(seeding),
+            embeddable_source(answer_core),
+            f'import json\n\nSELF_CHECK = json.loads(r"""{data}""")',
+            WIDGETS_UI.rstrip(),
+        ]
+    )
+    code = nbformat.v4.new_code_cell(engine)
+    code.metadata["jupyter"] = {"source_hidden": True}  # out of sight, one click to see it
+    code.metadata["editable"] = False
+    code.metadata["deletable"] = False
     cells = [
         nbformat.v4.new_markdown_cell(intro),
-        nbformat.v4.new_code_cell(embeddable_source(seeding)),
-        nbformat.v4.new_code_cell(embeddable_source(answer_core)),
-        nbformat.v4.new_code_cell(f'import json\n\nSELF_CHECK = json.loads(r"""{data}""")'),
-        nbformat.v4.new_code_cell(WIDGETS_UI.rstrip()),
-        nbformat.v4.new_code_cell(
-            'STUDENT_ID = ""  # your student id, in quotes\nself_check(STUDENT_ID)'
-        ),
+        code,
+        nbformat.v4.new_code_cell("self_check()"),
     ]
     notebook = nbformat.v4.new_notebook(cells=_stable_ids(cells))
     notebook.metadata["kernelspec"] = KERNELSPEC

@@ -24,7 +24,7 @@ from attention_course.integrations.student_config import write_student_config
 from attention_course.quiz.loading import load_bank
 from attention_course.quiz.notebooks import selfcheck_notebook
 from attention_course.quiz.selfcheck import build_selfcheck
-from tests.browser.lab import LabServer, start_lab
+from tests.browser.lab import NO_NEWS, LabServer, start_lab
 from tests.course import BANK_DIR, COURSE_ROOT
 
 CHROMIUM = "/usr/bin/chromium"
@@ -45,6 +45,8 @@ SCREENSHOTS = Path(os.environ.get("ATTENTION_COURSE_SCREENSHOTS") or DEFAULT_SCR
 ASSIGNMENT = "attention_basics"
 STUDENT_ID = "alice"  # the quiz widgets' student
 QUIZZES = ("knowledge_check", "concept_check")
+NUMBERS_QUIZ = "misconceptions"  # a self-check whose questions hold numbers of each student's own
+COURSE_ID = "attention-course"
 
 
 def pytest_collection_modifyitems(items) -> None:
@@ -134,8 +136,8 @@ def page_factory(browser):
 @pytest.fixture(scope="package")
 def student_home(tmp_path_factory) -> Path:
     """A student's folder: the released notebook untouched, completed (the instructor's
-    solutions) and partly done (classic mistakes), and the quizzes' self-check notebooks with
-    the student's id filled in."""
+    solutions) and partly done (classic mistakes), and the quizzes' self-check notebooks (as
+    `attention-course quiz export QUIZ --format widgets` writes them)."""
     home = tmp_path_factory.mktemp("student-home")
     samples = sample_notebooks(ASSIGNMENT, COURSE_ROOT)
     for folder, student in (
@@ -146,22 +148,26 @@ def student_home(tmp_path_factory) -> Path:
         (home / folder).mkdir()
         nbformat.write(samples[student], home / folder / f"{ASSIGNMENT}.ipynb")
     (home / "quiz").mkdir()
-    for quiz in QUIZZES:
+    for quiz in (*QUIZZES, NUMBERS_QUIZ):
         nb = selfcheck_notebook(build_selfcheck(load_bank(quiz, BANK_DIR)))
-        nb.cells[-1].source = nb.cells[-1].source.replace(
-            'STUDENT_ID = ""', f'STUDENT_ID = "{STUDENT_ID}"'
-        )
         nbformat.write(nb, home / "quiz" / f"{quiz}.selfcheck.ipynb")
     return home
 
 
 @pytest.fixture(scope="package")
-def student_lab(browser, student_home, tmp_path_factory) -> Iterator[LabServer]:
+def student_exchange(tmp_path_factory) -> Path:
+    """The course's nbgrader exchange, as the students' configuration names it."""
+    return tmp_path_factory.mktemp("exchange")
+
+
+@pytest.fixture(scope="package")
+def student_lab(browser, student_home, student_exchange, tmp_path_factory) -> Iterator[LabServer]:
     """JupyterLab in the student configuration (`attention-course student-config`), on
-    JUPYTER_CONFIG_PATH as the README tells students."""
+    JUPYTER_CONFIG_PATH as the README tells students; no lab settings of the tests' own but
+    every cell in the DOM (no news settings: the configuration must keep the news away)."""
     state = tmp_path_factory.mktemp("student-lab")
     config = state / "jupyter-config"
-    write_student_config(config, "attention-course", str(state / "exchange"))
+    write_student_config(config, COURSE_ID, str(student_exchange))
     lab = start_lab(student_home, state, config)
     yield lab
     lab.stop()
@@ -174,6 +180,6 @@ def student_lab(browser, student_home, tmp_path_factory) -> Iterator[LabServer]:
 def instructor_lab(browser, graded_class, tmp_path_factory) -> Iterator[LabServer]:
     """JupyterLab with every nbgrader extension, in the graded sample class's course copy."""
     root, _ = graded_class
-    lab = start_lab(root, tmp_path_factory.mktemp("instructor-lab"))
+    lab = start_lab(root, tmp_path_factory.mktemp("instructor-lab"), lab_settings=NO_NEWS)
     yield lab
     lab.stop()

@@ -17,9 +17,12 @@ BIN = Path(sys.executable).parent
 START_TIMEOUT = 90  # seconds for JupyterLab to answer
 RUN_TIMEOUT_MS = 180_000  # running a whole notebook, validating one
 
-# Lab settings of the test servers: every cell in the DOM (so it can be measured), no news.
+# Lab settings of the test servers: every cell in the DOM (so it can be measured).
 LAB_SETTINGS = {
     "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
+}
+# No news for the instructor's server; the students' has none from their configuration alone.
+NO_NEWS = {
     "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
         "fetchNews": "false",
         "checkForUpdates": False,
@@ -63,14 +66,16 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_lab(root: Path, state: Path, config_path: Path | None = None) -> LabServer:
+def start_lab(
+    root: Path, state: Path, config_path: Path | None = None, lab_settings: dict | None = None
+) -> LabServer:
     """JupyterLab with nbgrader's extensions on 127.0.0.1, serving `root` (its working folder
     too, where nbgrader looks for nbgrader_config.py). `state` holds its settings, workspaces,
     runtime files and log, and its own JUPYTER_CONFIG_DIR (empty, so the user's ~/.jupyter is
     never read); `config_path` goes on JUPYTER_CONFIG_PATH, as students' configuration does
-    (README, Students' JupyterLab)."""
+    (README, Students' JupyterLab). `lab_settings` are added to LAB_SETTINGS."""
     settings = state / "settings"
-    for name, data in LAB_SETTINGS.items():
+    for name, data in {**LAB_SETTINGS, **(lab_settings or {})}.items():
         path = settings / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(data))
@@ -131,9 +136,10 @@ def start_lab(root: Path, state: Path, config_path: Path | None = None) -> LabSe
 _CELLS = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell"
 
 ERROR_OUTPUT = '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'
+# A code cell whose source is hidden shows no prompt: the cells after it tell that it ran.
 WAIT_FOR_RUN = """([until, selector, error]) => {
   const cells = [...document.querySelectorAll(selector)]
-    .filter(c => c.classList.contains('jp-CodeCell'));
+    .filter(c => c.classList.contains('jp-CodeCell') && !c.querySelector('.jp-InputPlaceholder'));
   const prompts = cells.map(c => c.querySelector('.jp-InputArea-prompt')?.textContent || '');
   if (!prompts.length || prompts.some(t => t.includes('*'))) return false;
   if (until === 'all') return prompts.every(t => /\\[\\d+\\]/.test(t));

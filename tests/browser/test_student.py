@@ -1,16 +1,20 @@
 """The student's JupyterLab: run the released notebook, read its visible checks, see its figures,
-press Validate; and no instructor tools in the student configuration."""
+press Validate and read every line of its answer whole; fetch and submit in the Assignments tab
+and read when; no news question and no instructor tools in the student configuration."""
 
 from __future__ import annotations
 
 import ast
+import re
 import textwrap
 
 import nbformat
 import pytest
 
-from tests.browser.conftest import ASSIGNMENT, screenshot
+from tests.browser.conftest import ASSIGNMENT, COURSE_ID, screenshot
 from tests.browser.lab import ERROR_OUTPUT, cells, close_dialog, open_notebook, run_all, validate
+from tests.browser.page_checks import LINES
+from tests.course import COURSE_ROOT
 
 SUCCESS = "Success! Your notebook passes all the tests."
 
@@ -74,15 +78,51 @@ def _dialog_entries(page) -> list[tuple[str, str]]:
     return list(zip(blocks[0::2], blocks[1::2], strict=True))
 
 
+# Each block of the Validate dialog wider than its box (scrolled or cut), and whether the
+# dialog reaches past the window's edges.
+DIALOG_FIT = """() => {
+  const blocks = [...document.querySelectorAll('.jp-Dialog #validation-message pre')];
+  const box = document.querySelector('.jp-Dialog-content').getBoundingClientRect();
+  return {
+    blocks: blocks.length,
+    wider: blocks.filter(e => e.scrollWidth > e.clientWidth).map(e => e.innerText.slice(0, 80)),
+    outside: box.left < 0 || box.right > document.documentElement.clientWidth,
+  };
+}"""
+
+# Scrolls the dialog to its block with the longest line (for the screenshot).
+SHOW_LONGEST = """() => {
+  const longest = e => Math.max(...e.innerText.split('\\n').map(line => line.length));
+  const blocks = [...document.querySelectorAll('.jp-Dialog #validation-message pre')];
+  blocks.sort((a, b) => longest(b) - longest(a))[0].scrollIntoView({block: 'center'});
+}"""
+
+
+def _validate_lines(page, width: int) -> dict:
+    """At a window `width` px wide: the open Validate dialog's fit and its lines (page_checks)."""
+    page.set_viewport_size({"width": width, "height": 900})
+    page.wait_for_function("w => document.documentElement.clientWidth === w", arg=width)
+    return {
+        **page.evaluate(DIALOG_FIT),
+        **page.evaluate(LINES, ".jp-Dialog #validation-message pre"),
+    }
+
+
 def test_validate_shows_the_failing_check_and_its_hint_first(
     student_lab, student_home, page_factory
 ):
     nb = _notebook(student_home, "partial")
     by_id = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in nb.cells}
     page = page_factory(student_lab)
+    page.set_viewport_size({"width": 1400, "height": 900})
     open_notebook(page, student_lab, f"partial/{ASSIGNMENT}.ipynb")
     text = validate(page)
-    screenshot(page, "student-validate-partial")
+    for width in (1400, 900):  # a laptop's window, and half of a wide screen
+        fit = _validate_lines(page, width)
+        page.evaluate(SHOW_LONGEST)
+        screenshot(page, f"student-validate-partial-{width}")
+        assert fit["wider"] == [] and fit["cut"] == [] and not fit["outside"], (width, fit)
+        assert fit["blocks"] >= 2 and fit["wrapped"] >= 1, fit  # long lines, wrapped whole
     entries = _dialog_entries(page)
     assert entries, text
     hints = 0
@@ -149,3 +189,72 @@ def test_instructor_tools_only_in_the_instructors_jupyterlab(role, request, page
         assert {"assignment list", "formgrader", "create assignment"} <= set(items), items
         assert "Create Assignment" in sidebar, sidebar
         assert formgrader == 200
+
+
+# JupyterLab's question on a fresh screen, and the requests its announcements make (the
+# plugin's own settings, the news and the update check).
+NEWS_TEXT = "official Jupyter news"
+NEWS_REQUESTS = ("/api/config/apputilsextensionannouncements", "/lab/api/news", "/lab/api/update")
+
+
+def test_students_get_no_news_question(student_lab, page_factory):
+    page = page_factory(student_lab)
+    page.goto(student_lab.url("/lab/workspaces/news?reset"))
+    page.wait_for_selector("#jp-main-statusbar .jp-Notification-Status", timeout=60_000)
+    page.wait_for_timeout(3_000)  # longer than the question takes to appear when it is on
+    screenshot(page, "student-no-news")
+    assert not page.get_by_text(NEWS_TEXT).count(), "JupyterLab asks students about its news"
+    asked = [url for url in page.requests if any(path in url for path in NEWS_REQUESTS)]
+    assert asked == [], asked
+    page.locator("#jp-main-statusbar .jp-Notification-Status").click()  # the notifications
+    center = page.locator(".jp-Notification-Center")
+    center.wait_for()
+    assert NEWS_TEXT not in center.inner_text()
+
+
+@pytest.fixture(scope="module")
+def released_assignment(student_exchange) -> str:
+    """`ASSIGNMENT` released to the course's exchange by the instructor (nbgrader's own release
+    from the committed release/ folder)."""
+    from nbgrader.auth import Authenticator
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.exchange.default import ExchangeReleaseAssignment
+    from traitlets.config import Config
+
+    config = Config()
+    config.CourseDirectory.root = str(COURSE_ROOT)
+    config.CourseDirectory.course_id = COURSE_ID
+    config.CourseDirectory.assignment_id = ASSIGNMENT
+    config.Exchange.root = str(student_exchange)
+    coursedir = CourseDirectory(config=config)
+    authenticator = Authenticator(config=config)
+    ExchangeReleaseAssignment(
+        coursedir=coursedir, authenticator=authenticator, config=config
+    ).start()
+    return ASSIGNMENT
+
+
+def test_assignments_tab_shows_readable_submission_times(
+    released_assignment, student_exchange, student_lab, page_factory
+):
+    page = page_factory(student_lab)
+    page.goto(student_lab.url("/lab/workspaces/assignments?reset"))
+    page.wait_for_selector("#jp-main-statusbar", timeout=60_000)
+    page.locator(".lm-MenuBar-item", has_text="Nbgrader").click()
+    page.locator(".lm-Menu-itemLabel", has_text="Assignment List").click()
+    released = page.locator("#released_assignments_list")
+    released.get_by_text(released_assignment).wait_for()
+    released.get_by_role("button", name="Fetch").click()
+    fetched = page.locator("#fetched_assignments_list")
+    fetched.get_by_role("button", name="Submit").click()
+    submitted = page.locator("#submitted_assignments_list .list_item")
+    submitted.first.wait_for()
+    shown = submitted.first.inner_text()
+    screenshot(page, "student-assignments-submitted")
+
+    inbound = list((student_exchange / COURSE_ID / "inbound").glob(f"*+{released_assignment}+*"))
+    assert len(inbound) == 1, inbound
+    stamp = (inbound[0] / "timestamp.txt").read_text().strip()
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6} UTC", stamp), stamp  # nbgrader's
+    readable = f"{stamp.split('.')[0]} UTC"  # to the second, with its zone
+    assert readable in shown and stamp not in shown and stamp.split()[1] not in shown, shown

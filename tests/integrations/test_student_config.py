@@ -21,6 +21,17 @@ INSTRUCTORS = {
     "@jupyter/nbgrader:course-list",
 }
 STUDENTS = {"@jupyter/nbgrader:assignment-list", "@jupyter/nbgrader:validate-assignment"}
+# JupyterLab's own plugin that asks every student about Jupyter's news (and checks for updates).
+NEWS = "@jupyterlab/apputils-extension:announcements"
+
+
+def lab_plugins() -> set[str]:
+    """The plugin ids JupyterLab's installed application declares (in its JavaScript)."""
+    static = Path(sys.prefix) / "share" / "jupyter" / "lab" / "static"
+    found = set()
+    for script in static.glob("*.js"):
+        found |= set(re.findall(r"id:\"(@jupyterlab/[a-z-]+:[a-z-]+)\"", script.read_text()))
+    return found
 
 
 def installed_plugins() -> set[str]:
@@ -32,8 +43,9 @@ def installed_plugins() -> set[str]:
     return found
 
 
-def test_the_plugins_named_are_nbgraders_own():
+def test_the_plugins_named_are_nbgraders_and_jupyterlabs_own():
     assert INSTRUCTORS | STUDENTS <= installed_plugins()
+    assert NEWS in lab_plugins()
 
 
 def test_student_config_turns_off_instructor_tools_and_names_the_exchange(tmp_path):
@@ -43,8 +55,9 @@ def test_student_config_turns_off_instructor_tools_and_names_the_exchange(tmp_pa
     assert extensions["nbgrader.server_extensions.formgrader"] is False
     assert extensions["nbgrader.server_extensions.course_list"] is False
     assert extensions["attention_course.integrations.jupyter_validate"] is True
+    assert extensions["attention_course.integrations.jupyter_assignments"] is True
     disabled = data["labconfig/page_config.json"]["disabledExtensions"]
-    assert {p for p, off in disabled.items() if off} == INSTRUCTORS
+    assert {p for p, off in disabled.items() if off} == INSTRUCTORS | {NEWS}
     assert data["nbgrader_config.json"] == {
         "CourseDirectory": {"course_id": "a-course"},
         "Exchange": {"root": "/srv/exchange"},
@@ -97,8 +110,9 @@ def test_the_server_lab_and_nbgrader_read_it_on_the_config_path(tmp_path):
     assert found["extensions"]["nbgrader.server_extensions.course_list"] is False
     assert found["extensions"]["nbgrader.server_extensions.assignment_list"] is True
     assert found["extensions"]["attention_course.integrations.jupyter_validate"] is True
+    assert found["extensions"]["attention_course.integrations.jupyter_assignments"] is True
     off = {p for p, off in found["disabled"].items() if off}
-    assert off >= INSTRUCTORS and not off & STUDENTS
+    assert off >= INSTRUCTORS | {NEWS} and not off & STUDENTS
     assert found["nbgrader"] == ["a-course", "/srv/exchange"]
     assert not own.exists()  # read from the config path, nothing written for it
 

@@ -92,7 +92,7 @@ def test_widgets_notebook_has_no_plaintext_answers(quiz: str) -> None:
     notebook = selfcheck_notebook(key)
     text = nbformat.writes(notebook)
     decoded = json.loads(
-        notebook.cells[3].source.split('json.loads(r"""', 1)[1].rsplit('""")', 1)[0]
+        notebook.cells[1].source.split('json.loads(r"""', 1)[1].split('""")', 1)[0]
     )
     assert decoded == key
     assert_no_plaintext_key(key, bank, text)
