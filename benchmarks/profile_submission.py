@@ -27,7 +27,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from cputime import CpuClock  # noqa: E402
 
-from attention_course import preprocessors  # noqa: E402
 from attention_course.classgrade.nbgrader_api import (  # noqa: E402
     add_students,
     api,
@@ -37,6 +36,7 @@ from attention_course.classgrade.nbgrader_api import (  # noqa: E402
     register,
 )
 from attention_course.cli.samples import sample_notebooks  # noqa: E402
+from attention_course.grading import preprocessors  # noqa: E402
 
 COURSE_ROOT = Path(__file__).resolve().parent.parent  # this repository's course
 
