@@ -65,6 +65,11 @@ def sandbox_done(cpu: float | None, peak: int | None) -> None:
     _sandbox["count"] += 1
 
 
+def sandboxes_closed() -> int:
+    """How many sandboxes this process has closed since the last `flush`."""
+    return int(_sandbox["count"])
+
+
 def _switch() -> None:
     """Charge the time since the last switch to the innermost running stage."""
     now = [time.process_time(), float(_sandbox["cpu"]), time.perf_counter()]
