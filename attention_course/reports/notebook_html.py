@@ -159,10 +159,37 @@ class _TemplatesInMemory(BytecodeCache):
         self._store[bucket.key] = bucket.bytecode_to_string()
 
 
+_HIGHLIGHTED: dict[tuple, str] = {}  # (lexer, formatter options, language, magics, source) -> HTML
+HIGHLIGHT_MOST_CHARS = 8192  # longer cells are highlighted anew each time
+HIGHLIGHT_ENTRIES = 2048  # then the remembered ones are forgotten, all at once
+
+
+class _RememberedHighlight:
+    """nbconvert's code highlighting (`Highlight2HTML`, a pure function of the cell's source,
+    the lexer and the formatter's options), each short cell's HTML remembered for the life of
+    the process: most code cells of a page are the instructor's, the same on every page."""
+
+    def __init__(self, highlight: Highlight2HTML) -> None:
+        self._highlight = highlight
+
+    def __call__(self, source: str, language: str | None = None, metadata=None) -> str:
+        if not isinstance(source, str) or len(source) > HIGHLIGHT_MOST_CHARS:
+            return self._highlight(source, language, metadata)
+        magics = metadata.get("magics_language") if isinstance(metadata, dict) else None
+        options = repr(sorted(self._highlight.extra_formatter_options.items()))
+        key = (self._highlight.pygments_lexer, options, language, repr(magics), source)
+        if key not in _HIGHLIGHTED:
+            if len(_HIGHLIGHTED) >= HIGHLIGHT_ENTRIES:
+                _HIGHLIGHTED.clear()
+            _HIGHLIGHTED[key] = self._highlight(source, language, metadata)
+        return _HIGHLIGHTED[key]
+
+
 class FeedbackExporter(HTMLExporter):
     """nbconvert's HTML exporter (configured as `HTMLExporter`) whose compiled templates are
-    reused from one feedback page to the next (`c.GenerateFeedback.exporter_class`), and which
-    re-reads a page only where nbconvert's last pass changes anything."""
+    reused from one feedback page to the next (`c.GenerateFeedback.exporter_class`), which
+    highlights each code cell once per process, and re-reads a page only where nbconvert's last
+    pass changes anything."""
 
     def _create_environment(self):
         environment = super()._create_environment()
@@ -200,6 +227,8 @@ class FeedbackExporter(HTMLExporter):
         highlight_code = self.filters.get(
             "highlight_code", Highlight2HTML(pygments_lexer=lexer, parent=self)
         )
+        if isinstance(highlight_code, Highlight2HTML):  # nbconvert's own: its HTML remembered
+            highlight_code = _RememberedHighlight(highlight_code)
         resources = self._init_resources(resources)
         data_type = WidgetsDataTypeFilter(
             notebook_metadata=self._nb_metadata, parent=self, resources=resources
