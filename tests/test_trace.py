@@ -14,6 +14,8 @@ def _busy(seconds: float) -> None:
 
 
 def test_stages_are_exclusive_and_count_sandboxes(tmp_path, monkeypatch):
+    monkeypatch.setenv(trace.STAGES_ENV, str(tmp_path / "before.jsonl"))
+    trace.flush()  # what this process did before (its sandboxes) is not this test's
     out = tmp_path / "stages.jsonl"
     monkeypatch.setenv(trace.STAGES_ENV, str(out))
     with trace.stage("outer"):
