@@ -14,12 +14,13 @@ run, side by side:
    first student cell runs.
 For each: wall time, submissions per minute, CPU-seconds per submission (the whole process
 tree, sandboxes included, from a cgroup where the machine has one) and the peak memory of the
-largest single process. For ours, each submission's CPU-seconds by stage, from the grading jobs
-(ATTENTION_COURSE_STAGES, see attention_course/trace.py): the notebook run and the graders (each
-with its sandboxes' CPU time, read from their own cgroups), the feedback, nbgrader's other steps
-and the gradebook (every Gradebook call and database statement); what no stage holds (the
-client, the jobs' start-up and imports) is the whole tree's cgroup minus the stages. Dask's
-figures are benchmarks/dask_grading.py's.
+largest single process; beside plain nbgrader, the ratios of wall time and of CPU-seconds (on a
+machine that others use, the second is the one to compare across runs). For ours, each
+submission's CPU-seconds by stage, from the grading jobs (ATTENTION_COURSE_STAGES, see
+attention_course/trace.py): the notebook run and the graders (each with its sandboxes' CPU time,
+read from their own cgroups), the feedback, nbgrader's other steps and the gradebook (every
+Gradebook call and database statement); what no stage holds (the client, the jobs' start-up and
+imports) is the whole tree's cgroup minus the stages. Dask's are benchmarks/dask_grading.py's.
 """
 
 from __future__ import annotations
@@ -78,9 +79,10 @@ class Row:
 
     def line(self, plain: Row | None) -> str:
         ratio = f"{plain.wall / self.wall:5.2f}x" if plain is not None else "     "
+        cpu = f"{plain.cpu / self.cpu:5.2f}x" if plain is not None else ""
         return (
             f"{self.name:<50} {self.wall:7.1f} s {60 * self.count / self.wall:7.1f}/min "
-            f"{self.cpu / self.count:6.2f} cpu-s {self.peak:6.0f} MB  {ratio}"
+            f"{self.cpu / self.count:6.2f} cpu-s {self.peak:6.0f} MB  {ratio}  {cpu}"
         )
 
     def stage_lines(self) -> list[str]:
@@ -206,7 +208,10 @@ def main() -> None:
     )
     print(f"class: {args.students} submissions of {args.assignment}: correct, partly wrong, stubs")
     print(f"load average at the start: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
-    print(f"{'':<50} {'wall':>9} {'rate':>11} {'per submission':>12} {'peak':>9}  vs plain")
+    print(
+        f"{'':<50} {'wall':>9} {'rate':>11} {'per submission':>12} {'peak':>9}  vs plain "
+        "(wall, CPU)"
+    )
     with tempfile.TemporaryDirectory(prefix="attention-bench-") as tmp:
         tmp = Path(tmp)
         plain = None
