@@ -1,6 +1,6 @@
 """How fast grading a class is, beside plain nbgrader: prints figures, asserts nothing.
 
-    python benchmarks/grading_speed.py [--students 24] [--assignment attention_basics]
+    python benchmarks/grading_speed.py [--students 24] [--assignment attention_basics] [--quick]
 
 On one class (a third the instructor's solution, a third partly wrong, a third stubs), in one
 run, side by side:
@@ -14,12 +14,19 @@ run, side by side:
    first student cell runs.
 For each: wall time, submissions per minute, CPU-seconds per submission (the whole process
 tree, sandboxes included, from a cgroup where the machine has one) and the peak memory of the
-largest single process.
+largest single process; beside plain nbgrader, the ratios of wall time and of CPU-seconds (on a
+machine that others use, the second is the one to compare across runs). For ours, each
+submission's CPU-seconds by stage, from the grading jobs (ATTENTION_COURSE_STAGES, see
+attention_course/trace.py): the notebook run and the graders (each with its sandboxes' CPU time,
+read from their own cgroups), the feedback, nbgrader's other steps and the gradebook (every
+Gradebook call and database statement); what no stage holds (the client, the jobs' start-up and
+imports) is the whole tree's cgroup minus the stages. Dask's are benchmarks/dask_grading.py's.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -61,17 +68,43 @@ def write_class(root: Path, assignment: str, count: int) -> list[str]:
     return students
 
 
+STAGES = ("notebook run", "graders", "feedback", "nbgrader steps", "gradebook")
+
+
 class Row:
-    def __init__(self, name: str, count: int, run: tuple):
+    def __init__(self, name: str, count: int, run: tuple, stages: list[dict] | None = None):
         self.name, self.count = name, count
         self.wall, self.cpu, self.peak = run[0], run[1], run[2]
+        self.stages = stages or []
 
     def line(self, plain: Row | None) -> str:
         ratio = f"{plain.wall / self.wall:5.2f}x" if plain is not None else "     "
+        cpu = f"{plain.cpu / self.cpu:5.2f}x" if plain is not None else ""
         return (
-            f"{self.name:<44} {self.wall:7.1f} s {60 * self.count / self.wall:7.1f}/min "
-            f"{self.cpu / self.count:6.2f} cpu-s {self.peak:6.0f} MB  {ratio}"
+            f"{self.name:<50} {self.wall:7.1f} s {60 * self.count / self.wall:7.1f}/min "
+            f"{self.cpu / self.count:6.2f} cpu-s {self.peak:6.0f} MB  {ratio}  {cpu}"
         )
+
+    def stage_lines(self) -> list[str]:
+        """CPU-seconds and wall seconds per submission in each stage, and what is left."""
+        if not self.stages:
+            return []
+        per = len(self.stages)
+        lines = [f"   {self.name}: {per} submissions, per submission by stage"]
+        known = 0.0
+        names = [*STAGES, *sorted({n for s in self.stages for n in s["stages"]} - set(STAGES))]
+        for name in names:
+            cpu = sum(s["stages"].get(name, [0.0, 0.0])[0] for s in self.stages)
+            wall = sum(s["stages"].get(name, [0.0, 0.0])[1] for s in self.stages)
+            known += cpu
+            lines.append(f"     {name:<40} {cpu / per:6.3f} cpu-s {wall / per:6.3f} s")
+        rest = self.cpu - known
+        name = "outside the stages (client, start-up)"
+        lines.append(f"     {name:<40} {rest / per:6.3f} cpu-s ({rest:.1f} in all)")
+        sandboxes = sum(s["sandboxes"] for s in self.stages) / per
+        peak = max(s["sandbox_peak"] for s in self.stages) / 1024**2
+        lines.append(f"     sandboxes per submission {sandboxes:.2f}, the largest {peak:.0f} MB")
+        return lines
 
 
 def timed(cpu: CpuClock, argv: list[str], cwd: Path, env: dict | None = None):
@@ -132,18 +165,22 @@ def ours(tmp: Path, assignment: str, count: int, jobs: int, feedback: bool, cpu:
     argv = [cli, "autograde", assignment, "--course", str(root), "--jobs", str(jobs)]
     argv += [] if feedback else ["--no-feedback"]
     name = f"attention-course autograde --jobs {jobs}" + ("" if feedback else " --no-feedback")
-    return Row(name, count, timed(cpu, argv, root))
+    stages = tmp / f"stages-{jobs}-{int(feedback)}.jsonl"
+    run = timed(cpu, argv, root, dict(os.environ, ATTENTION_COURSE_STAGES=str(stages)))
+    lines = stages.read_text().splitlines() if stages.exists() else []
+    return Row(name, count, run, [json.loads(line) for line in lines])
 
 
 def check(tmp: Path, assignment: str, cpu: CpuClock) -> None:
     path = tmp / f"{assignment}.ipynb"
     nbformat.write(sample_notebooks(assignment, COURSE_ROOT)["demo-instructor"], path)
     cli = str(BIN / "attention-course")
+    course = copy_course(tmp / "check-course", COURSE_ROOT)
     walls, cpus, marks = [], [], []
     for i in range(5):
         trace = tmp / f"trace-{i}.txt"
         env = dict(os.environ, ATTENTION_COURSE_TRACE=str(trace))
-        wall, used, _, _ = timed(cpu, [cli, "check", str(path)], tmp, env)
+        wall, used, _, _ = timed(cpu, [cli, "check", str(path), "--course", str(course)], tmp, env)
         walls.append(wall)
         cpus.append(used)
         first = trace.read_text().splitlines()[0].split("\t")
@@ -161,24 +198,37 @@ def main() -> None:
     parser.add_argument("--students", type=int, default=24)
     parser.add_argument("--assignment", default="attention_basics")
     parser.add_argument("--skip-plain", action="store_true", help="leave out 1. and 2.")
+    parser.add_argument(
+        "--quick", action="store_true", help="of 2. and 3., only --jobs 2 with the feedback"
+    )
     args = parser.parse_args()
     cpu = CpuClock()
     print(
         f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}; CPU from {cpu.source}"
     )
     print(f"class: {args.students} submissions of {args.assignment}: correct, partly wrong, stubs")
-    print(f"{'':<44} {'wall':>9} {'rate':>11} {'per submission':>12} {'peak':>9}  vs plain")
+    print(f"load average at the start: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    print(
+        f"{'':<50} {'wall':>9} {'rate':>11} {'per submission':>12} {'peak':>9}  vs plain "
+        "(wall, CPU)"
+    )
     with tempfile.TemporaryDirectory(prefix="attention-bench-") as tmp:
         tmp = Path(tmp)
         plain = None
         if not args.skip_plain:
             plain = plain_nbgrader(tmp, args.assignment, args.students, cpu)
             print(plain.line(None), flush=True)
-            print(bare_kernel(tmp, args.assignment, args.students, cpu).line(plain), flush=True)
-        for jobs, feedback in ((1, False), (2, False), (2, True)):
-            row = ours(tmp, args.assignment, args.students, jobs, feedback, cpu)
-            print(row.line(plain), flush=True)
+            if not args.quick:
+                bare = bare_kernel(tmp, args.assignment, args.students, cpu)
+                print(bare.line(plain), flush=True)
+        rows = []
+        for jobs, feedback in ((2, True),) if args.quick else ((1, False), (2, False), (2, True)):
+            rows.append(ours(tmp, args.assignment, args.students, jobs, feedback, cpu))
+            print(rows[-1].line(plain), flush=True)
         check(tmp, args.assignment, cpu)
+        print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+        for row in rows:
+            print("\n".join(row.stage_lines()))
     cpu.close()
 
 

@@ -5,8 +5,9 @@
 Grades N submissions of attention_basics one after another in this process, as a grading job
 does, and splits each one's wall time and CPU-seconds (this process and every process it
 started: sandboxes, the grader) into the steps of nbgrader's autograde: the sanitizing pass,
-the notebook run in the sandbox, the grading outside it (grader process + worker sandbox),
-nbgrader's remaining steps and gradebook writes, and the feedback. The first submission also
+the notebook run in the sandbox, the grading outside it (graders + worker sandboxes),
+nbgrader's remaining steps and gradebook writes, and the feedback; and how many sandboxes each
+submission starts. The first submission also
 pays the imports; the median of the others is what every further submission costs.
 """
 
@@ -27,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from cputime import CpuClock  # noqa: E402
 
-from attention_course import preprocessors  # noqa: E402
+from attention_course import trace  # noqa: E402
 from attention_course.classgrade.nbgrader_api import (  # noqa: E402
     add_students,
     api,
@@ -37,11 +38,14 @@ from attention_course.classgrade.nbgrader_api import (  # noqa: E402
     register,
 )
 from attention_course.cli.samples import sample_notebooks  # noqa: E402
+from attention_course.grading import preprocessors  # noqa: E402
+from attention_course.sandbox import jail  # noqa: E402
 
 COURSE_ROOT = Path(__file__).resolve().parent.parent  # this repository's course
 
 ASSIGNMENT = "attention_basics"
 STEPS: dict[str, list[tuple[float, float]]] = defaultdict(list)
+SANDBOXES: list[int] = []  # sandboxes each submission's autograde started
 
 
 CPU = CpuClock()
@@ -87,7 +91,9 @@ def main() -> None:
         add_students(students, root)
         nb_api = timed("load nbgrader and the course's configuration", api)(root, in_process=True)
         for student in students:
+            before = trace.sandboxes_closed()
             timed("autograde, all steps", autograde)(ASSIGNMENT, student, root, nb_api=nb_api)
+            SANDBOXES.append(trace.sandboxes_closed() - before)
             timed("feedback HTML", generate_feedback)(ASSIGNMENT, student, root, nb_api=nb_api)
     wall, cpu = (b - a for a, b in zip(start, clocks(), strict=True))
     print(f"{args.students} submissions ({args.kind}) of {ASSIGNMENT}, graded one after another")
@@ -108,6 +114,12 @@ def main() -> None:
     )
     rest = statistics.median(r[1] for r in auto) - inner
     print(f"{'nbgrader itself (reading, cells, gradebook)':<46} {'':>14} {rest:14.2f} cpu")
+    mode = jail.probe().mode
+    chain = "bwrap, setpriv, bwrap, python" if mode == "root" else "bwrap, python"
+    print(
+        f"sandboxes per submission: {statistics.median(SANDBOXES):g} (median; each starts "
+        f"{chain}: {mode} mode)"
+    )
     print(f"total: {wall:.1f} s, {cpu:.1f} CPU-seconds (CPU time from {CPU.source})")
     CPU.close()
 

@@ -19,6 +19,7 @@ import sys
 import time
 from pathlib import Path
 
+from attention_course import trace
 from attention_course.startup import skip_slow_imports
 
 PR_SET_PDEATHSIG = 1
@@ -59,7 +60,8 @@ def grade(task: dict, root: Path, nb_api, unsandboxed: bool) -> dict:
     start = time.monotonic()
     reply: dict = {"student": student, "graded": False}
     try:
-        result = autograde(assignment, student, root, unsandboxed, nb_api=nb_api)
+        with trace.stage("nbgrader steps"):
+            result = autograde(assignment, student, root, unsandboxed, nb_api=nb_api)
         reply["graded"] = bool(result.get("success"))
         if not reply["graded"]:
             text = (result.get("log") or "") + (result.get("error") or "")
@@ -70,10 +72,12 @@ def grade(task: dict, root: Path, nb_api, unsandboxed: bool) -> dict:
                 reason = failure_reason(result).removeprefix("not graded: ")
             reply.update(fault=side != outcomes.STUDENT, side=side, reason=reason)
         else:
-            reply["total"] = _total(root, assignment, student)
+            with trace.stage("gradebook"):
+                reply["total"] = _total(root, assignment, student)
             if task.get("feedback"):
                 try:
-                    generate_feedback(assignment, student, root, nb_api=nb_api)
+                    with trace.stage("feedback"):
+                        generate_feedback(assignment, student, root, nb_api=nb_api)
                     reply["feedback"] = True
                 except CourseError as exc:
                     if outcomes.of_log(str(exc)) == outcomes.TRANSIENT:
@@ -83,6 +87,7 @@ def grade(task: dict, root: Path, nb_api, unsandboxed: bool) -> dict:
     except Exception as exc:  # noqa: BLE001 (never the student's: their code is in the sandbox)
         _fault(reply, outcomes.of_exception(exc), outcomes.describe(exc))
     reply["seconds"] = round(time.monotonic() - start, 3)
+    trace.flush(student=student, graded=reply["graded"])
     return reply
 
 

@@ -24,6 +24,7 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Bool, Float, Unicode
 
+from attention_course import trace
 from attention_course.course import Course, find_course, graded_course
 from attention_course.errors import SubmissionRefused
 from attention_course.grading.feedback import RECORD_KEY, cell_feedback, cell_score
@@ -122,7 +123,8 @@ class SandboxedExecute(NbGraderPreprocessor):
         limits = replace(
             DEFAULT, notebook_cell_timeout=self.timeout, notebook_timeout=self.total_timeout
         )
-        run = execute_notebook(nb, limits, self.unsandboxed, hide=_graded_course(resources))
+        with trace.stage("notebook run"):
+            run = execute_notebook(nb, limits, self.unsandboxed, hide=_graded_course(resources))
         state = resources.setdefault("attention_course", {})
         if run.died_at is not None:
             state["kernel_died"] = f"cell {run.died_at}"
@@ -158,6 +160,10 @@ class GradeOutOfKernel(NbGraderPreprocessor):
     ).tag(config=True)
 
     def preprocess(self, nb, resources):
+        with trace.stage("graders"):
+            return self._grade(nb, resources)
+
+    def _grade(self, nb, resources):
         cells = grader_cells(nb)
         if not cells:
             return nb, resources

@@ -19,8 +19,10 @@ from pathlib import Path
 import nbgrader
 from jinja2 import BytecodeCache, pass_context
 from latex2mathml.converter import convert
-from nbconvert.exporters import HTMLExporter
+from nbconvert.exporters import HTMLExporter, TemplateExporter
+from nbconvert.filters.highlight import Highlight2HTML
 from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
+from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
 from traitlets import default
 
@@ -157,11 +159,80 @@ class _TemplatesInMemory(BytecodeCache):
         self._store[bucket.key] = bucket.bytecode_to_string()
 
 
+_HIGHLIGHTED: dict[tuple, str] = {}  # (lexer, formatter options, language, magics, source) -> HTML
+HIGHLIGHT_MOST_CHARS = 8192  # longer cells are highlighted anew each time
+HIGHLIGHT_ENTRIES = 2048  # then the remembered ones are forgotten, all at once
+
+
+class _RememberedHighlight:
+    """nbconvert's code highlighting (`Highlight2HTML`, a pure function of the cell's source,
+    the lexer and the formatter's options), each short cell's HTML remembered for the life of
+    the process: most code cells of a page are the instructor's, the same on every page."""
+
+    def __init__(self, highlight: Highlight2HTML) -> None:
+        self._highlight = highlight
+
+    def __call__(self, source: str, language: str | None = None, metadata=None) -> str:
+        if not isinstance(source, str) or len(source) > HIGHLIGHT_MOST_CHARS:
+            return self._highlight(source, language, metadata)
+        magics = metadata.get("magics_language") if isinstance(metadata, dict) else None
+        options = repr(sorted(self._highlight.extra_formatter_options.items()))
+        key = (self._highlight.pygments_lexer, options, language, repr(magics), source)
+        if key not in _HIGHLIGHTED:
+            if len(_HIGHLIGHTED) >= HIGHLIGHT_ENTRIES:
+                _HIGHLIGHTED.clear()
+            _HIGHLIGHTED[key] = self._highlight(source, language, metadata)
+        return _HIGHLIGHTED[key]
+
+
 class FeedbackExporter(HTMLExporter):
     """nbconvert's HTML exporter (configured as `HTMLExporter`) whose compiled templates are
-    reused from one feedback page to the next (`c.GenerateFeedback.exporter_class`)."""
+    reused from one feedback page to the next (`c.GenerateFeedback.exporter_class`), which
+    highlights each code cell once per process, and re-reads a page only where nbconvert's last
+    pass changes anything."""
 
     def _create_environment(self):
         environment = super()._create_environment()
         environment.bytecode_cache = _TemplatesInMemory()
         return environment
+
+    def from_notebook_node(self, nb, resources=None, **kw):
+        """HTMLExporter's, whose last step parses the whole page (BeautifulSoup, most of a
+        feedback page's time) to give images without one an `alt` text and JupyterLab's
+        cells a `tabindex`: a page with no image and none of those cells (nbgrader's
+        feedback template is the classic one) is left as the template made it."""
+        html, resources = self._render(nb, resources, **kw)
+        lowered = html.lower()
+        if "<img" not in lowered and "jp-notebook" not in lowered:
+            return html, resources
+        from bs4 import BeautifulSoup
+
+        soup = BeautifulSoup(html, features="html.parser")  # as nbconvert 7 does it
+        missing_alt = 0
+        for elem in soup.select("img:not([alt])"):
+            elem.attrs["alt"] = "No description has been provided for this image"
+            missing_alt += 1
+        if missing_alt:
+            self.log.warning("Alternative text is missing on %s image(s).", missing_alt)
+        for elem in soup.select(".jp-Notebook div.jp-Cell-inputWrapper"):
+            elem.attrs["tabindex"] = "0"
+        for elem in soup.select(".jp-Notebook div.jp-OutputArea-output"):
+            elem.attrs["tabindex"] = "0"
+        return str(soup), resources
+
+    def _render(self, nb, resources, **kw):
+        """HTMLExporter.from_notebook_node up to its last step (nbconvert 7's code)."""
+        langinfo = nb.metadata.get("language_info", {})
+        lexer = langinfo.get("pygments_lexer", langinfo.get("name", None))
+        highlight_code = self.filters.get(
+            "highlight_code", Highlight2HTML(pygments_lexer=lexer, parent=self)
+        )
+        if isinstance(highlight_code, Highlight2HTML):  # nbconvert's own: its HTML remembered
+            highlight_code = _RememberedHighlight(highlight_code)
+        resources = self._init_resources(resources)
+        data_type = WidgetsDataTypeFilter(
+            notebook_metadata=self._nb_metadata, parent=self, resources=resources
+        )
+        self.register_filter("highlight_code", highlight_code)
+        self.register_filter("filter_data_type", data_type)
+        return TemplateExporter.from_notebook_node(self, nb, resources, **kw)

@@ -28,6 +28,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from attention_course import trace
 from attention_course.sandbox import cgroups, cputime, jail, syscall_filter
 from attention_course.sandbox.inside import wire
 from attention_course.settings import Limits
@@ -88,6 +89,7 @@ class Confined:
         self._pass_fds = tuple(pass_fds)
         self.cpu_used = 0.0  # CPU seconds the sandbox had used when last read (and at the end)
         self.peak_memory: int | None = None
+        self._reported = False  # its CPU time told to the benchmarks' stages (trace.py)
 
     # ------------------------------------------------------------------ start and stop
 
@@ -215,6 +217,9 @@ class Confined:
             self.cpu_seconds()  # the last of it, into cpu_used
             self._cgroup.remove()
             self._cgroup = None
+        if proc is not None and not self._reported:
+            self._reported = True
+            trace.sandbox_done(self.cpu_used, self.peak_memory)
         if self._uid is not None:
             _kill_uid(self._uid)
         if self._scratch is not None:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import copy
 import re
 
 import nbformat
@@ -76,3 +77,54 @@ def test_feedback_html_has_mathml_wrapped_output_and_no_script_from_the_network(
         assert not re.search(r"<script[^>]+src=[\"']?(https?:)?//", html), page
         assert "cdnjs" not in html and "MathJax.Hub" not in html, page
         assert "white-space: pre-wrap" in html, page
+
+
+def _notebook_with(outputs: list) -> nbformat.NotebookNode:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# A page"), nbformat.v4.new_code_cell("x = 1")]
+    nb.cells[1].outputs = outputs
+    return nb
+
+
+PNG = (  # one pixel
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5E"
+    "rkJggg=="
+)
+
+
+@pytest.mark.parametrize("template", ["classic", "lab"])
+@pytest.mark.parametrize("image", [False, True])
+def test_feedback_exporter_makes_nbconverts_page(template, image):
+    """With or without images, classic or JupyterLab cells: the same document as nbconvert's
+    exporter (which re-serializes every page with BeautifulSoup: ours only where that changes
+    the document), alt texts and tabindex included."""
+    from bs4 import BeautifulSoup
+    from nbconvert.exporters import HTMLExporter
+
+    from attention_course.reports.notebook_html import FeedbackExporter
+
+    outputs = [nbformat.v4.new_output("display_data", data={"image/png": PNG})] if image else []
+    nb = _notebook_with(outputs)
+    ours, _ = FeedbackExporter(template_name=template).from_notebook_node(copy.deepcopy(nb))
+    theirs, _ = HTMLExporter(template_name=template).from_notebook_node(copy.deepcopy(nb))
+    assert str(BeautifulSoup(ours, features="html.parser")) == theirs
+    assert ("No description has been provided" in ours) == image
+    assert ('tabindex="0"' in ours) == (template == "lab")
+
+
+def test_highlighting_is_remembered_per_source_lexer_and_magics():
+    from nbconvert.filters.highlight import Highlight2HTML
+
+    from attention_course.reports.notebook_html import _RememberedHighlight
+
+    plain = Highlight2HTML(pygments_lexer="ipython3")
+    remembered = _RememberedHighlight(Highlight2HTML(pygments_lexer="ipython3"))
+    source = "for f in *.txt; do echo $f; done"
+    bash = {"magics_language": "bash"}
+    for _ in range(2):  # computed, then remembered
+        assert remembered(source) == plain(source)
+        assert remembered(source, metadata=bash) == plain(source, metadata=bash)
+        assert remembered(source, "c") == plain(source, "c")
+    assert plain(source) != plain(source, metadata=bash) != plain(source, "c")
+    other = _RememberedHighlight(Highlight2HTML(pygments_lexer="python2"))
+    assert other("print 1") == Highlight2HTML(pygments_lexer="python2")("print 1")
