@@ -176,6 +176,11 @@ class Confined:
         return self._cgroup is not None and self._cgroup.cpu_seconds() is not None
 
     @property
+    def pid(self) -> int | None:
+        """The host pid of the sandbox's first process (None before it is started)."""
+        return self._proc.pid if self._proc is not None else None
+
+    @property
     def host_uid(self) -> int | None:
         """The unprivileged host uid of this sandbox (grading as root), else None."""
         return self._uid
