@@ -209,12 +209,6 @@ class Confined:
                 pass
         if proc is not None:
             proc.wait()
-            for stream in (proc.stdin, proc.stdout, proc.stderr):
-                try:
-                    if stream is not None:
-                        stream.close()
-                except OSError:
-                    pass
         if self._cgroup is not None:
             self.peak_memory = self._cgroup.peak_memory()
             self.cpu_seconds()  # the last of it, into cpu_used
@@ -222,6 +216,13 @@ class Confined:
             self._cgroup = None
         if self._uid is not None:
             _kill_uid(self._uid)
+        if proc is not None:  # once nothing of the sandbox holds them (a read would wait)
+            for stream in (proc.stdin, proc.stdout, proc.stderr):
+                try:
+                    if stream is not None:
+                        stream.close()
+                except OSError:
+                    pass
         if self._scratch is not None:
             shutil.rmtree(self._scratch, ignore_errors=True)
             self._scratch = None
