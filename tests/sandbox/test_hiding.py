@@ -6,7 +6,8 @@ its Python environment, in /usr/local/share, ...). nbgrader's preprocessors name
 the submission they grade (`graded_course`, from autograded/<student>/<assignment>/), and the
 sandbox covers it. Test courses usually live under /tmp, which the sandbox replaces by a private
 one anyway, so this course copy lies under /var/tmp, inside a folder made to look like part of
-the Python installation.
+the Python installation. So do a course's quiz banks (its answer keys) where they lie outside
+the course, and the engine's own folder: both are hidden from grading and from the notebook run.
 """
 
 from __future__ import annotations
