@@ -202,8 +202,7 @@ def _assert_fails(code: int, report: dict, out: str, expected: set[str]) -> None
 @pytest.fixture
 def sandbox_status():
     """The machine's sandbox, probed before anything is weakened (the probe is kept)."""
-    status = jail.require()
-    return status
+    return jail.require()
 
 
 @pytest.mark.parametrize("weakening", sorted(COMMANDS))
