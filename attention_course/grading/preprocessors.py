@@ -26,7 +26,7 @@ from traitlets import Bool, Float, Unicode
 
 from attention_course import trace
 from attention_course.course import Course, find_course, graded_course
-from attention_course.errors import SubmissionRefused
+from attention_course.errors import SubmissionRefused, UserError
 from attention_course.grading.feedback import RECORD_KEY, cell_feedback, cell_score
 from attention_course.grading.graders import GradingError, grade_file
 from attention_course.grading.seeds import GradingKeyError, record, submission_seed
@@ -42,6 +42,18 @@ def _graded_course(resources: dict) -> list[Path]:
     """The course of the notebook nbgrader is converting (the folder it works in), to hide
     from student code."""
     return graded_course(Path(resources.get("metadata", {}).get("path") or "."))
+
+
+def _hidden(resources: dict) -> list[Path]:
+    """What student code must not see: the course of the notebook (_graded_course), with its
+    parts that lie elsewhere (its graders, its quiz's banks: Course.hidden)."""
+    found = _graded_course(resources)
+    for root in list(found):
+        try:
+            found += Course.load(root).hidden()
+        except UserError:  # not a course the engine can read: its folder alone
+            continue
+    return list(dict.fromkeys(found))
 
 
 def graded_root(resources: dict, configured: str) -> Path | None:
@@ -124,7 +136,7 @@ class SandboxedExecute(NbGraderPreprocessor):
             DEFAULT, notebook_cell_timeout=self.timeout, notebook_timeout=self.total_timeout
         )
         with trace.stage("notebook run"):
-            run = execute_notebook(nb, limits, self.unsandboxed, hide=_graded_course(resources))
+            run = execute_notebook(nb, limits, self.unsandboxed, hide=_hidden(resources))
         state = resources.setdefault("attention_course", {})
         if run.died_at is not None:
             state["kernel_died"] = f"cell {run.died_at}"
@@ -187,7 +199,7 @@ class GradeOutOfKernel(NbGraderPreprocessor):
                 self.unsandboxed,
                 in_process=self.in_process,
                 functions=sorted(set(cells.values())),
-                hide=_graded_course(resources),
+                hide=_hidden(resources),
                 course=course,
                 seed=seed,
             )

@@ -22,6 +22,7 @@ import signal
 import threading
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 from attention_course.settings import STALE_CGROUP_SECONDS
@@ -230,6 +231,58 @@ def _write(path: Path, value: int, missing_ok: bool = False) -> None:
     if missing_ok and not path.exists():
         return
     path.write_text(str(value))
+
+
+@dataclass(frozen=True)
+class Observed:
+    """The cgroup limits the kernel applies to one process (for `doctor`): whether its cgroup
+    is one of its own (not this process's), and its memory and process limits (None: none)."""
+
+    own: bool
+    memory: int | None
+    processes: int | None
+
+
+def _limit(path: Path) -> int | None:
+    """A limit file's value; None where it is missing, unreadable, "max" or unlimited."""
+    try:
+        text = path.read_text().strip()
+    except OSError:
+        return None
+    if not text.isdigit() or int(text) >= 1 << 62:  # v1's unlimited: a page-rounded 2**63
+        return None
+    return int(text)
+
+
+def observe(pid: int) -> Observed | None:
+    """What the kernel limits process `pid` to, read from its own cgroup membership (None
+    where this machine gives sandboxes no cgroup, or `pid` is gone)."""
+    layout = _layout()
+    if layout is None:
+        return None
+    version, _ = layout
+    try:
+        lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    theirs: dict[str, str] = {}
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) == 3:
+            for controller in parts[1].split(",") if parts[1] else [""]:
+                theirs[controller] = parts[2]
+    ours = _own_paths()
+    wanted: tuple[str, ...]
+    if version == "v1":
+        wanted = ("memory", "pids")
+        memory = ROOT / "memory" / theirs.get("memory", "").lstrip("/") / "memory.limit_in_bytes"
+        processes = ROOT / "pids" / theirs.get("pids", "").lstrip("/") / "pids.max"
+    else:
+        wanted = ("",)
+        memory = ROOT / theirs.get("", "").lstrip("/") / "memory.max"
+        processes = ROOT / theirs.get("", "").lstrip("/") / "pids.max"
+    own = all(c in theirs and theirs[c] != ours.get(c) for c in wanted)
+    return Observed(own, _limit(memory), _limit(processes))
 
 
 def available() -> str | None:

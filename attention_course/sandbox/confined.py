@@ -178,6 +178,11 @@ class Confined:
         return self._cgroup is not None and self._cgroup.cpu_seconds() is not None
 
     @property
+    def pid(self) -> int | None:
+        """The host pid of the sandbox's first process (None before it is started)."""
+        return self._proc.pid if self._proc is not None else None
+
+    @property
     def host_uid(self) -> int | None:
         """The unprivileged host uid of this sandbox (grading as root), else None."""
         return self._uid
@@ -206,12 +211,6 @@ class Confined:
                 pass
         if proc is not None:
             proc.wait()
-            for stream in (proc.stdin, proc.stdout, proc.stderr):
-                try:
-                    if stream is not None:
-                        stream.close()
-                except OSError:
-                    pass
         if self._cgroup is not None:
             self.peak_memory = self._cgroup.peak_memory()
             self.cpu_seconds()  # the last of it, into cpu_used
@@ -222,6 +221,13 @@ class Confined:
             trace.sandbox_done(self.cpu_used, self.peak_memory)
         if self._uid is not None:
             _kill_uid(self._uid)
+        if proc is not None:  # once nothing of the sandbox holds them (a read would wait)
+            for stream in (proc.stdin, proc.stdout, proc.stderr):
+                try:
+                    if stream is not None:
+                        stream.close()
+                except OSError:
+                    pass
         if self._scratch is not None:
             shutil.rmtree(self._scratch, ignore_errors=True)
             self._scratch = None

@@ -46,3 +46,22 @@ def tree_cpu_seconds(root: int) -> float | None:
         total += ticks.get(pid, 0)
         todo.extend(children.get(pid, []))
     return total / _TICK
+
+
+def descendants(root: int) -> list[int]:
+    """The living processes process `root` started, and theirs (parents first)."""
+    try:
+        entries = [e.name for e in os.scandir("/proc") if e.name.isdigit()]
+    except OSError:
+        return []
+    children: dict[int, list[int]] = {}
+    for name in entries:
+        found = _stat(name)
+        if found is not None:
+            children.setdefault(found[0], []).append(int(name))
+    out, todo = [], sorted(children.get(root, []))
+    while todo:
+        pid = todo.pop(0)
+        out.append(pid)
+        todo.extend(sorted(children.get(pid, [])))
+    return out

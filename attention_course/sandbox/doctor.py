@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import signal
 import socket
+import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from attention_course.sandbox import jail, syscall_filter
+from attention_course.sandbox import cgroups, cputime, jail, syscall_filter
 from attention_course.sandbox.confined import Confined
 from attention_course.settings import DEFAULT, MiB
 
@@ -51,50 +54,165 @@ def diagnose(course: Path) -> list[Check]:
         }
         with Confined("probe.py", {}, DEFAULT) as process:
             process.start(time.monotonic() + 60)
+            seen = _from_the_host(process)  # while the probe waits for its request
             found = process.request(request, timeout=30)[0]["found"]
-            host_uid = process.host_uid
-    who = f"host uid {host_uid}" if host_uid is not None else "your own uid, in a user namespace"
-    memory = f"{DEFAULT.memory_bytes // MiB} MiB per process"
-    if status.cgroup:
-        memory += f", and for the whole sandbox ({status.cgroup})"
-    else:
-        memory += " (no cgroup can be made here: not for the sandbox as a whole)"
-    seen = sorted(set(found["visible"]) - python)
-    hidden = not seen
+    unfiltered = _unfiltered_namespaces(status.mode)
+    visible = sorted(set(found["visible"]) - python)
     shown = f"nothing of {course} is visible inside"
     if python:
         shown += f" (but its Python environment {', '.join(sorted(python))}, read-only)"
-    if seen:
-        shown = f"visible inside: {', '.join(seen)}"
-    namespaces = found["user_namespace"] or found["mount_namespace"]
+    if visible:
+        shown = f"visible inside: {', '.join(visible)}"
+    namespaces = found["user_namespace"] or found["mount_namespace"] or unfiltered
+    made = "unshare() of a user or mount namespace fails"
+    made += f" (without the filter: {unfiltered})" if unfiltered else ", with the filter or not"
+    reach = "can" if found["reaches_host_port"] else "cannot"
+    writable = " and ".join(
+        p for p, key in (("/", "writes_root"), ("/usr", "writes_usr")) if found[key]
+    )
     checks += [
-        Check("unprivileged", found["capabilities"] == 0, f"{who}, no capabilities"),
-        Check("course hidden", hidden, shown),
+        _unprivileged(found, seen, status.mode),
+        Check("course hidden", not visible, shown),
         Check(
             "no network",
             not found["reaches_host_port"],
-            "a port listening on 127.0.0.1 here cannot be reached",
+            f"a port listening on 127.0.0.1 here {reach} be reached",
         ),
-        Check("no new namespaces", not namespaces, "unshare() of a user or mount namespace fails"),
+        Check("no new namespaces", not namespaces, made),
         Check(
             "read-only system",
-            not found["writes_root"] and not found["writes_usr"],
-            "/ and /usr cannot be written",
+            not writable,
+            f"{writable} can be written" if writable else "/ and /usr cannot be written",
         ),
         Check(
             "private /tmp",
             found["tmp_bytes"] <= DEFAULT.tmp_bytes + MiB,
             f"{found['tmp_bytes'] // MiB} MiB, the only writable place",
         ),
-        Check(
+        _limit(
             "process limit",
-            found["nproc"] == DEFAULT.processes,
-            f"at most {found['nproc']} processes and threads",
+            (found["nproc"], f"{found['nproc']} processes and threads of its own user"),
+            seen.cgroups,
+            ("processes", f"{DEFAULT.processes} in the whole sandbox"),
+            status.cgroup,
+            DEFAULT.processes,
         ),
-        Check("memory limit", found["address_space"] == DEFAULT.memory_bytes, memory),
+        _limit(
+            "memory limit",
+            (found["address_space"], f"{_size(found['address_space'])} per process"),
+            seen.cgroups,
+            ("memory", f"{_size(DEFAULT.memory_bytes)} for the whole sandbox"),
+            status.cgroup,
+            DEFAULT.memory_bytes,
+        ),
+        Check(
+            "file size limit",
+            found["file_size"] == DEFAULT.file_bytes,
+            f"a file of at most {_size(found['file_size'])} can be written",
+        ),
         _filtered(found["seccomp"], found["calls"], found["other_abis"], trials),
     ]
     return checks
+
+
+@dataclass
+class HostView:
+    """The sandbox's processes as the host sees them (but its first, which lays it out)."""
+
+    uids: dict[int, set[int]]  # pid -> its real, effective, saved and file-system uids
+    groups: dict[int, list[str]]  # pid -> its supplementary groups
+    cgroups: list[cgroups.Observed | None]  # each one's cgroup limits
+
+
+def _from_the_host(process: Confined) -> HostView:
+    view = HostView({}, {}, [])
+    for pid in cputime.descendants(process.pid or -1):
+        try:
+            status = dict(
+                line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+            )
+        except (OSError, ValueError):
+            continue
+        view.uids[pid] = {int(u) for u in status["Uid"].split()}
+        view.groups[pid] = status.get("Groups", "").split()
+        view.cgroups.append(cgroups.observe(pid))
+    return view
+
+
+def _unprivileged(found: dict[str, Any], seen: HostView, mode: str) -> Check:
+    """No capabilities inside, no supplementary groups, and, seen from the host, never root:
+    as root, every process of the sandbox runs as its own fresh uid."""
+    uids = set().union(*seen.uids.values()) if seen.uids else set()
+    groups = sorted({g for gs in seen.groups.values() for g in gs})
+    problems = []
+    if found["capabilities"] != 0:
+        problems.append(f"capabilities {found['capabilities']:#x}")
+    if not uids:
+        problems.append("no process of the sandbox was seen from the host")
+    elif 0 in uids or (mode == "root" and len(uids) != 1):
+        problems.append(f"host uids {', '.join(map(str, sorted(uids)))}")
+    if mode == "root" and (groups or found["groups"]):
+        problems.append(f"supplementary groups {', '.join(groups) or found['groups']}")
+    if problems:
+        return Check("unprivileged", False, "; ".join(problems))
+    who = f"host uid {min(uids)}" if mode == "root" else "your own uid, in a user namespace"
+    return Check("unprivileged", True, f"{who}, no capabilities, no supplementary groups")
+
+
+def _size(n: int) -> str:
+    return f"{n // MiB} MiB" if n % MiB == 0 else f"{n} bytes"
+
+
+def _limit(
+    name: str,
+    inside: tuple[int, str],
+    seen: list[cgroups.Observed | None],
+    whole: tuple[str, str],
+    cgroup: str | None,
+    expected: int,
+) -> Check:
+    """A limit seen from inside, (value, how it reads: per process or of its user), and,
+    where sandboxes get a cgroup, on the cgroup of each of the sandbox's processes (field of
+    cgroups.Observed, how it reads)."""
+    value, text = inside
+    field, text_whole = whole
+    ok, detail = value == expected, text
+    if not cgroup:
+        return Check(name, ok, f"{detail} (no cgroup can be made here: not for the whole sandbox)")
+    values = {getattr(g, field) if g is not None and g.own else None for g in seen}
+    if values == {expected}:
+        return Check(name, ok, f"{detail}, and {text_whole} ({cgroup})")
+    got = ", ".join(sorted("none" if v is None else str(v) for v in values)) or "none"
+    return Check(name, False, f"{detail}; the sandbox's own cgroup ({cgroup}) allows {got}")
+
+
+# Run in a sandbox without the system call filter: the layers under it must stop a user
+# namespace too (--disable-userns).
+_NAMESPACE = """import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+if os.fork() == 0:
+    os._exit(0 if libc.unshare(0x10000000) == 0 else 1)
+print("made a user namespace" if os.waitstatus_to_exitcode(os.wait()[1]) == 0 else "")
+"""
+
+
+def _unfiltered_namespaces(mode: str) -> str:
+    """What a sandbox without its system call filter made ("" when nothing)."""
+    argv = [sys.executable, "-I", "-c", _NAMESPACE]
+    try:
+        proc = subprocess.run(
+            jail.command(argv, DEFAULT, mode, filter_fd=None),
+            env=jail.environment(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            preexec_fn=jail.rlimits(DEFAULT),
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"the sandbox did not run ({exc.__class__.__name__})"
+    if proc.returncode != 0:
+        return f"the sandbox did not run (exit code {proc.returncode})"
+    return proc.stdout.strip()
 
 
 def _filtered(

@@ -9,7 +9,8 @@ of a process and no replay goes past either. A cell that kills its process or ig
 alarm gets an error output saying so; a fresh process re-runs the earlier cells silently and
 goes on with the next one. Cells past the budget are marked as not run. Every output that
 comes back is rebuilt field by field and made inert: only plain text and PNG/JPEG images
-survive, so nothing a student displays becomes live HTML or JavaScript in the feedback.
+survive, so nothing a student displays becomes live HTML or JavaScript in the feedback. The
+outputs of a cell and of the notebook are capped here, whatever the process inside says.
 """
 
 from __future__ import annotations
@@ -127,6 +128,34 @@ def make_inert(nb: NotebookNode, limit: int = 2 * 1024**2) -> None:
     for cell in nb.cells:
         if cell.get("cell_type") == "code":
             cell.outputs = [inert_output(dict(o), limit) for o in cell.get("outputs", [])]
+
+
+def _size(value: object) -> int:
+    """The bytes of text an output holds (as the cap inside the sandbox counts them)."""
+    if isinstance(value, str):
+        return len(value.encode("utf-8", "replace"))
+    if isinstance(value, dict):
+        return sum(_size(v) for v in value.values())
+    if isinstance(value, list):
+        return sum(_size(v) for v in value)
+    return 8
+
+
+CAP_SLACK = 8192  # the note of the cap inside, and a last error it lets through
+
+
+def _within(outputs: list[NotebookNode], limit: int) -> list[NotebookNode]:
+    """A cell's outputs, cut where they pass `limit` bytes in all: the cap inside the sandbox
+    runs beside student code, which can change it."""
+    kept: list[NotebookNode] = []
+    used = 0
+    for output in outputs:
+        used += _size(output)
+        if used > limit + CAP_SLACK:
+            kept.append(_note_output(f"[output truncated: a cell may show at most {limit} bytes]"))
+            break
+        kept.append(output)
+    return kept
 
 
 def _runs(cell: NotebookNode) -> bool:
@@ -252,6 +281,7 @@ def execute_notebook(
             outputs = reply.get("outputs")
             outputs = outputs if isinstance(outputs, list) else []
             cell.outputs = [inert_output(o, limits.cell_output_bytes) for o in outputs[:1000]]
+            cell.outputs = _within(cell.outputs, limits.cell_output_bytes)
             total += len(json.dumps(cell.outputs))
             if total > limits.notebook_output_bytes:
                 cell.outputs = [

@@ -2,15 +2,22 @@
 step down without stopping it, code that spins is stopped by its CPU time (even when it ignores
 its alarm), and code that sleeps by the wall-clock backstop. Both ways of counting CPU time are
 tried: the sandbox's cgroup (where this machine gives one) and /proc (unsandboxed: no cgroup).
+Deadlines are measured by the clock: a sandbox's start, and one notebook cell, never go past the
+time of the submission or of the notebook.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
 import time
 
+import nbformat
 import pytest
 
 from attention_course.sandbox import jail
+from attention_course.sandbox.execute import execute_notebook
 from attention_course.sandbox.program import Call, Limits, run_program
 from tests.hogs import cpu_hogs
 
@@ -87,3 +94,60 @@ def test_code_that_sleeps_with_no_idle_rule_is_stopped_by_the_wall_clock_backsto
     out = run.outcomes["s"]
     assert out.status == "timeout"
     assert out.seconds >= limits.backstop(limits.call_timeout) - 0.05, out  # not its CPU limit
+
+
+# ------------------------------------------------------------------ deadlines, by the clock
+
+SLOW_BWRAP = """#!/bin/sh
+sleep 120  # a sandbox that takes far longer to start than the submission has left
+exec {bwrap} "$@"
+"""
+
+
+def test_a_sandbox_start_never_waits_past_the_submissions_time(tmp_path, monkeypatch):
+    """bubblewrap takes minutes to start (a loaded machine): grading waits for it only as long
+    as the submission has left, not the start-up's own limit."""
+    jail.require()  # the machine's sandbox, probed before bubblewrap is slowed down
+    slow = tmp_path / "bin"
+    slow.mkdir()
+    (slow / "bwrap").write_text(SLOW_BWRAP.format(bwrap=shutil.which("bwrap")))
+    (slow / "bwrap").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{slow}{os.pathsep}{os.environ['PATH']}")
+    limits = Limits(submission_timeout=2.0, startup_timeout=60.0, grace=0.5)
+    start = time.monotonic()
+    run = _run("cgroup" if jail.probe().cgroup else "proc", [Call("w", "work", (1,))], limits)
+    elapsed = time.monotonic() - start
+    assert run.outcomes["w"].detail == "not run: the submission used up its 2 s of grading time"
+    assert run.workers == 1  # one start was tried, and given up at the submission's deadline
+    assert elapsed < limits.submission_timeout + 5, elapsed
+
+
+def _notebook(*sources: str):
+    return nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
+
+
+def test_a_cell_cannot_spend_more_than_the_notebooks_cpu_time():
+    """A cell that computes for ever, under a cell limit far above the notebook's budget and a
+    backstop further still: it is stopped once the notebook's budget of CPU time is spent."""
+    limits = Limits(notebook_cell_timeout=90.0, notebook_timeout=1.0, wall_factor=100.0)
+    nb = _notebook("while True:\n    pass", "print('after')")
+    start = time.monotonic()
+    run = execute_notebook(nb, limits)
+    elapsed = time.monotonic() - start
+    assert elapsed < 30, elapsed  # the budget, start-up included, on a busy machine; not 90 s
+    assert run.out_of_time
+    assert "stopped: the notebook used up its 1 s" in json.dumps(nb.cells[0].outputs)
+    assert "not run: the notebook used up its 1 s" in json.dumps(nb.cells[1].outputs)
+
+
+def test_a_cell_cannot_run_past_the_notebooks_deadline():
+    """A cell that sleeps, with no idle rule and a backstop of its own of 20 s: the notebook's
+    absolute deadline (4 times its 1 s budget, by the clock, from the start) stops it."""
+    limits = Limits(notebook_cell_timeout=5.0, notebook_timeout=1.0, idle_share=0.0, grace=0.5)
+    nb = _notebook("import time\ntime.sleep(60)")
+    start = time.monotonic()
+    execute_notebook(nb, limits)
+    elapsed = time.monotonic() - start
+    deadline = limits.backstop(limits.notebook_timeout)
+    assert elapsed < deadline + limits.grace + 3, elapsed  # not the cell's own 20 s
+    assert "the notebook used up its 1 s" in json.dumps(nb.cells[0].outputs)

@@ -6,7 +6,8 @@ its Python environment, in /usr/local/share, ...). nbgrader's preprocessors name
 the submission they grade (`graded_course`, from autograded/<student>/<assignment>/), and the
 sandbox covers it. Test courses usually live under /tmp, which the sandbox replaces by a private
 one anyway, so this course copy lies under /var/tmp, inside a folder made to look like part of
-the Python installation.
+the Python installation. So do a course's quiz banks (its answer keys) where they lie outside
+the course, and the engine's own folder: both are hidden from grading and from the notebook run.
 """
 
 from __future__ import annotations
@@ -105,3 +106,69 @@ def test_the_same_theft_works_where_the_course_is_readable(tmp_path):
     points = float(graded["softmax_tests"].metadata["nbgrader"]["points"])
     assert score == points > 0
     assert COURSE_ROOT not in course.parents
+
+
+ENGINE = Path(jail.__file__).resolve().parent.parent  # the engine's own folder
+LOOK = """
+import json, os
+
+def look():
+    def listing(path):
+        return sorted(os.listdir(path))[:5] if os.path.isdir(path) else None
+    return json.dumps({{"banks": listing({banks!r}), "engine": listing({engine!r}),
+                       "shared": listing({shared!r}),
+                       "beside": os.path.exists(os.path.join({beside!r}, "course.toml"))}})
+"""  # (formatted with the paths; a few names each: a value comes back within 500 characters)
+
+
+@pytest.fixture
+def banks_in_python(monkeypatch):
+    """A course copy under /var/tmp whose quiz banks (answer keys) lie elsewhere, in a folder
+    mounted like the Python installation; and the folder holding the engine mounted too."""
+    base = Path(tempfile.mkdtemp(prefix="attention-hiding-", dir="/var/tmp"))
+    base.chmod(0o755)
+    try:
+        course = copy_course(base / "course", COURSE_ROOT)
+        shared = base / "shared"
+        shared.mkdir(mode=0o755)
+        shutil.move(course / "quiz" / "banks", shared / "banks")
+        toml = course / "course.toml"
+        toml.write_text(
+            toml.read_text().replace('banks = "quiz/banks"', f'banks = "{shared}/banks"')
+        )
+        real = jail.python_paths
+        mounted = [str(shared), str(ENGINE.parent)]
+        monkeypatch.setattr(jail, "python_paths", lambda: [*real(), *mounted])
+        yield course, shared / "banks"
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _seen(text: str) -> dict:
+    seen = json.loads(text)
+    assert seen["shared"] == ["banks"], seen  # the folder is mounted: the banks' mount point
+    assert seen["beside"] is True, seen  # the folder holding the engine is mounted too
+    return seen
+
+
+def test_quiz_banks_and_the_engine_are_hidden_inside_a_mounted_folder(banks_in_python):
+    """What grading runs (a program run, hiding what Course.hidden names) and what nbgrader runs
+    (the notebook run of a submission of that course) see neither the banks nor the engine."""
+    from attention_course.course import Course
+    from attention_course.sandbox.program import Call, run_program
+
+    course, banks = banks_in_python
+    assert sorted(p.name for p in banks.glob("*.yaml"))  # the keys are there, outside
+    hidden = Course.load(course).hidden()
+    look = LOOK.format(
+        banks=str(banks), engine=str(ENGINE), shared=str(banks.parent), beside=str(ENGINE.parent)
+    )
+    run = run_program([("look", look)], [Call("look", "look")], hide=hidden)
+    graded = _seen(run.outcomes["look"].value)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(look + "\nprint(look())")])
+    resources = {"metadata": {"path": str(course / "autograded" / "someone" / ASSIGNMENT)}}
+    nb, _ = SandboxedExecute().preprocess(nb, resources)
+    text = "".join(o.get("text", "") for o in nb.cells[0].outputs)
+    notebook = _seen(text.strip().splitlines()[-1])
+    for run_of, seen in (("grading", graded), ("the notebook", notebook)):
+        assert seen["banks"] == [] and seen["engine"] == [], (run_of, seen)

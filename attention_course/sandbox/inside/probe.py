@@ -1,10 +1,10 @@
 """What a sandboxed process can do, tried from the inside (for `attention-course doctor`).
 
-Runs as a script inside the sandbox, answers one request with what it found: its uid and
-capabilities, whether it can see the course folder, reach a port the grading process listens
-on, make a user namespace, write outside /tmp, how large /tmp is, its seccomp mode, and what
-each system call the request names returned (`syscall_filter.trials`: the error each gave, or
-what it returned where it did not fail).
+Runs as a script inside the sandbox, answers one request with what it found: its uid,
+capabilities, groups and limits, whether it can see the course folder, reach a port the grading
+process listens on, make a user namespace, write outside /tmp, how large /tmp is, its seccomp
+mode, and what each system call the request names returned (`syscall_filter.trials`: the error
+each gave, or what it returned where it did not fail).
 """
 
 import ctypes
@@ -136,6 +136,8 @@ def main() -> None:
         "tmp_bytes": tmp.f_blocks * tmp.f_frsize,
         "nproc": resource.getrlimit(resource.RLIMIT_NPROC)[1],
         "address_space": resource.getrlimit(resource.RLIMIT_AS)[1],
+        "file_size": resource.getrlimit(resource.RLIMIT_FSIZE)[1],
+        "groups": os.getgroups(),
         "pid": os.getpid(),
         "seccomp": _seccomp_mode(),
         "calls": _try_calls(request.get("calls", [])),
