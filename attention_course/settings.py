@@ -185,3 +185,28 @@ class Similarity:
 
 
 SIMILARITY = Similarity()
+
+
+# ---- Checks with the hidden graders before the deadline (integrations/hub_check.py)
+
+
+@dataclass(frozen=True)
+class HubCheck:
+    """The course's grading service under JupyterHub: how often a student may check a notebook
+    with the hidden graders, how the checks are queued, and what happens after the due date.
+    course.toml's `[hub_check]` table and the service's options override these."""
+
+    per_day: int = 3  # checks per student per assignment in any `window`
+    window: float = 24 * 3600.0  # seconds: a check counts against the limit this long
+    workers: int = 1  # checks graded at once (each runs its own sandboxes)
+    pending_per_student: int = 1  # checks of one student waiting or running at once
+    after_due: str = "off"  # "off": no checks after the due date; "late": checked, late policy
+    wait: float = 600.0  # seconds the command-line client waits for its check's answer
+    service_name: str = "course-check"  # the JupyterHub service's name (its URL prefix)
+    table: str = "attention_course_hub_checks"  # the checks' table in the gradebook database
+
+
+HUB_CHECK = HubCheck()
+AFTER_DUE = ("off", "late")
+# In the students' servers: the check service's URL (the hub's /services/<name>/ address).
+CHECK_URL_ENV = "ATTENTION_COURSE_CHECK_URL"
