@@ -231,7 +231,7 @@ class CheckRecords:
             if len(times) >= settings.per_day:
                 next_allowed = times[len(times) - settings.per_day] + settings.window
                 return Refusal(
-                    f"you have used your {settings.per_day} checks of {assignment} "
+                    f"you have used the {_checks(settings.per_day)} of {assignment} allowed "
                     f"in {_window_text(settings.window)}",
                     next_allowed,
                 )
@@ -327,11 +327,15 @@ class CheckRecords:
         self.engine.dispose()
 
 
+def _checks(n: int) -> str:
+    return "1 check" if n == 1 else f"{n} checks"
+
+
 def _window_text(seconds: float) -> str:
-    if seconds == 24 * 3600:
-        return "24 hours"
+    """'24 hours', '1 hour', '90 seconds'."""
     if seconds % 3600 == 0:
-        return f"{seconds / 3600:g} hours"
+        hours = seconds / 3600
+        return "1 hour" if hours == 1 else f"{hours:g} hours"
     return f"{seconds:g} seconds"
 
 

@@ -50,7 +50,10 @@ def test_the_limit_counts_per_student_and_assignment_and_says_the_next_time(reco
     assert isinstance(refused, Refusal)
     assert refused.next_allowed == first.requested + SETTINGS.window  # the oldest one leaves
     assert readable(refused.next_allowed) == "Fri 15 Jan 2027, 09:00 UTC"
-    assert "next check is allowed from Fri 15 Jan 2027, 09:00 UTC" in refused.text()
+    assert refused.text() == (
+        "you have used the 2 checks of attention_basics allowed in 1 hour; "
+        "your next check is allowed from Fri 15 Jan 2027, 09:00 UTC"
+    )
     assert records.left("alice", "attention_basics", SETTINGS, NOW + 1200) == 0
     # another assignment, another student: their own counts
     assert isinstance(taken(records, "alice", "masks_and_heads", NOW + 1200), CheckRecord)
