@@ -56,17 +56,26 @@ def service_scope(name: str = HUB_CHECK.service_name) -> str:
 
 
 def hub_service(
-    course: Path, port: int, name: str = HUB_CHECK.service_name, options: tuple[str, ...] = ()
+    course: Path,
+    port: int,
+    name: str = HUB_CHECK.service_name,
+    options: tuple[str, ...] = (),
+    program: Path | None = None,
+    user: str | None = None,
 ) -> dict[str, Any]:
     """The entry of `c.JupyterHub.services` that runs the service for `course` on
-    127.0.0.1:`port` (the hub starts it and gives it its token)."""
-    program = Path(sys.executable).with_name("attention-course")
-    return {
+    127.0.0.1:`port` (the hub starts it and gives it its token), as `user` (the account that
+    owns the course and its gradebook; default: the hub's)."""
+    program = program or Path(sys.executable).with_name("attention-course")
+    entry: dict[str, Any] = {
         "name": name,
         "url": f"http://127.0.0.1:{port}",
         "command": [str(program), "hub-check-service", "--course", str(course), *options],
         "display": False,
     }
+    if user:
+        entry["user"] = user
+    return entry
 
 
 def hub_settings(public_url: str, name: str = HUB_CHECK.service_name) -> dict[str, Any]:
@@ -79,6 +88,39 @@ def hub_settings(public_url: str, name: str = HUB_CHECK.service_name) -> dict[st
         "server_token_scopes": ["users:activity!user", "access:servers!server", scope],
         "environment": {CHECK_URL_ENV: public_url.rstrip("/") + f"/services/{name}/"},
     }
+
+
+def hub_config_lines(
+    program: Path,
+    port: int,
+    options: tuple[str, ...] = (),
+    course: str = "COURSE",
+    instructor: str = "INSTRUCTOR",
+    name: str = HUB_CHECK.service_name,
+) -> list[str]:
+    """Lines to add to the jupyterhub_config.py that `attention-course jupyterhub` writes
+    (after it: they use its names `course` and `instructor`, the course folder and the
+    instructor's account, and its bind_url): the service run as the instructor, its role,
+    the students' servers' token scope and $ATTENTION_COURSE_CHECK_URL."""
+    scope = service_scope(name)
+    command = [str(program), "hub-check-service", "--course"]
+    return [
+        "# The course's grading service: students check notebooks with the hidden graders.",
+        "c.JupyterHub.services = list(c.JupyterHub.services) + [{",
+        f"    'name': {name!r},",
+        f"    'url': 'http://127.0.0.1:{port}',",
+        f"    'command': {command!r}",
+        f"    + [{course}, '--instructors', {instructor}, *{list(options)!r}],",
+        f"    'user': {instructor},",
+        "    'display': False,",
+        "}]",
+        "c.JupyterHub.load_roles = list(c.JupyterHub.load_roles) + "
+        f"[{{'name': 'user', 'scopes': ['self', {scope!r}]}}]",
+        "c.Spawner.server_token_scopes = "
+        f"{['users:activity!user', 'access:servers!server', scope]!r}",
+        "c.Spawner.environment = {**c.Spawner.environment, "
+        f"{CHECK_URL_ENV!r}: c.JupyterHub.bind_url.rstrip('/') + '/services/{name}/'}}",
+    ]
 
 
 @dataclass
