@@ -15,6 +15,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -24,7 +25,13 @@ from attention_course.integrations.check_limits import readable
 from attention_course.integrations.hub_check import hub_config_lines
 from attention_course.settings import CHECK_URL_ENV, HUB_CHECK
 from tests.course import COURSE_ROOT
-from tests.deploy.hub import HubDeployment, deploy_hub, free_port, user_token
+from tests.deploy.hub import (
+    SERVER_START_TIMEOUT,
+    HubDeployment,
+    deploy_hub,
+    free_port,
+    user_token,
+)
 
 pytestmark = pytest.mark.deploy  # one venv for tests/deploy/ (tests/conftest.py GROUPS)
 
@@ -85,15 +92,45 @@ def hub_log(hub) -> str:
     return deployment.hub.log_text()[-4000:]
 
 
+def server_environment(hub_url: str, account, token: str) -> dict[str, str]:
+    """Start the account's JupyterLab through the hub (with their own token, as the hub's
+    home page does) and read its environment (as root, from /proc): what every terminal and
+    kernel of theirs sees, the server's own hub token and the service's address included."""
+    status, answer = request(f"{hub_url}/hub/api/users/{account.name}/server", token, b"{}")
+    assert status in (201, 202), answer
+    deadline = time.monotonic() + SERVER_START_TIMEOUT
+    while True:
+        _, model = request(f"{hub_url}/hub/api/users/{account.name}", token)
+        if model.get("servers", {}).get("", {}).get("ready"):
+            break
+        assert time.monotonic() < deadline, model
+        time.sleep(0.5)
+    for proc in Path("/proc").iterdir():
+        try:
+            if not proc.name.isdigit() or proc.stat().st_uid != account.uid:
+                continue
+            if b"jupyterhub-singleuser" not in (proc / "cmdline").read_bytes():
+                continue
+            raw = (proc / "environ").read_bytes()
+        except OSError:
+            continue
+        return dict(v.split("=", 1) for v in raw.decode().split("\0") if "=" in v)
+    raise AssertionError(f"no server process of {account.name}")
+
+
 @pytest.fixture(scope="module")
 def alices_check(hub):
     """alice, as her own account, checks her partly done notebook with the command students
-    run, then again."""
+    run, with her JupyterLab's environment (its hub token, the service's address), then
+    again."""
     alice = hub["people"]["alice"]
     path = alice.home / "attention_basics.ipynb"
     nbformat.write(sample_notebooks("attention_basics", COURSE_ROOT)["demo-partial"], path)
     subprocess.run(["chown", f"{alice.name}:", str(path)], check=True)
-    env = alice.env(JUPYTERHUB_API_TOKEN=hub["tokens"]["alice"], **{CHECK_URL_ENV: hub["url"]})
+    server = server_environment(hub["deployment"].hub.url, alice, hub["tokens"]["alice"])
+    assert server[CHECK_URL_ENV] == hub["url"]
+    assert server["JUPYTERHUB_API_TOKEN"] != hub["tokens"]["alice"]  # the server's own
+    env = alice.env(**{k: server[k] for k in ("JUPYTERHUB_API_TOKEN", CHECK_URL_ENV)})
     asked = time.time()
     first = alice.run([hub["program"], "hub-check", path], env=env, timeout=300)
     second = alice.run([hub["program"], "hub-check", path], env=env, timeout=60)
@@ -149,18 +186,21 @@ def test_the_limit_says_when_the_next_check_is_allowed(hub, alices_check):
 
 def test_another_student_can_neither_read_nor_spend_the_first_ones_checks(hub, alices_check):
     url, tokens = hub["url"], hub["tokens"]
+    alice, bob = hub["people"]["alice"].name, hub["people"]["bob"].name
     _, alices = request(url + "api/checks", tokens["alice"])
     check_id = alices["checks"][0]["id"]
-    assert request(url + f"api/checks/{check_id}", tokens["alice"])[0] == 200
+    status, own = request(url + f"api/checks/{check_id}", tokens["alice"])
+    assert status == 200 and own["check"]["feedback"]
+    assert "detail" not in own["check"] and "student" not in own["check"]  # no seed for her
     status, answer = request(url + f"api/checks/{check_id}", tokens["bob"])
     assert status == 404 and "feedback" not in json.dumps(answer)
     assert request(url + "api/checks", tokens["bob"]) == (200, {"checks": []})
     assert request(url + "api/checks", tokens["bob"], all="1")[0] == 403
-    assert request(url + "api/checks", tokens["bob"], student="alice")[0] == 403
+    assert request(url + "api/checks", tokens["bob"], student=alice)[0] == 403
     body = alices_check["path"].read_bytes()
-    status, answer = request(url + "api/checks", tokens["bob"], body, student="alice")
+    status, answer = request(url + "api/checks", tokens["bob"], body, student=alice)
     assert status == 403 and "only your own" in answer["error"]
-    status, answer = request(url + "api/checks", tokens["alice"], body, student="bob")
+    status, answer = request(url + "api/checks", tokens["alice"], body, student=bob)
     assert status == 403
     # bob's own checks are untouched by alice's, and alice's by bob's attempts
     assert (
@@ -177,12 +217,13 @@ def test_the_instructor_lists_every_check(hub, alices_check):
     status, listed = request(hub["url"] + "api/checks", hub["tokens"]["teacher"], all="1")
     assert status == 200
     (record,) = listed["checks"]
-    assert record["student"] == "alice" and record["state"] == "graded"
+    assert record["student"] == hub["people"]["alice"].name and record["state"] == "graded"
+    assert record["detail"].startswith("seed ")  # for the instructor; alice's answer has none
     assert record["assignment"] == "attention_basics" and record["score"] is not None
     course = hub["deployment"].course
     shown = hub["people"]["teacher"].run([hub["program"], "hub-checks", "--course", course])
     assert shown.returncode == 0, shown.stderr
-    (row,) = [line for line in shown.stdout.splitlines() if "alice" in line]
+    (row,) = [line for line in shown.stdout.splitlines() if record["student"] in line]
     assert "attention_basics" in row and "graded" in row
     assert f"{record['score']:g} / {record['max_score']:g}" in row
 
