@@ -203,6 +203,7 @@ class HubCheck:
     after_due: str = "off"  # "off": no checks after the due date; "late": checked, late policy
     wait: float = 600.0  # seconds the command-line client waits for its check's answer
     service_name: str = "course-check"  # the JupyterHub service's name (its URL prefix)
+    port: int = 8010  # where the service listens, on 127.0.0.1 (the hub's proxy reaches it)
     table: str = "attention_course_hub_checks"  # the checks' table in the gradebook database
 
 

@@ -45,6 +45,18 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     add_course_option(p)
     p.add_argument("--db", metavar="URL", help="the gradebook (default: the class run's)")
     p.add_argument(
+        "--config-lines",
+        action="store_true",
+        help="print the lines that run this service, with these options, to append to the "
+        "jupyterhub_config.py `attention-course jupyterhub` wrote (its course and instructor)",
+    )
+    p.add_argument(
+        "--port",
+        type=positive,
+        default=HUB_CHECK.port,
+        help=f"with --config-lines: the service's port on 127.0.0.1 (default: {HUB_CHECK.port})",
+    )
+    p.add_argument(
         "--per-day",
         type=positive,
         help=f"checks per student per assignment per window (default: {HUB_CHECK.per_day})",
@@ -141,6 +153,9 @@ def hub_check_service(args: argparse.Namespace) -> int:
     from attention_course.integrations.check_limits import policy
     from attention_course.integrations.hub_check import CheckService, serve
 
+    if args.config_lines:
+        print(_config_lines(args))
+        return 0
     logging.basicConfig(level=logging.INFO, format="[hub-check %(levelname)s] %(message)s")
     root, records = _records(args)
     settings = policy(
@@ -161,6 +176,18 @@ def hub_check_service(args: argparse.Namespace) -> int:
     )
     serve(service)
     return 0
+
+
+def _config_lines(args: argparse.Namespace) -> str:
+    from attention_course.integrations.hub_check import hub_config_lines
+
+    options: list[str] = []
+    for name in ("per_day", "window", "workers", "after_due"):
+        value = getattr(args, name)
+        if value is not None:
+            options += ["--" + name.replace("_", "-"), str(value)]
+    program = Path(sys.executable).with_name("attention-course")
+    return "\n".join(["", *hub_config_lines(program, args.port, tuple(options))])
 
 
 def hub_checks(args: argparse.Namespace) -> int:

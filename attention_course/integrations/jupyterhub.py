@@ -89,8 +89,14 @@ def check_plan(plan: HubPlan) -> None:
     course = plan.course.resolve()
     if not (course / "nbgrader_config.py").is_file():
         raise UserError(f"{plan.course}: not a course folder (no nbgrader_config.py)")
-    for name in (plan.instructor, *plan.students):
-        _account(name)
+    _account(plan.instructor)
+    for name in plan.students:
+        home = Path(_account(name).pw_dir)
+        if home.is_dir() and home.stat().st_mode & (stat.S_IROTH | stat.S_IXOTH):
+            raise UserError(
+                f"{home}: {name}'s home is open to other accounts, so students could read each "
+                f"other's work (chmod 700 {home})"
+            )
     if not plan.students:
         raise UserError("no student accounts (--students NAME,NAME...)")
     if plan.instructor in plan.students:
@@ -195,7 +201,7 @@ def hub_config_text(plan: HubPlan) -> str:
         "",
         "# Local accounts, with their own passwords (PAM); only the course's.",
         'c.JupyterHub.authenticator_class = "pam"',
-        f"c.Authenticator.allowed_users = {set([plan.instructor, *plan.students])!r}",
+        f"c.Authenticator.allowed_users = {_set_text([plan.instructor, *plan.students])}",
         "",
         "# Each user's JupyterLab runs as their account, from the course's environment.",
         'c.JupyterHub.spawner_class = "localprocess"',
@@ -230,6 +236,11 @@ def hub_config_text(plan: HubPlan) -> str:
     if plan.extra_lines:
         lines += ["", "# Added for this course.", *plan.extra_lines]
     return "\n".join(lines) + "\n"
+
+
+def _set_text(names: Sequence[str]) -> str:
+    """A set of strings as Python text, in sorted order (a set's repr varies from run to run)."""
+    return "{" + ", ".join(repr(name) for name in sorted(set(names))) + "}"
 
 
 # ---- the environment

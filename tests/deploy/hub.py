@@ -89,6 +89,7 @@ def make_account(prefix: str) -> HubAccount:
     if made.returncode != 0:
         shutil.rmtree(base, ignore_errors=True)
         pytest.fail(f"useradd {name}: {made.stderr.strip()}")
+    home.chmod(0o700)  # students' homes closed to each other (`attention-course jupyterhub`)
     entry = pwd.getpwnam(name)
     account = HubAccount(name, entry.pw_uid, entry.pw_gid, home, password, base)
     set_password = subprocess.run(
@@ -169,7 +170,8 @@ class HubDeployment:
     students: tuple[HubAccount, ...]
     venv: EngineVenv
     base: Path  # the deployment's folder (course, hub files, exchange)
-    readme_output: list[str] = field(default_factory=list)  # what the README's commands printed
+    start_argv: list[str] = field(default_factory=list)  # the README's command starting the hub
+    readme_output: list[str] = field(default_factory=list)  # what the README's first one printed
 
     @property
     def course(self) -> Path:
@@ -272,9 +274,10 @@ def deploy_hub(
                 extra_lines=tuple(extra_lines),
             )
             write_hub(plan)
-        hub = start_hub([_named(word, names) for word in start], plan.out, plan.url)
+        start = [_named(word, names) for word in start]
+        hub = start_hub(start, plan.out, plan.url)
         yield HubDeployment(
-            hub, plan, instructor, tuple(learners), venv, base, wrote.stdout.splitlines()
+            hub, plan, instructor, tuple(learners), venv, base, start, wrote.stdout.splitlines()
         )
     finally:
         if hub is not None:
@@ -370,3 +373,23 @@ def log_in_page(page, hub: RunningHub, account: HubAccount) -> None:
     page.click("#login_submit")
     page.wait_for_url(f"**/user/{account.name}/lab**", timeout=SERVER_START_TIMEOUT * 1000)
     page.wait_for_selector("#jp-main-statusbar", timeout=SERVER_START_TIMEOUT * 1000)
+
+
+def start_server(hub: RunningHub, account: HubAccount) -> HubSession:
+    """Ask the hub to start `account`'s JupyterLab (as the account, logged in), without
+    waiting for it; returns the logged-in session (`wait_for_server` waits)."""
+    session = log_in(hub, account)
+    status, body, _ = session.request("POST", f"/hub/api/users/{account.name}/server")
+    assert status in (201, 202, 400), f"starting {account.name}'s server: {status} {body[:300]!r}"
+    return session  # 400: it is already running
+
+
+def wait_for_server(session: HubSession, name: str) -> None:
+    """Wait until the hub says `name`'s server is ready."""
+    deadline = time.monotonic() + SERVER_START_TIMEOUT
+    while time.monotonic() < deadline:
+        status, body, _ = session.request("GET", "/hub/api/user")
+        if status == 200 and json.loads(body).get("servers", {}).get("", {}).get("ready"):
+            return
+        time.sleep(0.5)
+    pytest.fail(f"{name}'s server did not start in {SERVER_START_TIMEOUT} s")

@@ -22,7 +22,6 @@ import pytest
 
 from attention_course.cli.samples import sample_notebooks
 from attention_course.integrations.check_limits import readable
-from attention_course.integrations.hub_check import hub_config_lines
 from attention_course.settings import CHECK_URL_ENV, HUB_CHECK
 from tests.course import COURSE_ROOT
 from tests.deploy.hub import (
@@ -61,8 +60,12 @@ def hub(engine_venv) -> Iterator[dict]:
     """The course's hub with the grading service (one check per assignment per hour), the
     students' and the instructor's hub tokens, and masks_and_heads past its due date."""
     program = engine_venv.bin("attention-course")
-    lines = hub_config_lines(program, free_port(), ("--per-day", "1", "--window", str(WINDOW)))
-    with deploy_hub(engine_venv, extra_lines=lines) as deployment:
+    lines = engine_venv.run(
+        "attention-course", "hub-check-service", "--config-lines", "--port", str(free_port()),
+        "--per-day", "1", "--window", str(WINDOW),
+    )  # fmt: skip
+    assert lines.returncode == 0, lines.stderr
+    with deploy_hub(engine_venv, extra_lines=lines.stdout.splitlines()) as deployment:
         url = f"{deployment.hub.url}/services/{HUB_CHECK.service_name}/"
         deadline = time.monotonic() + SERVICE_START
         while request(url + "api/limit", assignment="attention_basics")[0] != 403:
