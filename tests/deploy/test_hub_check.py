@@ -38,12 +38,13 @@ WINDOW = 3600  # a check counts this long (seconds)
 SERVICE_START = 60  # seconds for the service to answer once the hub does
 
 
-def request(url, token=None, body=None, **query):
+def request(url, token=None, body=None, method=None, **query):
     """(status, JSON answer) of one request to the hub or the service."""
     if query:
         url += "?" + "&".join(f"{k}={v}" for k, v in query.items())
     headers = {"Authorization": f"token {token}"} if token else {}
-    req = urllib.request.Request(url, data=body, headers=headers, method="POST" if body else "GET")
+    method = method or ("GET" if body is None else "POST")
+    req = urllib.request.Request(url, data=body, headers=headers, method=method)
     try:
         with urllib.request.urlopen(req, timeout=30) as response:
             return response.status, json.loads(response.read() or b"{}")
@@ -88,6 +89,10 @@ def hub(engine_venv) -> Iterator[dict]:
             "deployment": deployment,
             "program": program,
         }
+        alice = people["alice"].name
+        request(
+            f"{deployment.hub.url}/hub/api/users/{alice}/server", tokens["alice"], method="DELETE"
+        )
 
 
 def hub_log(hub) -> str:
@@ -241,3 +246,18 @@ def test_checks_are_closed_after_the_due_date(hub):
     )
     assert status == 403, answer
     assert "due date (Thu 1 Jan 2026, 00:00 UTC) has passed" in answer["error"]
+
+
+def test_the_students_own_server_checks_for_them(hub, alices_check):
+    """The endpoint of alice's JupyterLab server (lab_check.py) sends her notebook with her
+    server's token: her limit is spent, so it answers with the time of her next check. bob's
+    token cannot reach her server."""
+    alice = hub["people"]["alice"]
+    endpoint = f"{hub['deployment'].hub.url}/user/{alice.name}/attention-course/hub-check"
+    status, answer = request(endpoint, hub["tokens"]["alice"], b"", path=alices_check["path"].name)
+    assert status == 429, answer
+    assert "next check is allowed from" in answer["error"] and answer["next_allowed"]
+    status, answer = request(endpoint, hub["tokens"]["bob"], b"", path=alices_check["path"].name)
+    assert status in (403, 404), answer
+    status, answer = request(endpoint, hub["tokens"]["alice"], b"", path="../../etc/passwd")
+    assert status in (400, 403, 404), answer
