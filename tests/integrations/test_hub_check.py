@@ -86,3 +86,25 @@ def test_the_service_queues_students_in_turn(service):
     assert status == 429  # two of alice's are waiting
     order = [checks.queue.take(timeout=0) for _ in asked]
     assert order == [asked[0], asked[2], asked[1]]
+
+
+def test_a_check_is_read_by_its_student_and_the_instructors_only(service):
+    checks = service()
+    checks.instructors = frozenset({"teacher"})
+    status, answer = checks.submit("alice", RELEASED, None)
+    check_id = answer["check"]["id"]
+    alice, bob = {"name": "alice", "groups": []}, {"name": "bob", "groups": []}
+    assert checks.read(alice, check_id)[0] == 200
+    assert "student" not in checks.read(alice, check_id)[1]["check"]
+    assert checks.read(bob, check_id) == (404, {"error": f"no check {check_id} of yours"})
+    assert checks.listing(bob, False, None, None) == (200, {"checks": []})
+    assert checks.listing(bob, True, None, None)[0] == 403
+    assert checks.listing(bob, False, None, "alice")[0] == 403
+    for instructor in (
+        {"name": "teacher", "groups": []},
+        {"name": "ta", "groups": ["instructors"]},
+    ):
+        status, answer = checks.read(instructor, check_id)
+        assert status == 200 and answer["check"]["student"] == "alice"
+        status, listed = checks.listing(instructor, True, None, None)
+        assert [c["id"] for c in listed["checks"]] == [check_id]
