@@ -251,15 +251,19 @@ class CheckService:
             finally:
                 shutil.rmtree(pending.path.parent, ignore_errors=True)
             state = {None: GRADED, STUDENTS: REJECTED, GRADING: FAILED}[graded.fault]
-            self.records.finish(
-                check_id,
-                state,
-                self.clock(),
-                graded.score,
-                graded.max_score,
-                graded.feedback,
-                graded.detail,
-            )
+            try:
+                self.records.finish(
+                    check_id,
+                    state,
+                    self.clock(),
+                    graded.score,
+                    graded.max_score,
+                    graded.feedback,
+                    graded.detail,
+                )
+            except Exception:  # noqa: BLE001 (the gradebook went away: the check stays running,
+                # and the next start of the service fails it, so it does not count)
+                log.exception("recording check %s", check_id)
 
     def read(self, user: dict[str, Any], check_id: str) -> tuple[int, dict]:
         """A check, for its student or an instructor; for anyone else, as if there were none."""
@@ -297,6 +301,23 @@ class CheckService:
         return record.for_instructor() if instructor else record.answer()
 
 
+UNAVAILABLE = "the course's gradebook does not answer; try again later"
+
+
+def guarded(call: Callable[[], tuple[int, dict]]) -> tuple[int, dict]:
+    """A service call's answer; the gradebook not answering (the due date, the limit, the
+    records) is 503 in one line, the infrastructure's fault, nothing counted."""
+    import sqlalchemy.exc
+
+    from attention_course.errors import GradebookUnavailable
+
+    try:
+        return call()
+    except (GradebookUnavailable, sqlalchemy.exc.SQLAlchemyError, OSError) as exc:
+        log.warning("gradebook: %s", " ".join(str(exc).split())[:300])
+        return 503, {"error": UNAVAILABLE}
+
+
 def make_app(service: CheckService, prefix: str) -> Any:
     """The tornado application of the service, its routes under the hub's `prefix`."""
     from jupyterhub.services.auth import HubAuthenticated
@@ -329,31 +350,27 @@ def make_app(service: CheckService, prefix: str) -> Any:
             if claimed is not None and claimed != user["name"]:
                 self.answer(403, {"error": f"you may check only your own work ({user['name']})"})
                 return
+            assignment = self.get_argument("assignment", None)
             self.answer(
-                *service.submit(
-                    user["name"], self.request.body, self.get_argument("assignment", None)
-                )
+                *guarded(lambda: service.submit(user["name"], self.request.body, assignment))
             )
 
         def get(self) -> None:
             user = self.user()
             every = self.get_argument("all", "") in ("1", "true", "yes")
-            self.answer(
-                *service.listing(
-                    user,
-                    every,
-                    self.get_argument("assignment", None),
-                    self.get_argument("student", None),
-                )
-            )
+            assignment = self.get_argument("assignment", None)
+            student = self.get_argument("student", None)
+            self.answer(*guarded(lambda: service.listing(user, every, assignment, student)))
 
     class OneCheck(Handler):
         def get(self, check_id: str) -> None:
-            self.answer(*service.read(self.user(), check_id))
+            user = self.user()
+            self.answer(*guarded(lambda: service.read(user, check_id)))
 
     class Limit(Handler):
         def get(self) -> None:
-            self.answer(*service.limit(self.user(), self.get_argument("assignment")))
+            user, assignment = self.user(), self.get_argument("assignment")
+            self.answer(*guarded(lambda: service.limit(user, assignment)))
 
     return web.Application(
         [

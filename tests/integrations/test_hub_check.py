@@ -108,3 +108,16 @@ def test_a_check_is_read_by_its_student_and_the_instructors_only(service):
         assert status == 200 and answer["check"]["student"] == "alice"
         status, listed = checks.listing(instructor, True, None, None)
         assert [c["id"] for c in listed["checks"]] == [check_id]
+
+
+def test_a_gradebook_that_does_not_answer_is_one_line_and_counts_nothing(service):
+    from attention_course.errors import GradebookUnavailable
+    from attention_course.integrations.hub_check import UNAVAILABLE, guarded
+
+    def gone(assignment):
+        raise GradebookUnavailable("gradebook postgresql://127.0.0.1:1/x: connection refused")
+
+    checks = service()
+    checks.due = gone
+    assert guarded(lambda: checks.submit("alice", RELEASED, None)) == (503, {"error": UNAVAILABLE})
+    assert checks.records.list() == [] and len(checks.queue) == 0
