@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -351,9 +352,10 @@ def jupyterhub(args: argparse.Namespace) -> int:
         port=args.port,
         hub_port=args.hub_port,
         proxy_api_port=args.proxy_api_port,
-        proxy=hub.which_proxy(args.proxy),
+        proxy=args.proxy,
     )
     hub.check_plan(plan)
+    plan = dataclasses.replace(plan, proxy=hub.which_proxy(args.proxy))
     if args.out.exists() and not args.out.is_dir():
         raise UserError(f"{args.out}: exists and is not a folder")
     print(f"installing this package and JupyterHub into {plan.venv} ...", flush=True)

@@ -24,6 +24,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -266,9 +267,31 @@ def install_environment(venv: Path, python: str | None = None) -> Path:
     with tempfile.TemporaryDirectory(prefix="attention-hub-wheel-") as folder:
         wheel = build_wheel(Path(folder))
         pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q"]
-        pip += ["--disable-pip-version-check", str(wheel), jupyterhub_requirement()]
+        pip += ["--disable-pip-version-check", jupyterhub_requirement()]
+        if not _installed_already(venv, wheel):
+            pip.append(str(wheel))
         _run(pip, f"pip install into {venv}")
     return venv / "bin" / "jupyterhub"
+
+
+def _package_files(record: str) -> set[str]:
+    """The package's files with their hashes, as a RECORD lists them."""
+    return {
+        line
+        for line in record.splitlines()
+        if line.startswith("attention_course/") and ",sha256=" in line
+    }
+
+
+def _installed_already(venv: Path, wheel: Path) -> bool:
+    """The environment holds exactly the wheel's files (same names, same hashes)."""
+    installed = sorted(venv.glob("lib/python3*/site-packages/attention_course-*.dist-info"))
+    if len(installed) != 1 or not (installed[0] / "RECORD").is_file():
+        return False
+    with zipfile.ZipFile(wheel) as archive:
+        (name,) = [n for n in archive.namelist() if n.endswith(".dist-info/RECORD")]
+        wanted = _package_files(archive.read(name).decode())
+    return wanted == _package_files((installed[0] / "RECORD").read_text())
 
 
 def _run(argv: Sequence[str], what: str) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -175,8 +176,8 @@ def test_students_read_neither_the_course_nor_each_other_and_write_no_configurat
     for folder in (hub.plan.student_config, hub.plan.instructor_config, hub.plan.venv):
         wrote = student.run(["touch", folder / "written-by-a-student"])
         assert wrote.returncode != 0, f"a student wrote into {folder}"
-    for path in (hub.plan.venv / "bin" / "python", hub.plan.venv / "bin" / "jupyterhub-singleuser"):
-        assert student.run([path, "--version"]).returncode == 0, f"a student cannot run {path}"
+    ran = student.run([hub.plan.venv / "bin" / "python", "-c", "import attention_course"])
+    assert ran.returncode == 0, f"a student cannot run the environment's Python: {ran.stderr}"
     assert stat.S_IMODE(hub.plan.config_file.stat().st_mode) == 0o600
 
 
@@ -266,3 +267,24 @@ def test_the_hub_log_holds_no_error(hub, student_work):
 def test_the_command_says_to_start_the_hub_as_the_readme_does(hub):
     said = [line for line in hub.readme_output if line.startswith("Start the hub")]
     assert said == [f"Start the hub (as root): {' '.join(hub.start_argv)}"], hub.readme_output
+
+
+def test_the_command_refuses_a_student_home_open_to_others(hub):
+    """Students on one machine would read each other's work: one line, exit 2, nothing written."""
+    student = hub.students[1]
+    plan = hub.plan
+    argv = [COURSE_ROOT / ".venv" / "bin" / "attention-course", "jupyterhub"]
+    argv += ["--course", plan.course, "--out", plan.out.parent / "second-hub", "--venv", plan.venv]
+    argv += ["--exchange", plan.exchange, "--instructor", plan.instructor]
+    argv += ["--students", ",".join(plan.students), "--proxy", plan.proxy]
+    student.home.chmod(0o755)
+    try:
+        done = subprocess.run([str(a) for a in argv], capture_output=True, text=True, timeout=120)
+    finally:
+        student.home.chmod(0o700)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.strip() == (
+        f"attention-course: error: {student.home}: {student.name}'s home is open to other "
+        f"accounts, so students could read each other's work (chmod 700 {student.home})"
+    ), done.stderr
+    assert not (plan.out.parent / "second-hub").exists()
