@@ -1,5 +1,6 @@
 """nbgrader configuration of the attention course (nbgrader 0.9)."""
 
+import os
 from pathlib import Path
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor
@@ -27,6 +28,7 @@ from attention_course.grading.preprocessors import (
 )
 from attention_course.grading.quiz_answers import GradeQuizAnswers, HideReviewNotes
 from attention_course.reports import notebook_html
+from attention_course.settings import EXCHANGE_ENV
 
 ROOT = Path(__file__).resolve().parent
 
@@ -38,8 +40,9 @@ c.CourseDirectory.course_id = "attention-course"
 # several machines: postgresql://USER@HOST:PORT/DB), else the SQLite file gradebook.db here.
 # Or write the URL itself here (postgresql+psycopg://USER@HOST:PORT/DB).
 c.CourseDirectory.db_url = gradebook.url(ROOT)
-# A course-local exchange; point it at a shared folder for a multi-user JupyterHub.
-c.Exchange.root = str(ROOT / "exchange")
+# The exchange: $ATTENTION_COURSE_EXCHANGE if set (a shared folder: on the course's JupyterHub,
+# `attention-course jupyterhub` sets it for the instructor), else a course-local one.
+c.Exchange.root = os.environ.get(EXCHANGE_ENV) or str(ROOT / "exchange")
 
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"

@@ -48,3 +48,13 @@ def csv_cell(value: object) -> object:
 def csv_row(values: Iterable[object]) -> list[object]:
     """Every cell of a row made inert (csv_cell)."""
     return [csv_cell(v) for v in values]
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_text(text: object) -> str:
+    """`text` as a terminal shows it, its lines and tabs kept: every other control character
+    (an escape sequence's start, a carriage return that overwrites a line) written as its
+    Python escape (`\\x1b`), so that no text moves the cursor, recolours or retitles."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], str(text))

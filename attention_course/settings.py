@@ -185,3 +185,55 @@ class Similarity:
 
 
 SIMILARITY = Similarity()
+
+
+# ---- Checks with the hidden graders before the deadline (integrations/hub_check.py)
+
+
+@dataclass(frozen=True)
+class HubCheck:
+    """The course's grading service under JupyterHub: how often a student may check a notebook
+    with the hidden graders, how the checks are queued, and what happens after the due date.
+    course.toml's `[hub_check]` table and the service's options override these."""
+
+    per_day: int = 3  # checks per student per assignment in any `window`
+    window: float = 24 * 3600.0  # seconds: a check counts against the limit this long
+    workers: int = 1  # checks graded at once (each runs its own sandboxes)
+    pending_per_student: int = 1  # checks of one student waiting or running at once
+    after_due: str = "off"  # "off": no checks after the due date; "late": checked, late policy
+    wait: float = 600.0  # seconds the command-line client waits for its check's answer
+    service_name: str = "course-check"  # the JupyterHub service's name (its URL prefix)
+    port: int = 8010  # where the service listens, on 127.0.0.1 (the hub's proxy reaches it)
+    table: str = "attention_course_hub_checks"  # the checks' table in the gradebook database
+
+
+HUB_CHECK = HubCheck()
+AFTER_DUE = ("off", "late")
+# In the students' servers: the check service's URL (the hub's /services/<name>/ address).
+CHECK_URL_ENV = "ATTENTION_COURSE_CHECK_URL"
+
+
+# ---- A JupyterHub for the course (attention_course/integrations/jupyterhub.py)
+
+
+@dataclass(frozen=True)
+class Hub:
+    """The defaults of `attention-course jupyterhub`."""
+
+    ip: str = "127.0.0.1"  # where the hub's public address listens (its proxy's)
+    port: int = 8000  # the hub's public port (configurable-http-proxy's)
+    hub_port: int = 8081  # the hub's own API, for the single-user servers (127.0.0.1)
+    proxy_api_port: int = 8001  # configurable-http-proxy's API, for the hub (127.0.0.1)
+    proxy: str = "configurable-http-proxy"  # JupyterHub's proxy (npm), found on PATH
+    # The hub's version when the command's own environment has none (else that version).
+    jupyterhub: str = "jupyterhub>=5.2"
+    start_timeout: int = 120  # seconds for a user's server to start (a cold JupyterLab)
+    config_file: str = "jupyterhub_config.py"
+    student_config: str = "student-jupyter"  # the students' Jupyter configuration folder
+    instructor_config: str = "instructor-jupyter"  # the instructor's (the course, formgrader)
+
+
+HUB = Hub()
+# The exchange folder, for the course's nbgrader_config.py: the instructor's server on the hub
+# gets it in its environment, so that formgrader and nbgrader release into the shared exchange.
+EXCHANGE_ENV = "ATTENTION_COURSE_EXCHANGE"

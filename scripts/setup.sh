@@ -67,6 +67,18 @@ if command -v npm >/dev/null 2>&1; then
       echo "setup: warning: npm could not install them; the quiz export tests install them when run"
     fi
   fi
+  # configurable-http-proxy, JupyterHub's proxy (npm), for the JupyterHub deployment and its test
+  # (tests/deploy/test_jupyterhub.py): into .venv/node_tools too, its program in node_modules/.bin.
+  proxy_package=configurable-http-proxy@5.3.0
+  if [ ! -x .venv/node_tools/node_modules/.bin/configurable-http-proxy ] \
+    || ! grep -qs "$proxy_package" .venv/node_tools/.proxy-installed; then
+    echo "setup: installing $proxy_package (JupyterHub's proxy) into .venv/node_tools ..."
+    if npm install --prefix .venv/node_tools --no-audit --no-fund "$proxy_package" >/dev/null 2>&1; then
+      echo "$proxy_package" > .venv/node_tools/.proxy-installed
+    else
+      echo "setup: warning: npm could not install $proxy_package; the JupyterHub test cannot run"
+    fi
+  fi
 else
-  echo "setup: warning: node/npm are not installed; the quiz export tests need them (apt-get install nodejs npm)"
+  echo "setup: warning: node/npm are not installed; the quiz export and JupyterHub tests need them (apt-get install nodejs npm)"
 fi

@@ -6,7 +6,7 @@ from __future__ import annotations
 import mistune
 import pytest
 
-from attention_course.inert import csv_cell, csv_row, markdown_text
+from attention_course.inert import csv_cell, csv_row, markdown_text, terminal_text
 from tests.html_page import Page
 
 HOSTILE = [
@@ -62,3 +62,19 @@ def test_escaped_text_keeps_letters_digits_and_spaces_as_they_are():
 def test_a_csv_cell_is_never_a_formula(cell, inert):
     assert csv_cell(cell) == inert
     assert csv_row(["x", cell]) == ["x", inert]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "\x1b]0;owned\x07title",  # retitles the terminal
+        "\x1b[2J\x1b[Hscreen cleared",  # clears the screen
+        "PASS [1 pt] fake\r",  # a carriage return that overwrites the line
+        "\x9b31mred",  # the one-byte CSI
+    ],
+)
+def test_terminal_text_has_no_control_character_but_lines_and_tabs(text):
+    shown = terminal_text(text + "\n\tnext line")
+    assert shown.endswith("\n\tnext line")
+    assert not any(ord(c) < 32 and c not in "\n\t" or 0x7F <= ord(c) <= 0x9F for c in shown)
+    assert shown.replace("\n\tnext line", "").encode().decode("unicode_escape") == text

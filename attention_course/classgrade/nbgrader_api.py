@@ -290,3 +290,35 @@ def gradebook_scores(
             cells["total"] = float(sub.score)
             out[sub.student_id] = cells
     return out
+
+
+def due_date(assignment: str, root: Path) -> float | None:
+    """The assignment's due date as nbgrader keeps it (the gradebook's, set with
+    `nbgrader db assignment add --duedate`, naive UTC), in epoch seconds; None when it has
+    none or the gradebook does not know it (looking does not make a gradebook)."""
+    import calendar
+
+    from nbgrader.api import MissingEntry
+
+    if not gradebook_exists(root):
+        return None
+    with _gradebook(root) as gb:
+        try:
+            due = gb.find_assignment(assignment).duedate
+        except MissingEntry:
+            return None
+    return None if due is None else float(calendar.timegm(due.utctimetuple()))
+
+
+def late_penalty(root: Path) -> str:
+    """nbgrader's late policy for the course (`c.LateSubmissionPlugin.penalty_method`:
+    "none" or "zero")."""
+    return str(_config(root).LateSubmissionPlugin.get("penalty_method", "none"))
+
+
+def open_gradebook(root: Path) -> None:
+    """Make the course's gradebook if it is not there yet, as nbgrader makes it (its tables
+    and alembic's version stamp, which nbgrader writes only into an empty database: before
+    any table of ours goes in)."""
+    with _gradebook(root):
+        pass

@@ -9,7 +9,7 @@ from attention_course.classgrade.gradebook import DB_ENV
 from attention_course.classgrade.nbgrader_api import DEFAULT_JOBS
 from attention_course.cli import handlers
 from attention_course.cli.options import add_course_option, fraction, positive
-from attention_course.settings import COURSE_FILE, SIMILARITY
+from attention_course.settings import COURSE_FILE, HUB, SIMILARITY
 
 _course = add_course_option
 
@@ -255,3 +255,46 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     )
     _course(p, "the course whose nbgrader_config.py gives the defaults")
     p.set_defaults(run=handlers.student_config)
+
+    p = sub.add_parser(
+        "jupyterhub",
+        help="write a JupyterHub for the course (local accounts, exchange, formgrader)",
+        description="Install this package (from its wheel) and JupyterHub into one environment "
+        "every account can run, and write into OUT the hub's jupyterhub_config.py (local "
+        "accounts through PAM, each user's JupyterLab run as their account, behind "
+        "configurable-http-proxy), the students' Jupyter configuration (Assignments and "
+        "Validate, no instructor tools) and the instructor's (the course, formgrader); make "
+        "nbgrader's exchange, shared by everybody. Run it and the hub as root.",
+    )
+    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="where to write the hub")
+    p.add_argument(
+        "--venv",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help="the environment of the hub and every user's server (made if missing)",
+    )
+    p.add_argument("--instructor", required=True, metavar="NAME", help="the instructor's account")
+    p.add_argument("--students", required=True, metavar="NAME,NAME", help="the students' accounts")
+    p.add_argument(
+        "--exchange",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help="nbgrader's exchange, a folder outside the course (made, writable by everybody)",
+    )
+    p.add_argument("--ip", default=HUB.ip, help=f"the hub's address (default: {HUB.ip})")
+    p.add_argument("--port", type=positive, default=HUB.port, help="its port")
+    p.add_argument("--hub-port", type=positive, default=HUB.hub_port, help="the hub API's port")
+    p.add_argument(
+        "--proxy-api-port", type=positive, default=HUB.proxy_api_port, help="the proxy API's port"
+    )
+    p.add_argument(
+        "--proxy",
+        default=HUB.proxy,
+        metavar="PROGRAM",
+        help=f"configurable-http-proxy (default: {HUB.proxy} on PATH)",
+    )
+    p.add_argument("--python", metavar="PYTHON", help="the Python of a new environment")
+    _course(p, "the course the hub serves (its instructor's own folder)")
+    p.set_defaults(run=handlers.jupyterhub)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -333,4 +334,37 @@ def student_config(args: argparse.Namespace) -> int:
         "c.Spawner.environment; otherwise in /etc/profile.d/). The folder is read, never "
         "written: each student's workspaces and settings stay in their own ~/.jupyter."
     )
+    return 0
+
+
+def jupyterhub(args: argparse.Namespace) -> int:
+    from attention_course.integrations import jupyterhub as hub
+
+    students = tuple(name.strip() for name in args.students.split(",") if name.strip())
+    plan = hub.HubPlan(
+        course=_course(args),
+        out=args.out.absolute(),
+        venv=args.venv.absolute(),
+        instructor=args.instructor,
+        students=students,
+        exchange=args.exchange.absolute(),
+        ip=args.ip,
+        port=args.port,
+        hub_port=args.hub_port,
+        proxy_api_port=args.proxy_api_port,
+        proxy=args.proxy,
+    )
+    hub.check_plan(plan)
+    plan = dataclasses.replace(plan, proxy=hub.which_proxy(args.proxy))
+    if args.out.exists() and not args.out.is_dir():
+        raise UserError(f"{args.out}: exists and is not a folder")
+    print(f"installing this package and JupyterHub into {plan.venv} ...", flush=True)
+    hub.install_environment(plan.venv, args.python)
+    try:
+        files = hub.write_hub(plan)
+    except OSError as exc:
+        raise UserError(f"{exc.filename}: cannot write ({exc.strerror})") from None
+    for path in files:
+        print(f"wrote {path}")
+    print(f"Start the hub (as root): {hub.hub_command(plan)}\nThen log in at {plan.url}/")
     return 0

@@ -47,6 +47,10 @@ def build_parser() -> argparse.ArgumentParser:
     from attention_course.cli import quiz as quiz_cli
 
     quiz_cli.add_parser(sub)
+
+    from attention_course.cli import hub_check
+
+    hub_check.add_parsers(sub)
     return parser
 
 

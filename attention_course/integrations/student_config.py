@@ -29,6 +29,7 @@ SERVER_EXTENSIONS = {
     "nbgrader.server_extensions.course_list": False,
     "attention_course.integrations.jupyter_validate": True,
     "attention_course.integrations.jupyter_assignments": True,
+    "attention_course.integrations.lab_check": True,  # checks with the course's graders (hub)
 }
 # JupyterLab plugins of nbgrader that only instructors need.
 INSTRUCTOR_PLUGINS = (

@@ -18,6 +18,7 @@ COMMANDS = [
     "doctor",
     "demo",
     "student-config",
+    "jupyterhub",
     "quiz",
 ]
 
@@ -55,6 +56,12 @@ def test_every_command_has_help(command):
             "no gradebook at /mistyped/path.db",
         ),
         (["doctor", "--course", "NOWHERE"], "NOWHERE is not a course folder"),
+        (
+            ["jupyterhub", "--out", "/nonexistent/hub", "--venv", "/nonexistent/venv"]
+            + ["--exchange", "/nonexistent/x", "--instructor", "no-such-account"]
+            + ["--students", "a"],
+            "no-such-account: no such local account (useradd it first)",
+        ),
         (["similarity", "no_such_assignment"], "unknown assignment 'no_such_assignment'"),
         (["similarity", "attention_basics", "--course", "NOWHERE"], "is not a course folder"),
         (["similarity", "attention_quiz"], "the graded quiz: it has no code to compare"),

@@ -1,0 +1,335 @@
+"""A JupyterHub for the course: its jupyterhub_config.py and what the hub's users need.
+
+`write_hub` writes, into one folder: `jupyterhub_config.py` (local accounts through PAM, each
+user's JupyterLab started as that account by the hub, behind configurable-http-proxy), the
+students' Jupyter configuration (student_config.py: the Assignments tab and Validate, no
+instructor tools) and the instructor's (the course folder, formgrader), both readable by every
+account and writable by none of them. It makes nbgrader's exchange, a folder shared by everybody
+outside the course folder (which holds the graders and must stay the instructor's alone).
+`install_environment` installs this package from its wheel, and JupyterHub, into one virtual
+environment every account can run: the hub's own and every user's server's.
+
+More hub services (`c.JupyterHub.services`), their roles (`c.JupyterHub.load_roles`), variables
+for every user's server and lines of configuration of one's own are passed to `write_hub`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pprint
+import pwd
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import zipfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+
+from attention_course.errors import UserError
+from attention_course.integrations.student_config import (
+    FILE_MODE,
+    FOLDER_MODE,
+    course_settings,
+    write_student_config,
+)
+from attention_course.integrations.wheel import build_wheel
+from attention_course.settings import EXCHANGE_ENV, HUB
+
+# The exchange: every account writes into it (nbgrader's own folders in it set their modes).
+EXCHANGE_MODE = 0o777
+# jupyterhub_config.py may hold services' tokens: read by the hub (root) alone.
+CONFIG_MODE = 0o600
+PIP_TIMEOUT = 1800  # seconds for pip to install the environment
+
+
+@dataclass(frozen=True)
+class HubPlan:
+    """What the hub serves: the course, its accounts, where everything goes, its addresses."""
+
+    course: Path  # the instructor's course folder (nbgrader_config.py at its top)
+    out: Path  # where the hub's files go
+    venv: Path  # the environment of the hub and of every user's server
+    instructor: str  # the instructor's local account
+    students: tuple[str, ...]  # the students' local accounts
+    exchange: Path  # nbgrader's exchange, shared by everybody
+    ip: str = HUB.ip
+    port: int = HUB.port
+    hub_port: int = HUB.hub_port
+    proxy_api_port: int = HUB.proxy_api_port
+    proxy: str = HUB.proxy
+    services: tuple[dict, ...] = ()  # entries of c.JupyterHub.services
+    roles: tuple[dict, ...] = ()  # entries of c.JupyterHub.load_roles
+    environment: dict[str, str] = field(default_factory=dict)  # for every user's server
+    extra_lines: tuple[str, ...] = ()  # configuration lines of one's own, appended as they are
+
+    @property
+    def config_file(self) -> Path:
+        return self.out / HUB.config_file
+
+    @property
+    def student_config(self) -> Path:
+        return self.out / HUB.student_config
+
+    @property
+    def instructor_config(self) -> Path:
+        return self.out / HUB.instructor_config
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.ip}:{self.port}"
+
+
+def check_plan(plan: HubPlan) -> None:
+    """UserError, one line, for a plan that cannot work or that would show students the
+    graders: missing accounts, a course other accounts can read, an exchange inside it."""
+    course = plan.course.resolve()
+    if not (course / "nbgrader_config.py").is_file():
+        raise UserError(f"{plan.course}: not a course folder (no nbgrader_config.py)")
+    _account(plan.instructor)
+    for name in plan.students:
+        home = Path(_account(name).pw_dir)
+        if home.is_dir() and home.stat().st_mode & (stat.S_IROTH | stat.S_IXOTH):
+            raise UserError(
+                f"{home}: {name}'s home is open to other accounts, so students could read each "
+                f"other's work (chmod 700 {home})"
+            )
+    if not plan.students:
+        raise UserError("no student accounts (--students NAME,NAME...)")
+    if plan.instructor in plan.students:
+        raise UserError(f"{plan.instructor}: both the instructor and a student")
+    owner = pwd.getpwuid(course.stat().st_uid).pw_name
+    if owner != plan.instructor:
+        raise UserError(
+            f"{plan.course}: owned by {owner}, not by the instructor {plan.instructor} "
+            f"(chown -R {plan.instructor} {plan.course}): formgrader writes there"
+        )
+    if course.stat().st_mode & (stat.S_IROTH | stat.S_IXOTH):
+        raise UserError(
+            f"{plan.course}: other accounts can enter it and read the graders and the gradebook "
+            f"(chmod 700 {plan.course})"
+        )
+    exchange = plan.exchange.resolve()
+    if exchange == course or course in exchange.parents:
+        raise UserError(
+            f"{plan.exchange}: inside the course folder, which students must not enter: "
+            "choose a folder outside it"
+        )
+    if not plan.venv.is_absolute():
+        raise UserError(f"{plan.venv}: give the environment's absolute path")
+
+
+def _account(name: str) -> pwd.struct_passwd:
+    try:
+        return pwd.getpwnam(name)
+    except KeyError:
+        raise UserError(f"{name}: no such local account (useradd it first)") from None
+
+
+def write_hub(plan: HubPlan) -> list[Path]:
+    """Write the hub's folder (jupyterhub_config.py, the students' and the instructor's
+    configuration) and make the exchange; returns the files written."""
+    check_plan(plan)
+    course_id, _ = course_settings(plan.course)
+    _shared_folder(plan.out)
+    plan.exchange.mkdir(parents=True, exist_ok=True)
+    plan.exchange.chmod(EXCHANGE_MODE)
+    files = write_student_config(plan.student_config, course_id, str(plan.exchange))
+    files.append(_write_instructor_config(plan, course_id))
+    plan.config_file.write_text(hub_config_text(plan))
+    plan.config_file.chmod(CONFIG_MODE)
+    return [*files, plan.config_file]
+
+
+def _shared_folder(folder: Path) -> None:
+    """`folder` (and its missing parents) readable and enterable by every account."""
+    missing = [p for p in (folder, *folder.parents) if not p.exists()]
+    folder.mkdir(parents=True, exist_ok=True)
+    for made in missing:
+        made.chmod(FOLDER_MODE)
+    folder.chmod(FOLDER_MODE)
+
+
+def _write_instructor_config(plan: HubPlan, course_id: str) -> Path:
+    """The instructor's Jupyter configuration: nbgrader finds the course (formgrader, the
+    Assignments tab) and the shared exchange."""
+    folder = plan.instructor_config
+    _shared_folder(folder)
+    path = folder / "nbgrader_config.json"
+    data = {
+        "CourseDirectory": {"root": str(plan.course.resolve()), "course_id": course_id},
+        "Exchange": {"root": str(plan.exchange.resolve())},
+    }
+    path.write_text(json.dumps(data, indent=2) + "\n")
+    path.chmod(FILE_MODE)
+    return path
+
+
+def hub_config_text(plan: HubPlan) -> str:
+    """The text of jupyterhub_config.py for `plan`."""
+    venv_bin = plan.venv / "bin"
+    path = f"{venv_bin}:/usr/local/bin:/usr/bin:/bin"
+    out = plan.out.resolve()
+    environment = {"PATH": path, **plan.environment}
+    values = {
+        "INSTRUCTOR": plan.instructor,
+        "COURSE": str(plan.course.resolve()),
+        "STUDENT_CONFIG": str(plan.student_config.resolve()),
+        "INSTRUCTOR_CONFIG": str(plan.instructor_config.resolve()),
+        "EXCHANGE": str(plan.exchange.resolve()),
+    }
+    lines = [
+        '"""JupyterHub of the course (written by `attention-course jupyterhub`; write it again',
+        'rather than edit it)."""',
+        "",
+        *(f"{name} = {value!r}" for name, value in values.items()),
+        "",
+        "c = get_config()  # noqa: F821 (provided by JupyterHub)",
+        "",
+        "# Where it listens: the proxy's public address; the hub's and the proxy's APIs locally.",
+        f"c.JupyterHub.bind_url = {plan.url + '/'!r}",
+        f"c.JupyterHub.hub_bind_url = {f'http://127.0.0.1:{plan.hub_port}'!r}",
+        f"c.ConfigurableHTTPProxy.api_url = {f'http://127.0.0.1:{plan.proxy_api_port}'!r}",
+        f"c.ConfigurableHTTPProxy.command = [{plan.proxy!r}]",
+        f"c.ConfigurableHTTPProxy.pid_file = {str(out / 'jupyterhub-proxy.pid')!r}",
+        f"c.JupyterHub.pid_file = {str(out / 'jupyterhub.pid')!r}",
+        f"c.JupyterHub.db_url = {'sqlite:///' + str(out / 'jupyterhub.sqlite')!r}",
+        f"c.JupyterHub.cookie_secret_file = {str(out / 'jupyterhub_cookie_secret')!r}",
+        "",
+        "# Local accounts, with their own passwords (PAM); only the course's.",
+        'c.JupyterHub.authenticator_class = "pam"',
+        f"c.Authenticator.allowed_users = {_set_text([plan.instructor, *plan.students])}",
+        "",
+        "# Each user's JupyterLab runs as their account, from the course's environment.",
+        'c.JupyterHub.spawner_class = "localprocess"',
+        f"c.Spawner.cmd = [{str(venv_bin / 'jupyterhub-singleuser')!r}]",
+        'c.Spawner.default_url = "/lab"',
+        'c.Spawner.env_keep = ["LANG", "LC_ALL"]',
+        f"c.Spawner.environment = {environment!r}",
+        f"c.Spawner.start_timeout = {HUB.start_timeout}",
+        f"c.Spawner.http_timeout = {HUB.start_timeout}",
+        "",
+        "",
+        "def per_user(spawner):",
+        '    """The instructor gets the course (formgrader) and the shared exchange; students',
+        '    their configuration, which they cannot write (their home keeps their own)."""',
+        "    if spawner.user.name == INSTRUCTOR:",
+        "        spawner.notebook_dir = COURSE",
+        "        extra = {",
+        '            "JUPYTER_CONFIG_PATH": INSTRUCTOR_CONFIG,',
+        f"            {EXCHANGE_ENV!r}: EXCHANGE,",
+        "        }",
+        "    else:",
+        '        extra = {"JUPYTER_CONFIG_PATH": STUDENT_CONFIG}',
+        "    spawner.environment = {**spawner.environment, **extra}",
+        "",
+        "",
+        "c.Spawner.pre_spawn_hook = per_user",
+        "",
+        "# Hub services and their roles.",
+        f"c.JupyterHub.services = {pprint.pformat(list(plan.services), width=90)}",
+        f"c.JupyterHub.load_roles = {pprint.pformat(list(plan.roles), width=90)}",
+    ]
+    if plan.extra_lines:
+        lines += ["", "# Added for this course.", *plan.extra_lines]
+    return "\n".join(lines) + "\n"
+
+
+def _set_text(names: Sequence[str]) -> str:
+    """A set of strings as Python text, in sorted order (a set's repr varies from run to run)."""
+    return "{" + ", ".join(repr(name) for name in sorted(set(names))) + "}"
+
+
+# ---- the environment
+
+
+def jupyterhub_requirement() -> str:
+    """JupyterHub pinned to the version of this environment (the one it was tested with),
+    else the default range."""
+    try:
+        return f"jupyterhub=={metadata.version('jupyterhub')}"
+    except metadata.PackageNotFoundError:
+        return HUB.jupyterhub
+
+
+def install_environment(venv: Path, python: str | None = None) -> Path:
+    """Make `venv` (with `python`, if it does not exist yet) and pip-install this package's
+    wheel and JupyterHub into it, readable by every account; returns its jupyterhub program."""
+    if not (venv / "bin" / "python").exists():
+        interpreter = str(python or getattr(sys, "_base_executable", sys.executable))
+        _run([interpreter, "-m", "venv", str(venv)], f"{interpreter} -m venv {venv}")
+        venv.chmod(FOLDER_MODE)
+    _check_everybody_can_run(venv / "bin" / "python")
+    with tempfile.TemporaryDirectory(prefix="attention-hub-wheel-") as folder:
+        wheel = build_wheel(Path(folder))
+        pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q"]
+        pip += ["--disable-pip-version-check", jupyterhub_requirement()]
+        if not _installed_already(venv, wheel):
+            pip.append(str(wheel))
+        _run(pip, f"pip install into {venv}")
+    return venv / "bin" / "jupyterhub"
+
+
+def _package_files(record: str) -> set[str]:
+    """The package's files with their hashes, as a RECORD lists them."""
+    return {
+        line
+        for line in record.splitlines()
+        if line.startswith("attention_course/") and ",sha256=" in line
+    }
+
+
+def _installed_already(venv: Path, wheel: Path) -> bool:
+    """The environment holds exactly the wheel's files (same names, same hashes)."""
+    installed = sorted(venv.glob("lib/python3*/site-packages/attention_course-*.dist-info"))
+    if len(installed) != 1 or not (installed[0] / "RECORD").is_file():
+        return False
+    with zipfile.ZipFile(wheel) as archive:
+        (name,) = [n for n in archive.namelist() if n.endswith(".dist-info/RECORD")]
+        wanted = _package_files(archive.read(name).decode())
+    return wanted == _package_files((installed[0] / "RECORD").read_text())
+
+
+def _run(argv: Sequence[str], what: str) -> None:
+    try:
+        done = subprocess.run(
+            list(argv), capture_output=True, text=True, timeout=PIP_TIMEOUT, umask=0o022
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise UserError(f"{what}: {exc}") from None
+    if done.returncode != 0:
+        last = (done.stderr.strip() or done.stdout.strip()).splitlines()[-1:] or ["failed"]
+        raise UserError(f"{what}: {last[0]}")
+
+
+def _check_everybody_can_run(program: Path) -> None:
+    """UserError unless every account can run `program` (and reach the interpreter it links to)."""
+    target = program.resolve()
+    for path in (program.absolute(), target):
+        blocked = [p for p in path.parents if not p.stat().st_mode & stat.S_IXOTH]
+        if blocked or not path.stat().st_mode & stat.S_IXOTH:
+            where = blocked[-1] if blocked else path
+            raise UserError(
+                f"{program}: other accounts cannot run it ({where} is closed to them): "
+                "use --python with an interpreter outside any private folder"
+            )
+
+
+def hub_command(plan: HubPlan) -> str:
+    """The command that starts the hub (as root: it starts each user's server as them)."""
+    return f"{plan.venv / 'bin' / 'jupyterhub'} -f {plan.config_file}"
+
+
+def which_proxy(proxy: str) -> str:
+    """The proxy program's absolute path (UserError if it is not found)."""
+    found = proxy if os.sep in proxy else shutil.which(proxy)
+    if found is None or not os.access(found, os.X_OK):
+        raise UserError(
+            f"{proxy}: configurable-http-proxy not found (npm install configurable-http-proxy; "
+            "or --proxy PATH)"
+        )
+    return str(Path(found).absolute())

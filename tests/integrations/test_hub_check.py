@@ -1,0 +1,123 @@
+"""The grading service's own answers before any grading, without a hub: what it refuses and
+why (size, JSON, assignment), the due-date policy applied, and its queue taking students in
+turn. Real SQLite gradebook; the workers are not started, so nothing is graded here."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import nbformat
+import pytest
+
+from attention_course.course import Course
+from attention_course.integrations.check_limits import CheckRecords
+from attention_course.integrations.hub_check import CheckService
+from attention_course.settings import DEFAULT, HUB_CHECK
+from tests.course import COURSE_ROOT
+
+RELEASED = (COURSE_ROOT / "release" / "attention_basics" / "attention_basics.ipynb").read_bytes()
+
+
+@pytest.fixture
+def service(tmp_path):
+    def make(due=None, **settings):
+        records = CheckRecords(f"sqlite:///{tmp_path / 'gradebook.db'}")
+        made = CheckService(
+            Course.load(COURSE_ROOT),
+            records,
+            replace(HUB_CHECK, **settings),
+            lambda assignment: due,
+            "zero",
+            clock=lambda: 2_000_000_000.0,
+        )
+        made_services.append(made)
+        return made
+
+    made_services: list[CheckService] = []
+    yield make
+    for made in made_services:
+        made.stop()
+
+
+def test_what_is_refused_before_grading(service):
+    checks = service()
+    status, answer = checks.submit("alice", b"x" * (DEFAULT.submission_bytes + 1), None)
+    assert status == 413 and "larger than" in answer["error"]
+    status, answer = checks.submit("alice", b'{"cells": [ not JSON', None)
+    assert status == 400 and str(checks.folder) not in answer["error"]
+    status, answer = checks.submit("alice", RELEASED, "no_such_assignment")
+    assert status == 400 and "unknown assignment" in answer["error"]
+    quiz = COURSE_ROOT / "release" / "attention_quiz" / "attention_quiz.ipynb"
+    status, answer = checks.submit("alice", quiz.read_bytes(), None)
+    assert status == 400 and "not checked here" in answer["error"]
+    assert checks.records.list() == [] and len(checks.queue) == 0  # none counted, none queued
+    assert list(checks.folder.iterdir()) == []  # nothing kept of them
+
+
+def test_the_assignment_is_found_from_the_notebook(service):
+    checks = service()
+    status, answer = checks.submit("alice", RELEASED, None)
+    assert status == 202, answer
+    assert answer["check"]["assignment"] == "attention_basics"
+    assert answer["checks_left"] == HUB_CHECK.per_day - 1
+
+
+def test_after_the_due_date_off_refuses_and_late_marks_the_check(service):
+    status, answer = service(due=1_000_000_000.0, after_due="off").submit("alice", RELEASED, None)
+    assert status == 403 and "has passed" in answer["error"]
+    late = service(due=1_000_000_000.0, after_due="late")
+    status, answer = late.submit("alice", RELEASED, None)
+    assert status == 202 and answer["check"]["late"] is True
+    assert "late work gets 0 points" in answer["note"]
+    (record,) = late.records.list()
+    assert record.late and late.pending[record.id].late_note == answer["note"]
+
+
+def test_the_service_queues_students_in_turn(service):
+    checks = service(pending_per_student=2)
+    nb = nbformat.reads(RELEASED.decode(), 4)
+    asked = []
+    for student in ("alice", "alice", "bob"):
+        nb.metadata["asked"] = len(asked)  # another notebook each time
+        status, answer = checks.submit(student, nbformat.writes(nb).encode(), None)
+        assert status == 202, answer
+        asked.append((student, answer["check"]["id"]))
+    status, _ = checks.submit("alice", RELEASED, None)
+    assert status == 429  # two of alice's are waiting
+    order = [checks.queue.take(timeout=0) for _ in asked]
+    assert order == [asked[0], asked[2], asked[1]]
+
+
+def test_a_check_is_read_by_its_student_and_the_instructors_only(service):
+    checks = service()
+    checks.instructors = frozenset({"teacher"})
+    status, answer = checks.submit("alice", RELEASED, None)
+    check_id = answer["check"]["id"]
+    alice, bob = {"name": "alice", "groups": []}, {"name": "bob", "groups": []}
+    assert checks.read(alice, check_id)[0] == 200
+    assert "student" not in checks.read(alice, check_id)[1]["check"]
+    assert checks.read(bob, check_id) == (404, {"error": f"no check {check_id} of yours"})
+    assert checks.listing(bob, False, None, None) == (200, {"checks": []})
+    assert checks.listing(bob, True, None, None)[0] == 403
+    assert checks.listing(bob, False, None, "alice")[0] == 403
+    for instructor in (
+        {"name": "teacher", "groups": []},
+        {"name": "ta", "groups": ["instructors"]},
+    ):
+        status, answer = checks.read(instructor, check_id)
+        assert status == 200 and answer["check"]["student"] == "alice"
+        status, listed = checks.listing(instructor, True, None, None)
+        assert [c["id"] for c in listed["checks"]] == [check_id]
+
+
+def test_a_gradebook_that_does_not_answer_is_one_line_and_counts_nothing(service):
+    from attention_course.errors import GradebookUnavailable
+    from attention_course.integrations.hub_check import UNAVAILABLE, guarded
+
+    def gone(assignment):
+        raise GradebookUnavailable("gradebook postgresql://127.0.0.1:1/x: connection refused")
+
+    checks = service()
+    checks.due = gone
+    assert guarded(lambda: checks.submit("alice", RELEASED, None)) == (503, {"error": UNAVAILABLE})
+    assert checks.records.list() == [] and len(checks.queue) == 0

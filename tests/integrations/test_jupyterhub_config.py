@@ -1,0 +1,115 @@
+"""The JupyterHub configuration `attention-course jupyterhub` writes, read as JupyterHub reads
+it (a traitlets Config filled in by running the file), and the plans it refuses. The hub
+itself runs in tests/deploy/test_jupyterhub.py."""
+
+from __future__ import annotations
+
+import os
+import pwd
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from traitlets.config import Config
+
+from attention_course.errors import UserError
+from attention_course.integrations.jupyterhub import HubPlan, check_plan, hub_config_text
+from attention_course.settings import EXCHANGE_ENV
+
+ME = pwd.getpwuid(os.getuid()).pw_name
+STUDENT = "nobody"  # an account every Debian machine has, its home no folder
+
+
+def _plan(tmp_path: Path, **changes) -> HubPlan:
+    course = tmp_path / "course"
+    course.mkdir(mode=0o700, exist_ok=True)
+    course.chmod(0o700)
+    (course / "nbgrader_config.py").write_text("c = get_config()\n")
+    values = dict(
+        course=course,
+        out=tmp_path / "hub",
+        venv=tmp_path / "venv",
+        instructor=ME,
+        students=(STUDENT,),
+        exchange=tmp_path / "exchange",
+        port=8123,
+        proxy="/opt/proxy/configurable-http-proxy",
+    )
+    return HubPlan(**{**values, **changes})
+
+
+def _load(text: str) -> Config:
+    config = Config()
+    exec(compile(text, "jupyterhub_config.py", "exec"), {"get_config": lambda: config})
+    return config
+
+
+def _spawned(config: Config, name: str) -> SimpleNamespace:
+    spawner = SimpleNamespace(
+        user=SimpleNamespace(name=name),
+        environment=dict(config.Spawner.environment),
+        notebook_dir="~",
+    )
+    config.Spawner.pre_spawn_hook(spawner)
+    return spawner
+
+
+def test_the_config_serves_the_course_to_its_accounts_through_pam(tmp_path):
+    plan = _plan(tmp_path)
+    c = _load(hub_config_text(plan))
+    assert c.JupyterHub.authenticator_class == "pam"
+    assert c.Authenticator.allowed_users == {ME, STUDENT}
+    assert c.JupyterHub.bind_url == "http://127.0.0.1:8123/"
+    assert c.ConfigurableHTTPProxy.command == ["/opt/proxy/configurable-http-proxy"]
+    assert c.Spawner.cmd == [str(tmp_path / "venv" / "bin" / "jupyterhub-singleuser")]
+    assert c.Spawner.environment["PATH"].startswith(str(tmp_path / "venv" / "bin") + ":")
+    assert c.JupyterHub.services == [] and c.JupyterHub.load_roles == []
+
+    instructor, student = _spawned(c, ME), _spawned(c, STUDENT)
+    assert instructor.notebook_dir == str(plan.course.resolve())
+    assert instructor.environment["JUPYTER_CONFIG_PATH"] == str(plan.instructor_config.resolve())
+    assert instructor.environment[EXCHANGE_ENV] == str(plan.exchange.resolve())
+    assert student.notebook_dir == "~"
+    assert student.environment["JUPYTER_CONFIG_PATH"] == str(plan.student_config.resolve())
+    assert EXCHANGE_ENV not in student.environment
+    assert "JUPYTER_CONFIG_PATH" not in c.Spawner.environment  # each spawner got its own copy
+
+
+def test_services_roles_variables_and_lines_of_ones_own_go_into_the_config(tmp_path):
+    service = {"name": "checks", "url": "http://127.0.0.1:9999", "command": ["run-checks"]}
+    role = {"name": "checks", "scopes": ["read:users"], "services": ["checks"]}
+    plan = _plan(
+        tmp_path,
+        services=(service,),
+        roles=(role,),
+        environment={"CHECKS_URL": "/services/checks/"},
+        extra_lines=("c.JupyterHub.shutdown_on_logout = True",),
+    )
+    c = _load(hub_config_text(plan))
+    assert c.JupyterHub.services == [service]
+    assert c.JupyterHub.load_roles == [role]
+    assert _spawned(c, STUDENT).environment["CHECKS_URL"] == "/services/checks/"
+    assert c.JupyterHub.shutdown_on_logout is True
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"instructor": "no-such-account"}, "no-such-account: no such local account"),
+        ({"students": ("no-such-account",)}, "no-such-account: no such local account"),
+        ({"students": ()}, "no student accounts"),
+        ({"students": (ME,)}, "both the instructor and a student"),
+        ({"mode": 0o755}, "other accounts can enter it and read the graders"),
+        ({"exchange": "course/exchange"}, "inside the course folder"),
+        ({"instructor": STUDENT, "students": (ME,)}, "not by the instructor nobody"),
+    ],
+)
+def test_a_plan_that_would_fail_or_show_the_graders_is_refused(tmp_path, change, message):
+    mode = change.pop("mode", None)
+    if "exchange" in change:
+        change["exchange"] = tmp_path / change["exchange"]
+    plan = _plan(tmp_path, **change)
+    if mode is not None:
+        plan.course.chmod(mode)
+    with pytest.raises(UserError, match=message):
+        check_plan(plan)
