@@ -267,10 +267,14 @@ def install_environment(venv: Path, python: str | None = None) -> Path:
     with tempfile.TemporaryDirectory(prefix="attention-hub-wheel-") as folder:
         wheel = build_wheel(Path(folder))
         pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q"]
-        pip += ["--disable-pip-version-check", jupyterhub_requirement()]
-        if not _installed_already(venv, wheel):
-            pip.append(str(wheel))
-        _run(pip, f"pip install into {venv}")
+        pip.append("--disable-pip-version-check")
+        same = installed_already(venv, wheel)
+        _run([*pip, jupyterhub_requirement(), *([] if same else [str(wheel)])], f"pip in {venv}")
+        if not same and not installed_already(venv, wheel):
+            # pip keeps an installed engine of the same version, whatever its files
+            _run([*pip, "--no-deps", "--force-reinstall", str(wheel)], f"pip in {venv}")
+            if not installed_already(venv, wheel):
+                raise UserError(f"{venv}: the engine installed there is not this one's wheel")
     return venv / "bin" / "jupyterhub"
 
 
@@ -283,7 +287,7 @@ def _package_files(record: str) -> set[str]:
     }
 
 
-def _installed_already(venv: Path, wheel: Path) -> bool:
+def installed_already(venv: Path, wheel: Path) -> bool:
     """The environment holds exactly the wheel's files (same names, same hashes)."""
     installed = sorted(venv.glob("lib/python3*/site-packages/attention_course-*.dist-info"))
     if len(installed) != 1 or not (installed[0] / "RECORD").is_file():

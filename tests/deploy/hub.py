@@ -5,9 +5,12 @@ environment is the deploy tests' venv, this package installed from its wheel), a
 started from that environment with configurable-http-proxy on 127.0.0.1 (free ports).
 
     with deploy_hub(engine_venv, services=[...], roles=[...]) as deployment:
+        release(deployment, "attention_basics")  # as the instructor, into the exchange
         session = log_in(deployment.hub, deployment.students[0])  # the hub's login form
         token = user_token(deployment.hub, deployment.students[0])  # an API token of theirs
-        log_in_page(page, deployment.hub, deployment.students[0])  # Chromium, to their lab
+        with chromium() as browser:
+            page = new_page(browser)
+            log_in_page(page, deployment.hub, deployment.students[0])  # to their JupyterLab
 
 `services`, `roles`, `environment` and `extra_lines` go to HubPlan (the hub's services, their
 roles, variables for every user's server, lines of one's own), and the config is written again
@@ -39,6 +42,8 @@ import pytest
 
 from attention_course.classgrade.nbgrader_api import copy_course
 from attention_course.integrations.jupyterhub import HubPlan, hub_config_text, write_hub
+from attention_course.settings import EXCHANGE_ENV
+from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, VIEWPORT
 from tests.course import COURSE_ROOT
 from tests.deploy.conftest import Account, EngineVenv, clean_env, shared_folder
 
@@ -393,3 +398,44 @@ def wait_for_server(session: HubSession, name: str) -> None:
             return
         time.sleep(0.5)
     pytest.fail(f"{name}'s server did not start in {SERVER_START_TIMEOUT} s")
+
+
+def release(deployment: HubDeployment, assignment: str) -> None:
+    """Release `assignment` into the exchange as the instructor, as on a terminal of their
+    JupyterLab (which has the exchange in its environment): `attention-course release`, then
+    `nbgrader release_assignment`."""
+    instructor = deployment.instructor
+    env = instructor.env(
+        PATH=f"{deployment.venv.path / 'bin'}:/usr/bin:/bin",
+        **{EXCHANGE_ENV: str(deployment.exchange)},
+    )
+    for program, step in (("attention-course", "release"), ("nbgrader", "release_assignment")):
+        argv = [deployment.venv.bin(program), step, assignment]
+        done = instructor.run(argv, cwd=deployment.course, env=env, timeout=300)
+        assert done.returncode == 0, f"{program} {step}:\n{done.stdout}\n{done.stderr}"
+
+
+@contextmanager
+def chromium() -> Iterator[object]:
+    """Debian's chromium, headless, through Playwright (as tests/browser/ starts it)."""
+    from playwright.sync_api import sync_playwright
+
+    assert os.access(CHROMIUM, os.X_OK), f"{CHROMIUM} is missing (scripts/setup.sh installs it)"
+    playwright = sync_playwright().start()
+    try:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
+        )
+        try:
+            yield browser
+        finally:
+            browser.close()
+    finally:
+        playwright.stop()
+
+
+def new_page(browser):
+    """A page in a fresh context (no cookies of another user), the browser tests' window size."""
+    context = browser.new_context(viewport=VIEWPORT)
+    context.set_default_timeout(60_000)
+    return context.new_page()

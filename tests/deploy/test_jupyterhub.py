@@ -8,7 +8,6 @@ module. Screenshots go to the browser tests' folder, under hub/.
 
 from __future__ import annotations
 
-import os
 import stat
 import subprocess
 from collections.abc import Iterator
@@ -19,16 +18,21 @@ import nbformat
 import pytest
 
 from attention_course.cli.samples import sample_notebooks
+from attention_course.integrations.jupyterhub import installed_already, jupyterhub_requirement
+from attention_course.integrations.wheel import build_wheel
 from attention_course.settings import EXCHANGE_ENV
-from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, SCREENSHOTS, VIEWPORT
+from tests.browser.conftest import SCREENSHOTS
 from tests.browser.lab import close_dialog, validate
 from tests.course import COURSE_ROOT
 from tests.deploy.hub import (
     HubDeployment,
+    chromium,
     deploy_hub,
     log_in,
     log_in_page,
     logged_in,
+    new_page,
+    release,
     start_server,
     wait_for_server,
 )
@@ -43,24 +47,12 @@ NOTEBOOK_CELLS = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell"
 
 @pytest.fixture(scope="module")
 def hub(engine_venv) -> Iterator[HubDeployment]:
-    """The course's hub, running, with the assignment released by the instructor (as on a
-    terminal of their JupyterLab, which has the exchange in its environment) and every user's
-    server started."""
+    """The course's hub, running, with the assignment released by the instructor and every
+    user's server started (while the instructor releases)."""
     with deploy_hub(engine_venv) as deployment:
         accounts = [deployment.instructor, *deployment.students]
         sessions = [start_server(deployment.hub, account) for account in accounts]
-        instructor = deployment.instructor
-        env = instructor.env(
-            PATH=f"{deployment.venv.path / 'bin'}:/usr/bin:/bin",
-            **{EXCHANGE_ENV: str(deployment.exchange)},
-        )
-        for argv in (
-            ["attention-course", "release", ASSIGNMENT],
-            ["nbgrader", "release_assignment", ASSIGNMENT],
-        ):
-            argv[0] = str(deployment.venv.bin(argv[0]))
-            done = instructor.run(argv, cwd=deployment.course, env=env, timeout=300)
-            assert done.returncode == 0, f"{argv}:\n{done.stdout}\n{done.stderr}"
+        release(deployment, ASSIGNMENT)
         for session, account in zip(sessions, accounts, strict=True):
             wait_for_server(session, account.name)
         yield deployment
@@ -68,26 +60,12 @@ def hub(engine_venv) -> Iterator[HubDeployment]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    """Debian's chromium, headless, for the module (as tests/browser/ starts it)."""
-    from playwright.sync_api import sync_playwright
-
-    assert os.access(CHROMIUM, os.X_OK), f"{CHROMIUM} is missing (scripts/setup.sh installs it)"
-    playwright = sync_playwright().start()
-    browser = playwright.chromium.launch(
-        executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
-    )
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    for old in SHOTS.glob("*.png"):
-        old.unlink()
-    yield browser
-    browser.close()
-    playwright.stop()
-
-
-def _page(browser):
-    context = browser.new_context(viewport=VIEWPORT)
-    context.set_default_timeout(60_000)
-    return context.new_page()
+    """Chromium for the module; this run's screenshots only in its folder."""
+    with chromium() as browser:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        for old in SHOTS.glob("*.png"):
+            old.unlink()
+        yield browser
 
 
 def _shot(page, name: str) -> None:
@@ -115,7 +93,7 @@ def student_work(hub, browser) -> StudentWork:
     Assignments tab, opens it from there, types the instructor's solutions into its solution
     cells, saves, presses Validate, and submits in the Assignments tab."""
     student = hub.students[0]
-    page = _page(browser)
+    page = new_page(browser)
     log_in_page(page, hub.hub, student)
     _open_assignments(page)
     released = page.locator("#released_assignments_list .list_item", has_text=ASSIGNMENT)
@@ -181,6 +159,14 @@ def test_students_read_neither_the_course_nor_each_other_and_write_no_configurat
     assert stat.S_IMODE(hub.plan.config_file.stat().st_mode) == 0o600
 
 
+def test_the_environment_holds_this_engine_and_the_hubs_jupyterhub(hub, tmp_path):
+    """What every user's server runs is this checkout's engine, file for file (pip alone keeps
+    an installed engine of the same version), and the hub's version of JupyterHub."""
+    assert installed_already(hub.plan.venv, build_wheel(tmp_path))
+    found = hub.venv.run("python", "-c", "import jupyterhub; print(jupyterhub.__version__)")
+    assert f"jupyterhub=={found.stdout.strip()}" == jupyterhub_requirement()
+
+
 def test_each_server_runs_as_its_account_with_its_configuration(hub):
     """Each user's JupyterLab is a process of their own account, with the students' or the
     instructor's configuration; students have no formgrader."""
@@ -233,7 +219,7 @@ def test_a_student_fetches_fills_in_validates_and_submits_in_the_browser(hub, st
 
 def test_the_instructor_collects_and_sees_the_submission_in_formgrader(hub, browser, student_work):
     student, other = hub.students
-    page = _page(browser)
+    page = new_page(browser)
     log_in_page(page, hub.hub, hub.instructor)
     page.goto(f"{hub.hub.url}/user/{hub.instructor.name}/formgrader/manage_assignments")
     row = page.locator("tr", has_text=ASSIGNMENT).first

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import pwd
+import zipfile
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -13,7 +14,13 @@ import pytest
 from traitlets.config import Config
 
 from attention_course.errors import UserError
-from attention_course.integrations.jupyterhub import HubPlan, check_plan, hub_config_text
+from attention_course.integrations.jupyterhub import (
+    HubPlan,
+    check_plan,
+    hub_config_text,
+    installed_already,
+)
+from attention_course.integrations.wheel import build_wheel
 from attention_course.settings import EXCHANGE_ENV
 
 ME = pwd.getpwuid(os.getuid()).pw_name
@@ -113,3 +120,23 @@ def test_a_plan_that_would_fail_or_show_the_graders_is_refused(tmp_path, change,
         plan.course.chmod(mode)
     with pytest.raises(UserError, match=message):
         check_plan(plan)
+
+
+def test_an_environment_counts_as_installed_only_with_the_wheels_very_files(tmp_path):
+    """pip keeps an installed engine of the same version whatever its files; the command
+    compares the files' hashes (RECORD), so a changed module is installed again."""
+    wheel = build_wheel(tmp_path / "wheel")
+    with zipfile.ZipFile(wheel) as archive:
+        (name,) = [n for n in archive.namelist() if n.endswith(".dist-info/RECORD")]
+        record = archive.read(name).decode()
+    info = tmp_path / "venv" / "lib" / "python3.11" / "site-packages" / name.split("/")[0]
+    info.mkdir(parents=True)
+    assert not installed_already(tmp_path / "venv", wheel)  # no RECORD: not installed
+    (info / "RECORD").write_text(record + "attention_course/__pycache__/x.pyc,,\n")
+    assert installed_already(tmp_path / "venv", wheel)
+    first = next(line for line in record.splitlines() if line.startswith("attention_course/"))
+    changed = first.replace(",sha256=", ",sha256=X")
+    (info / "RECORD").write_text(record.replace(first, changed))
+    assert not installed_already(tmp_path / "venv", wheel)
+    (info / "RECORD").write_text(record + "attention_course/stale.py,sha256=abc,3\n")
+    assert not installed_already(tmp_path / "venv", wheel)
