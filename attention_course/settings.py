@@ -3,12 +3,17 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 # The course folder: the file that declares it, and the variable that names it.
 COURSE_FILE = "course.toml"
 COURSE_ENV = "ATTENTION_COURSE_DIR"
+
+# The gradebook: the variable that names it (`--db URL` sets it), and class grading's jobs.
+DB_ENV = "ATTENTION_COURSE_DB"
+DEFAULT_JOBS = os.cpu_count() or 1  # submissions autograded side by side
 
 MiB = 1024**2
 GiB = 1024**3
