@@ -101,6 +101,23 @@ class Retries:
 
 RETRIES = Retries()
 
+# Dask (classgrade/cluster.py): the configuration of the cluster `--scheduler local` starts and
+# of the run's client. A grading task waits seconds on its grading job, so what Dask does
+# meanwhile is overhead: its defaults sample every worker thread's stack each 10 ms (the
+# profiler), check each event loop every 20 ms, read the system's state every 500 ms, move
+# tasks between workers every second (there is nothing to steal: tasks queue at the
+# scheduler) and refresh the client's view of the cluster every 2 s. Workers started by
+# `dask worker` read theirs from Dask's own configuration (docs/instructors.md).
+DASK_CONFIG: dict[str, object] = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.tick.interval": "1s",
+    "distributed.admin.system-monitor.interval": "5s",
+    "distributed.admin.system-monitor.disk": False,
+    "distributed.worker.memory.monitor-interval": "1s",
+    "distributed.scheduler.work-stealing": False,
+    "distributed.client.scheduler-info-interval": "10s",
+}
+
 
 # ---- The quiz ----
 
