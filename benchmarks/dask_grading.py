@@ -3,15 +3,18 @@
     python benchmarks/dask_grading.py [--students N] [--workers 1 2] [--feedback] [--no-local]
 
 A class of N submissions of attention_basics (a third the instructor's solution, a third partly
-wrong, a third untouched stubs) is graded with `autograde_class(..., scheduler=client)` on a
-Dask LocalCluster of W worker processes (one thread each), into a throwaway PostgreSQL server
-(tests/pgserver.py), once per worker count, each in a fresh course copy and database. For each
-run it prints the cluster's start-up, the wall time of grading (each worker's first task starts
-its grading job), submissions per minute, and the CPU-seconds per submission of everything
-(this process, the workers, their grading jobs and sandboxes, PostgreSQL: benchmarks/cputime.py)
-and of PostgreSQL alone, and the connections to the gradebook per submission (PostgreSQL's
-count of sessions, the workers restarted first so that theirs end). For comparison, the same
-class is then graded by as many local jobs into the same kind of gradebook (--no-local: not).
+wrong, a third untouched stubs) is graded with `autograde_class(..., scheduler=client)` on the
+Dask LocalCluster `--scheduler local` makes (cluster.connect: W worker processes of one thread
+each, settings.DASK_CONFIG), into a throwaway PostgreSQL server (tests/pgserver.py), once per
+worker count, each in a fresh course copy and database; then, for comparison, by as many local
+jobs into the same kind of gradebook (--no-local: not). For each cluster it prints what its
+stack uses idle (a share of a core); for each run the wall time of grading (each worker's
+first task starts its grading job), submissions per minute, the connections to the gradebook
+per submission (PostgreSQL's count of sessions, the cluster closed first so that its workers'
+end) and the CPU-seconds per submission (benchmarks/cputime.py) in all and by part: this
+process (the client; with Dask also the scheduler and the nannies, which run in it), the Dask
+worker processes themselves, the grading jobs and their sandboxes (the rest), and PostgreSQL.
+At the end, the ratio of Dask's CPU-seconds per submission to local grading's.
 The load average is printed with each run: other work on the machine shows there.
 """
 
@@ -115,8 +118,10 @@ def idle_cost(cpu: CpuClock, client, seconds: float = 10.0) -> float:
     return (cpu.seconds() - before) / (time.perf_counter() - start)
 
 
-def grade(label, root, students, server, cpu, **how) -> dict[str, float]:
-    """Grade the class; print and return its CPU-seconds per submission by part."""
+def grade(label, root, students, server, cpu, close=None, **how) -> dict[str, float]:
+    """Grade the class; print and return its CPU-seconds per submission by part. `close`:
+    stops the Dask cluster once its CPU time is read (its workers' connections end, and are
+    counted)."""
     db_url = os.environ[DB_ENV] = server.new_database()
     client = how.get("scheduler")
     parts = Parts(cpu, server, client)
@@ -125,8 +130,8 @@ def grade(label, root, students, server, cpu, **how) -> dict[str, float]:
     wall = time.perf_counter() - start
     used = {k: v / len(students) for k, v in parts.since().items()}
     failed = [s for s, o in run.outcomes.items() if o.status != "graded"]
-    if client is not None:
-        client.restart()  # the workers' own connections end, and are counted
+    if close is not None:
+        close()
     connections = server.sessions(db_url)
     who = "client, scheduler and nannies" if client is not None else "client"
     print(
@@ -172,9 +177,9 @@ def main() -> None:
                 )
                 label = f"Dask, {workers} worker{'s' if workers > 1 else ''}"
                 dask[workers] = grade(
-                    label, root, students, server, cpu, scheduler=client, feedback=args.feedback
-                )
-                close()
+                    label, root, students, server, cpu, close, scheduler=client,
+                    feedback=args.feedback,
+                )  # fmt: skip
             for jobs in args.workers if args.local else []:
                 root = copy_course(Path(tmp) / f"local-{jobs}", COURSE_ROOT)
                 students = write_class(root, ASSIGNMENT, args.students)
