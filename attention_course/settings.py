@@ -106,7 +106,7 @@ RETRIES = Retries()
 # meanwhile is overhead: its defaults sample every worker thread's stack each 10 ms (the
 # profiler), check each event loop every 20 ms, read the system's state every 500 ms, move
 # tasks between workers every second (there is nothing to steal: tasks queue at the
-# scheduler) and refresh the client's view of the cluster every 2 s. Workers started by
+# scheduler), look for data to move every 2 s and refresh the client's view every 2 s. Workers started by
 # `dask worker` read theirs from Dask's own configuration (docs/instructors.md).
 DASK_CONFIG: dict[str, object] = {
     "distributed.worker.profile.enabled": False,
@@ -115,6 +115,7 @@ DASK_CONFIG: dict[str, object] = {
     "distributed.admin.system-monitor.disk": False,
     "distributed.worker.memory.monitor-interval": "1s",
     "distributed.scheduler.work-stealing": False,
+    "distributed.scheduler.active-memory-manager.start": False,  # tasks keep no data to move
     "distributed.client.scheduler-info-interval": "10s",
 }
 
