@@ -106,8 +106,9 @@ RETRIES = Retries()
 # meanwhile is overhead: its defaults sample every worker thread's stack each 10 ms (the
 # profiler), check each event loop every 20 ms, read the system's state every 500 ms, move
 # tasks between workers every second (there is nothing to steal: tasks queue at the
-# scheduler), look for data to move every 2 s and refresh the client's view every 2 s. Workers started by
-# `dask worker` read theirs from Dask's own configuration (docs/instructors.md).
+# scheduler), look for data to move every 2 s and refresh the client's view every 2 s.
+# Workers started by `dask worker` read theirs from Dask's own configuration
+# (docs/instructors.md).
 DASK_CONFIG: dict[str, object] = {
     "distributed.worker.profile.enabled": False,
     "distributed.admin.tick.interval": "1s",

@@ -329,6 +329,9 @@ def connect(scheduler, jobs: int):
             cluster.close()
 
         return client, close
+    # A scheduler that goes away is said in one line (SchedulerLost), not as the client's
+    # batched stream's log of the broken connection, a traceback at INFO level.
+    logging.getLogger("distributed.batched").setLevel(logging.WARNING)
     try:
         with dask.config.set(DASK_CONFIG):
             client = Client(scheduler)  # waits distributed.comm.timeouts.connect (Dask: 30 s)
