@@ -3,12 +3,17 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 # The course folder: the file that declares it, and the variable that names it.
 COURSE_FILE = "course.toml"
 COURSE_ENV = "ATTENTION_COURSE_DIR"
+
+# The gradebook: the variable that names it (`--db URL` sets it), and class grading's jobs.
+DB_ENV = "ATTENTION_COURSE_DB"
+DEFAULT_JOBS = os.cpu_count() or 1  # submissions autograded side by side
 
 MiB = 1024**2
 GiB = 1024**3
@@ -95,6 +100,25 @@ class Retries:
 
 
 RETRIES = Retries()
+
+# Dask (classgrade/cluster.py): the configuration of the cluster `--scheduler local` starts and
+# of the run's client. A grading task waits seconds on its grading job, so what Dask does
+# meanwhile is overhead: its defaults sample every worker thread's stack each 10 ms (the
+# profiler), check each event loop every 20 ms, read the system's state every 500 ms, move
+# tasks between workers every second (there is nothing to steal: tasks queue at the
+# scheduler), look for data to move every 2 s and refresh the client's view every 2 s.
+# Workers started by `dask worker` read theirs from Dask's own configuration
+# (docs/instructors.md).
+DASK_CONFIG: dict[str, object] = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.tick.interval": "1s",
+    "distributed.admin.system-monitor.interval": "5s",
+    "distributed.admin.system-monitor.disk": False,
+    "distributed.worker.memory.monitor-interval": "1s",
+    "distributed.scheduler.work-stealing": False,
+    "distributed.scheduler.active-memory-manager.start": False,  # tasks keep no data to move
+    "distributed.client.scheduler-info-interval": "10s",
+}
 
 
 # ---- The quiz ----

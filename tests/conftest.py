@@ -184,20 +184,17 @@ def postgres():
 
 @pytest.fixture(scope="session")
 def dask_cluster():
-    """A Dask LocalCluster of two worker processes (one thread each) and a client of it, for
-    the session. Yields the client; each test gets both workers back (one may have been
-    killed by an earlier test and restarted by its nanny)."""
+    """A Dask LocalCluster of two worker processes (one thread each), as `--scheduler local`
+    makes it (cluster.local_cluster), and a client of it, for the session. Yields the client;
+    each test gets both workers back (one may have been killed by an earlier test and
+    restarted by its nanny)."""
     import logging
 
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
-    cluster = LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        dashboard_address=None,
-        silence_logs=logging.CRITICAL,
-    )
+    from attention_course.classgrade.cluster import local_cluster
+
+    cluster = local_cluster(2, silence_logs=logging.CRITICAL)
     client = Client(cluster)
     yield client
     client.close()

@@ -49,7 +49,7 @@ from attention_course.classgrade.jobs import (
 from attention_course.classgrade.nbgrader_api import CourseError, gradebook_settings
 from attention_course.errors import GradebookUnavailable
 from attention_course.grading.fingerprint import grading_code
-from attention_course.settings import DEFAULT
+from attention_course.settings import DASK_CONFIG, DEFAULT
 
 MIN_IN_FLIGHT = 64  # tasks sent ahead of the workers
 POLL = 0.25  # seconds between a grading task's looks at whether it is still wanted
@@ -294,29 +294,47 @@ def _keep(key: tuple, job: GradingJob) -> None:
 # ------------------------------------------------------------------ on the client
 
 
+def local_cluster(workers: int, **options):
+    """A Dask LocalCluster here of `workers` worker processes of one thread each, its
+    scheduler and workers configured with settings.DASK_CONFIG (`options`: LocalCluster's)."""
+    import dask
+    from distributed import LocalCluster
+
+    with dask.config.set(DASK_CONFIG):  # the nannies hand it on to every worker they start
+        return LocalCluster(
+            n_workers=max(1, workers),
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            **options,
+        )
+
+
 def connect(scheduler, jobs: int):
     """(client, close): a `distributed.Client` for `scheduler` (an address, "local" for a
-    LocalCluster of `jobs` worker processes here, or a Client, used as it is)."""
-    from distributed import Client, LocalCluster
+    `local_cluster` of `jobs` worker processes here, or a Client, used as it is); a client
+    made here is configured with settings.DASK_CONFIG."""
+    import dask
+    from distributed import Client
 
     if isinstance(scheduler, Client):
         return scheduler, lambda: None
     if scheduler == "local":
-        cluster = LocalCluster(
-            n_workers=max(1, jobs),
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=None,
-        )
-        client = Client(cluster)
+        cluster = local_cluster(jobs)
+        with dask.config.set(DASK_CONFIG):
+            client = Client(cluster)
 
         def close() -> None:
             client.close()
             cluster.close()
 
         return client, close
+    # A scheduler that goes away is said in one line (SchedulerLost), not as the client's
+    # batched stream's log of the broken connection, a traceback at INFO level.
+    logging.getLogger("distributed.batched").setLevel(logging.WARNING)
     try:
-        client = Client(scheduler)  # waits distributed.comm.timeouts.connect (Dask: 30 s)
+        with dask.config.set(DASK_CONFIG):
+            client = Client(scheduler)  # waits distributed.comm.timeouts.connect (Dask: 30 s)
     except (OSError, TimeoutError, ValueError) as exc:
         reason = " ".join(str(exc).split()) or type(exc).__name__
         raise CourseError(f"cannot reach the Dask scheduler at {scheduler}: {reason}") from None

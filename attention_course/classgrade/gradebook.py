@@ -23,12 +23,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from attention_course.errors import GradebookUnavailable
-from attention_course.settings import RETRIES, Retries
+from attention_course.settings import DB_ENV, RETRIES, Retries
 
 if TYPE_CHECKING:
     import psycopg
 
-DB_ENV = "ATTENTION_COURSE_DB"
 SQLITE_FILE = "gradebook.db"
 # timeout: parallel grading processes wait for each other's writes instead of failing.
 SQLITE_OPTIONS = "?timeout=60"

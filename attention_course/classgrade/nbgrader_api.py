@@ -20,8 +20,6 @@ from pathlib import Path
 from attention_course.classgrade import gradebook
 from attention_course.course import Course
 
-DEFAULT_JOBS = os.cpu_count() or 1  # submissions autograded side by side
-
 
 class CourseError(RuntimeError):
     """An nbgrader step failed; the message carries the end of nbgrader's log."""

@@ -37,7 +37,6 @@ from attention_course.classgrade.jobs import (
     finished,
 )
 from attention_course.classgrade.nbgrader_api import (
-    DEFAULT_JOBS,
     CourseError,
     add_students,
     gradebook_settings,
@@ -51,7 +50,7 @@ from attention_course.errors import GradebookUnavailable
 from attention_course.grading.fingerprint import grading_code
 from attention_course.grading.submissions import inspect
 from attention_course.sandbox import jail
-from attention_course.settings import DEFAULT, RETRIES, Retries
+from attention_course.settings import DEFAULT, DEFAULT_JOBS, RETRIES, Retries
 
 __all__ = ["STATE_DIR", "ClassRun", "Outcome", "autograde_class"]
 

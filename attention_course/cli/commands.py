@@ -5,11 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from attention_course.classgrade.gradebook import DB_ENV
-from attention_course.classgrade.nbgrader_api import DEFAULT_JOBS
 from attention_course.cli import handlers
 from attention_course.cli.options import add_course_option, fraction, positive
-from attention_course.settings import COURSE_FILE, HUB, SIMILARITY
+from attention_course.settings import COURSE_FILE, DB_ENV, DEFAULT_JOBS, HUB, SIMILARITY
 
 _course = add_course_option
 

@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 
 from attention_course.classgrade.nbgrader_api import (
-    DEFAULT_JOBS,
     copy_course,
     gradebook_scores,
     release,
@@ -25,6 +24,7 @@ from attention_course.reports.class_report import class_report
 from attention_course.reports.files import write_report
 from attention_course.reports.tables import class_run_lines, class_table, score_columns
 from attention_course.sandbox import jail
+from attention_course.settings import DEFAULT_JOBS
 
 
 def grade_sample_class(root: Path, jobs: int = DEFAULT_JOBS) -> dict[str, ClassRun]:

@@ -9,8 +9,6 @@ import os
 import sys
 from pathlib import Path
 
-from attention_course.classgrade.outcomes import TRANSIENT, describe, of_exception, one_line
-from attention_course.classgrade.outcomes import retrying as steady
 from attention_course.course import Course, find_course
 from attention_course.errors import GradebookUnavailable, SandboxUnavailable, UserError
 
@@ -72,20 +70,28 @@ def release(args: argparse.Namespace) -> int:
 
 
 def check(args: argparse.Namespace) -> int:
-    from attention_course.grading.graders import GradingError, grade_file, limit_grader_memory
     from attention_course.grading.notebook import NotebookError, detect_assignment, read_notebook
-    from attention_course.grading.quizcheck import check_quiz
-    from attention_course.reports.tables import function_table, gradescope_results
+    from attention_course.sandbox import jail
 
     path: Path = args.notebook
     course = _the_course(args)
     if args.assignment:
         _known(course, args.assignment)
+    seed = _seed(args.seed)
     try:
         if path.suffix != ".ipynb":
             raise NotebookError(f"{path}: expected a Jupyter notebook (.ipynb)")
         nb = read_notebook(path)
         assignment = args.assignment or detect_assignment(nb, path, course)
+    except NotebookError as exc:
+        raise UserError(str(exc)) from None
+    if assignment != course.quiz_assignment:  # (the quiz runs no student code)
+        jail.probe_soon()  # a sandbox starts and stops while the graders and numpy are imported
+    from attention_course.grading.graders import GradingError, grade_file, limit_grader_memory
+    from attention_course.grading.quizcheck import check_quiz
+    from attention_course.reports.tables import function_table, gradescope_results
+
+    try:
         if assignment == course.quiz_assignment:
             report = check_quiz(path, args.student, course.root)
         else:
@@ -96,7 +102,7 @@ def check(args: argparse.Namespace) -> int:
                 unsandboxed=args.unsandboxed,
                 in_process=True,
                 course=course,
-                seed=_seed(args.seed),
+                seed=seed,
             )
     except (NotebookError, GradingError, SandboxUnavailable) as exc:
         raise UserError(str(exc)) from None
@@ -129,6 +135,8 @@ def print_scores(assignment: str, root: Path) -> None:
 def autograde(args: argparse.Namespace) -> int:
     from attention_course.classgrade.cluster import SchedulerLost
     from attention_course.classgrade.nbgrader_api import CourseError, submitted_students
+    from attention_course.classgrade.outcomes import TRANSIENT, describe, of_exception, one_line
+    from attention_course.classgrade.outcomes import retrying as steady
     from attention_course.classgrade.run import autograde_class
     from attention_course.cli.progress import Progress
     from attention_course.reports.tables import class_run_lines

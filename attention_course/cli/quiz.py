@@ -6,21 +6,15 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attention_course import settings
 from attention_course.cli.options import add_course_option, positive
 from attention_course.course import find_course
 from attention_course.errors import UserError
-from attention_course.quiz.loading import (
-    BankInvalid,
-    bank_files,
-    check_bank_file,
-    load_bank,
-    parse_data_file,
-    resolve,
-)
-from attention_course.quiz.model import Bank
+
+if TYPE_CHECKING:  # the quiz engine is imported by the quiz's commands only
+    from attention_course.quiz.model import Bank
 
 TAKE_HELP = """\
 Take a quiz in the terminal with immediate feedback.
@@ -235,6 +229,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _load(quiz: str, bank_dir: Path) -> Bank:
+    from attention_course.quiz.loading import BankInvalid, load_bank
+
     try:
         return load_bank(quiz, bank_dir)
     except LookupError as exc:
@@ -244,6 +240,8 @@ def _load(quiz: str, bank_dir: Path) -> Bank:
 
 
 def _read(path: Path) -> Any:
+    from attention_course.quiz.loading import parse_data_file
+
     try:
         return parse_data_file(path)
     except ValueError as exc:
@@ -254,6 +252,8 @@ def _read(path: Path) -> Any:
 
 
 def run_list(args: argparse.Namespace) -> int:
+    from attention_course.quiz.loading import bank_files, check_bank_file
+
     for path in bank_files(_banks(args)):
         bank, problems = check_bank_file(path)
         if bank is None:
@@ -285,6 +285,8 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def run_validate(args: argparse.Namespace) -> int:
+    from attention_course.quiz.loading import bank_files, check_bank_file, resolve
+
     targets = args.banks_to_check or [str(p) for p in bank_files(_banks(args))]
     if not targets:
         raise UserError(f"no bank files in {_banks(args)}")

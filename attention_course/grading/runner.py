@@ -40,13 +40,6 @@ KEEP_SEEDS = 4  # a grading process keeps the graders of its last few submission
 _LOADING = threading.Lock()  # grading itself is safe in threads; importing is done once
 
 
-def _points(fn: Callable) -> float:
-    for mark in getattr(fn, "pytestmark", []):
-        if mark.name == "points":
-            return float(mark.args[0])
-    raise LookupError(f"{fn.__module__}.{fn.__name__} has no points marker")
-
-
 def load(
     course: Course, function: str, seed: str | None = None
 ) -> tuple[list[GraderTest], list[Call]]:
@@ -80,7 +73,9 @@ def _load(course: Course, function: str, seed: str | None) -> tuple[list[GraderT
         }
         calls = [c for name in sorted(uses) for c in harness.DECLARED_BY.get(name, [])]
         tests = [
-            GraderTest(function, name, fn, _points(fn), tuple(inspect.signature(fn).parameters))
+            GraderTest(
+                function, name, fn, harness.points_of(fn), tuple(inspect.signature(fn).parameters)
+            )
             for name, fn in vars(module).items()
             if name.startswith("test_")
             and inspect.isfunction(fn)

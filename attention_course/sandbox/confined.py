@@ -397,7 +397,9 @@ def _pipe(stream: IO[bytes] | None) -> IO[bytes]:
 
 
 def _kill_uid(uid: int) -> None:
-    """Kill every process of a sandbox's own host uid (root mode: nothing else runs as it)."""
+    """Kill every process of a sandbox's own host uid (root mode: nothing else runs as it).
+    A zombie (it has ended, and waits for a parent to reap it) runs nothing: it is left to
+    its parent, not waited for."""
     for _ in range(3):
         found = False
         for entry in os.scandir("/proc"):
@@ -405,11 +407,13 @@ def _kill_uid(uid: int) -> None:
                 continue
             try:
                 with open(f"/proc/{entry.name}/status") as f:
-                    owner = next((ln.split()[1] for ln in f if ln.startswith("Uid:")), "")
-                if owner == str(uid):
+                    fields = dict(ln.split(":", 1) for ln in f if ln.startswith(("State", "Uid")))
+                owner = fields.get("Uid", "").split()[:1]
+                ended = fields.get("State", "").split()[:1] in (["Z"], ["X"])
+                if owner == [str(uid)] and not ended:
                     found = True
                     os.kill(int(entry.name), signal.SIGKILL)
-            except (OSError, ProcessLookupError):
+            except (OSError, ProcessLookupError, ValueError):
                 pass
         if not found:
             return

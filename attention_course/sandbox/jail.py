@@ -283,9 +283,24 @@ sys.exit(0 if status["Seccomp"].strip() == "2" else {_UNFILTERED})
 """
 
 
-@functools.cache
+_probing = threading.Lock()
+
+
 def probe() -> Status:
-    """Whether student code can be sandboxed on this machine, and how (checked once)."""
+    """Whether student code can be sandboxed on this machine, and how (checked once per
+    process: a caller waits for a probe already under way, `probe_soon`'s)."""
+    with _probing:
+        return _probe()
+
+
+def probe_soon() -> None:
+    """Start the probe in the background, for a process that has other work to do before it
+    needs the answer (`check`: its imports); `probe` then waits for it."""
+    threading.Thread(target=probe, name="attention-course-probe", daemon=True).start()
+
+
+@functools.cache
+def _probe() -> Status:
     from attention_course.sandbox import cgroups
 
     if shutil.which("bwrap") is None:

@@ -105,6 +105,36 @@ def autograde_on(
     )
 
 
+def test_the_local_cluster_runs_without_the_dask_work_grading_has_no_use_for(dask_client):
+    """The engine's local cluster (what `--scheduler local` starts; the one these tests use)
+    runs with settings.DASK_CONFIG, scheduler and workers as it starts them (this test comes
+    before the one that kills a worker): no statistical profiler sampling the threads of a
+    worker that waits on its grading job, the event loops checked each second, not every
+    20 ms, and no work stealing."""
+    import dask
+
+    from attention_course.settings import DASK_CONFIG
+
+    def what_runs(server) -> dict:  # (defined here: sent to the workers by value)
+        """What of Dask's own periodic work a scheduler or worker does, and how often (ms)."""
+        calls = server.periodic_callbacks
+        return {
+            "profiler": "profile" in calls,
+            "tick": calls["tick"].callback_time,
+            "stealing": "stealing" in getattr(server, "extensions", {}),
+        }
+
+    def on_worker(dask_worker) -> dict:
+        return {**what_runs(dask_worker), "config": {k: dask.config.get(k) for k in DASK_CONFIG}}
+
+    workers = dask_client.run(on_worker)
+    assert len(workers) == 2
+    for seen in workers.values():
+        assert seen == {"profiler": False, "tick": 1000, "stealing": False, "config": DASK_CONFIG}
+    seen = dask_client.run_on_scheduler(lambda dask_scheduler: what_runs(dask_scheduler))
+    assert seen == {"profiler": False, "tick": 1000, "stealing": False}
+
+
 def test_dask_into_postgresql_gives_exactly_the_scores_of_local_grading_into_sqlite(
     local_grading, postgres, dask_client
 ):

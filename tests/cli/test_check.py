@@ -93,3 +93,28 @@ def test_assignment_flag_overrides(instructor_notebooks):
 def test_unknown_assignment_flag_is_a_usage_error(instructor_notebooks):
     proc = run_check(instructor_notebooks["attention_basics"], "--assignment", "nope")
     assert proc.returncode == 2 and "unknown assignment 'nope'" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "name, content, extra, words",
+    [
+        ("hw.ipynb", '{"cells": [ not json', [], "not valid notebook JSON (line 1"),
+        ("hw.ipynb", "[1, 2]", [], "not a Jupyter notebook (no list of cells)"),
+        ("hw.ipynb", b"\xff\xfe\x00", [], "cannot be read (UnicodeDecodeError)"),
+        ("hw.ipynb", None, [], "no such file"),
+        ("hw.py", "def softmax(x): pass\n", [], "expected a Jupyter notebook (.ipynb)"),
+        ("hw.ipynb", '{"cells": []}', [], "cannot tell which assignment this notebook is"),
+        ("attention_basics.ipynb", '{"cells": []}', ["--seed", "xyz"], "--seed: "),
+    ],
+)
+def test_a_bad_notebook_or_option_is_one_line_and_exit_2(tmp_path, name, content, extra, words):
+    """Read before anything is imported or started for grading: one line, exit 2."""
+    path = tmp_path / name
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    elif content is not None:
+        path.write_text(content)
+    proc = run_check(path, *extra)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.startswith("attention-course: error: ") and words in proc.stderr
+    assert proc.stderr.count("\n") == 1 and proc.stdout == "", proc.stderr
