@@ -274,3 +274,24 @@ def account() -> Iterator[Account]:
         )
         shutil.rmtree(base, ignore_errors=True)
         assert removed.returncode == 0, f"userdel {name}: {removed.stderr.strip()}"
+
+
+# One check per assignment per CHECK_WINDOW seconds on the deploy tests' hub.
+CHECK_WINDOW = 3600
+
+
+@pytest.fixture(scope="session")
+def course_hub(engine_venv) -> Iterator[object]:
+    """The course's JupyterHub, deployed once for the deploy tests as the README says
+    (tests/deploy/hub.py), with the course's grading service added as its instructions say
+    (`hub-check-service --config-lines`, one check per assignment per CHECK_WINDOW). Each
+    module's fixture starts, releases and stops what it needs on it."""
+    from tests.deploy.hub import deploy_hub, free_port
+
+    lines = engine_venv.run(
+        "attention-course", "hub-check-service", "--config-lines", "--port", str(free_port()),
+        "--per-day", "1", "--window", str(CHECK_WINDOW),
+    )  # fmt: skip
+    assert lines.returncode == 0, lines.stderr
+    with deploy_hub(engine_venv, extra_lines=lines.stdout.splitlines()) as deployment:
+        yield deployment

@@ -4,7 +4,8 @@ logged in through PAM) with the service's lines added to its jupyterhub_config.p
 checks with the command students run, as their own account, reads PASS/FAIL lines and hints,
 reaches the limit and is told when the next check is allowed; the other student can neither
 read nor spend the first one's checks (tokens tried both ways); the instructor lists every
-check; after the due date checks are closed. One hub for the module."""
+check; after the due date checks are closed. The hub is the deploy tests' one
+(tests/deploy/conftest.py course_hub), shared with the hub's own tests."""
 
 from __future__ import annotations
 
@@ -24,17 +25,15 @@ from attention_course.cli.samples import sample_notebooks
 from attention_course.integrations.check_limits import readable
 from attention_course.settings import CHECK_URL_ENV, HUB_CHECK
 from tests.course import COURSE_ROOT
+from tests.deploy.conftest import CHECK_WINDOW
 from tests.deploy.hub import (
     SERVER_START_TIMEOUT,
     HubDeployment,
-    deploy_hub,
-    free_port,
     user_token,
 )
 
 pytestmark = pytest.mark.deploy  # one venv for tests/deploy/ (tests/conftest.py GROUPS)
 
-WINDOW = 3600  # a check counts this long (seconds)
 SERVICE_START = 60  # seconds for the service to answer once the hub does
 
 
@@ -57,42 +56,35 @@ def request(url, token=None, body=None, method=None, **query):
 
 
 @pytest.fixture(scope="module")
-def hub(engine_venv) -> Iterator[dict]:
+def hub(engine_venv, course_hub) -> Iterator[dict]:
     """The course's hub with the grading service (one check per assignment per hour), the
     students' and the instructor's hub tokens, and masks_and_heads past its due date."""
     program = engine_venv.bin("attention-course")
-    lines = engine_venv.run(
-        "attention-course", "hub-check-service", "--config-lines", "--port", str(free_port()),
-        "--per-day", "1", "--window", str(WINDOW),
+    deployment = course_hub
+    url = f"{deployment.hub.url}/services/{HUB_CHECK.service_name}/"
+    deadline = time.monotonic() + SERVICE_START
+    while request(url + "api/limit", assignment="attention_basics")[0] != 403:
+        assert time.monotonic() < deadline, deployment.hub.log_text()[-4000:]
+        time.sleep(0.5)
+    instructor = deployment.instructor
+    due = instructor.run(
+        [engine_venv.bin("nbgrader"), "db", "assignment", "add", "masks_and_heads",
+         "--duedate=2026-01-01 00:00:00 UTC"],
+        cwd=deployment.course, timeout=120,
     )  # fmt: skip
-    assert lines.returncode == 0, lines.stderr
-    with deploy_hub(engine_venv, extra_lines=lines.stdout.splitlines()) as deployment:
-        url = f"{deployment.hub.url}/services/{HUB_CHECK.service_name}/"
-        deadline = time.monotonic() + SERVICE_START
-        while request(url + "api/limit", assignment="attention_basics")[0] != 403:
-            assert time.monotonic() < deadline, deployment.hub.log_text()[-4000:]
-            time.sleep(0.5)
-        instructor = deployment.instructor
-        due = instructor.run(
-            [engine_venv.bin("nbgrader"), "db", "assignment", "add", "masks_and_heads",
-             "--duedate=2026-01-01 00:00:00 UTC"],
-            cwd=deployment.course, timeout=120,
-        )  # fmt: skip
-        assert due.returncode == 0, due.stderr
-        people = {"alice": deployment.students[0], "bob": deployment.students[1]}
-        people["teacher"] = instructor
-        tokens = {name: user_token(deployment.hub, account) for name, account in people.items()}
-        yield {
-            "url": url,
-            "tokens": tokens,
-            "people": people,
-            "deployment": deployment,
-            "program": program,
-        }
-        alice = people["alice"].name
-        request(
-            f"{deployment.hub.url}/hub/api/users/{alice}/server", tokens["alice"], method="DELETE"
-        )
+    assert due.returncode == 0, due.stderr
+    people = {"alice": deployment.students[0], "bob": deployment.students[1]}
+    people["teacher"] = instructor
+    tokens = {name: user_token(deployment.hub, account) for name, account in people.items()}
+    yield {
+        "url": url,
+        "tokens": tokens,
+        "people": people,
+        "deployment": deployment,
+        "program": program,
+    }
+    alice = people["alice"].name
+    request(f"{deployment.hub.url}/hub/api/users/{alice}/server", tokens["alice"], method="DELETE")
 
 
 def hub_log(hub) -> str:
@@ -185,7 +177,7 @@ def test_the_limit_says_when_the_next_check_is_allowed(hub, alices_check):
     second = alices_check["second"]
     assert second.returncode == 1
     asked = alices_check["asked"]
-    allowed = [readable(asked + WINDOW + s) for s in range(0, 120)]  # the first + the window
+    allowed = [readable(asked + CHECK_WINDOW + s) for s in range(0, 120)]  # the first + the window
     assert any(f"next check is allowed from {when}" in second.stderr for when in allowed), (
         second.stderr
     )

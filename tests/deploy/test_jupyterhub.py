@@ -27,7 +27,6 @@ from tests.course import COURSE_ROOT
 from tests.deploy.hub import (
     HubDeployment,
     chromium,
-    deploy_hub,
     log_in,
     log_in_page,
     logged_in,
@@ -46,16 +45,17 @@ NOTEBOOK_CELLS = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell"
 
 
 @pytest.fixture(scope="module")
-def hub(engine_venv) -> Iterator[HubDeployment]:
-    """The course's hub, running, with the assignment released by the instructor and every
-    user's server started (while the instructor releases)."""
-    with deploy_hub(engine_venv) as deployment:
-        accounts = [deployment.instructor, *deployment.students]
-        sessions = [start_server(deployment.hub, account) for account in accounts]
-        release(deployment, ASSIGNMENT)
-        for session, account in zip(sessions, accounts, strict=True):
-            wait_for_server(session, account.name)
-        yield deployment
+def hub(course_hub) -> Iterator[HubDeployment]:
+    """The course's hub (tests/deploy/conftest.py, shared with the grading service's tests),
+    with the assignment released by the instructor and every user's server started (while the
+    instructor releases)."""
+    deployment = course_hub
+    accounts = [deployment.instructor, *deployment.students]
+    sessions = [start_server(deployment.hub, account) for account in accounts]
+    release(deployment, ASSIGNMENT)
+    for session, account in zip(sessions, accounts, strict=True):
+        wait_for_server(session, account.name)
+    yield deployment
 
 
 @pytest.fixture(scope="module")
