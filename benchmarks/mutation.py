@@ -78,6 +78,30 @@ MODULES: dict[str, list[str]] = {
         "tests/quiz/test_quiz_free_text.py",
     ],
 }
+# The trust boundary (the sandbox) and the class run: named together as groups.
+SANDBOX_TESTS: dict[str, list[str]] = {
+    "attention_course/sandbox/jail.py": [],
+    "attention_course/sandbox/confined.py": [],
+    "attention_course/sandbox/safety.py": [],
+    "attention_course/sandbox/cgroups.py": [],
+    "attention_course/sandbox/inside/wire.py": [],
+    "attention_course/sandbox/execute.py": [],
+}
+CLASS_RUN_TESTS: dict[str, list[str]] = {
+    "attention_course/classgrade/run.py": [],
+    "attention_course/classgrade/jobs.py": [],
+    "attention_course/classgrade/job.py": [],
+    "attention_course/classgrade/cluster.py": [],
+    "attention_course/classgrade/gradebook.py": [],
+    "attention_course/classgrade/gradebook_pool.py": [],
+    "attention_course/integrations/gradescope_run.py": [],
+}
+MODULES.update(SANDBOX_TESTS)
+MODULES.update(CLASS_RUN_TESTS)
+GROUPS = {
+    "sandbox": ["attention_course/sandbox/program.py", *SANDBOX_TESTS],
+    "classrun": list(CLASS_RUN_TESTS),
+}
 
 
 def ensure_cosmic_ray() -> None:
@@ -201,14 +225,67 @@ def _exec(base: Path, repo: Path) -> None:
     )
 
 
+def prepare_module(module: str, workdir: Path, log) -> Path:
+    """A copy of the repository of the module's own, the module's tests run once unmutated
+    (they must pass; their time sets the timeout) and its mutants listed (those inside type
+    annotations marked skipped); the session file."""
+    base = workdir / _name(module)
+    repo, session = base / "repo", base / "session.sqlite"
+    start = time.monotonic()
+    shutil.rmtree(base, ignore_errors=True)
+    copy_repository(repo)
+    env = _environment(repo)
+    baseline = subprocess.run(
+        _pytest(module).split(), cwd=repo, env=env, capture_output=True, text=True
+    )
+    seconds = time.monotonic() - start
+    if baseline.returncode != 0:
+        tail = (baseline.stdout + baseline.stderr).strip().splitlines()[-15:]
+        raise RuntimeError(f"{module}: the tests fail unmutated:\n" + "\n".join(tail))
+    config = base / "config.toml"
+    config.write_text(
+        "[cosmic-ray]\n"
+        f'module-path = "{module}"\n'
+        f"timeout = {max(60.0, 4 * seconds):.0f}\n"
+        "excluded-modules = []\n"
+        f"test-command = {json.dumps(_pytest(module))}\n"
+        "[cosmic-ray.distributor]\n"
+        'name = "local"\n'
+    )
+    cosmic = str(Path(sys.executable).parent / "cosmic-ray")
+    subprocess.run(
+        [cosmic, "init", str(config), str(session)],
+        cwd=repo,
+        env=env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    skipped = skip_annotations(session, repo / module)
+    print(
+        f"{module}: tests take {seconds:.0f} s; {skipped} mutants in annotations skipped",
+        file=log,
+        flush=True,
+    )
+    return session
+
+
+def _name(module: str) -> str:
+    return module.replace("/", "__").removesuffix(".py")
+
+
 def run_module(
-    module: str, workdir: Path, log, recheck: bool = False, sample: float = 1.0, seed: int = 0
+    module: str,
+    workdir: Path,
+    log,
+    recheck: bool = False,
+    sample: float = 1.0,
+    seed: int = 0,
+    prepared: bool = False,
 ) -> dict:
     """Mutate `module` in a copy of the repository of its own; its results. With `recheck`,
     only the survivors of an earlier run in `workdir` are run again, with the tests as they
-    are now."""
-    name = module.replace("/", "__").removesuffix(".py")
-    base = workdir / name
+    are now; with `prepared`, the mutants `prepare_module` listed (and a sample kept) run."""
+    base = workdir / _name(module)
     repo, session = base / "repo", base / "session.sqlite"
     start = time.monotonic()
     if recheck:
@@ -218,39 +295,49 @@ def run_module(
         with sqlite3.connect(session) as db:
             db.execute("DELETE FROM work_results WHERE lower(test_outcome) = 'survived'")
         print(f"{module}: running the survivors again", file=log, flush=True)
-    else:
-        shutil.rmtree(base, ignore_errors=True)
-        copy_repository(repo)
-        env = _environment(repo)
-        baseline = subprocess.run(
-            _pytest(module).split(), cwd=repo, env=env, capture_output=True, text=True
-        )
-        seconds = time.monotonic() - start
-        if baseline.returncode != 0:
-            tail = (baseline.stdout + baseline.stderr).strip().splitlines()[-15:]
-            raise RuntimeError(f"{module}: the tests fail unmutated:\n" + "\n".join(tail))
-        config = base / "config.toml"
-        config.write_text(
-            "[cosmic-ray]\n"
-            f'module-path = "{module}"\n'
-            f"timeout = {max(60.0, 4 * seconds):.0f}\n"
-            "excluded-modules = []\n"
-            f"test-command = {json.dumps(_pytest(module))}\n"
-            "[cosmic-ray.distributor]\n"
-            'name = "local"\n'
-        )
-        cosmic = str(Path(sys.executable).parent / "cosmic-ray")
-        subprocess.run([cosmic, "init", str(config), str(session)], cwd=repo, env=env, check=True)
-        skipped = skip_annotations(session, repo / module)
-        left_out = keep_sample(session, sample, seed) if sample < 1.0 else 0
-        print(
-            f"{module}: tests take {seconds:.0f} s; {skipped} mutants in annotations skipped"
-            + (f", {left_out} left out of the sample" if left_out else ""),
-            file=log,
-            flush=True,
-        )
+    elif not prepared:
+        prepare_module(module, workdir, log)
+        if sample < 1.0:
+            left_out = keep_sample(session, sample, seed)
+            print(f"{module}: {left_out} left out of the sample", file=log, flush=True)
     _exec(base, repo)
     return collect(module, session, round(time.monotonic() - start))
+
+
+def pending_count(session: Path) -> int:
+    from cosmic_ray.work_db import WorkDB, use_db
+
+    with use_db(str(session), WorkDB.Mode.open) as db:
+        return sum(1 for _ in db.pending_work_items)
+
+
+def keep_pooled_sample(sessions: dict[str, Path], count: int, seed: int) -> dict[str, int]:
+    """Leave a seeded random `count` of the mutants of all `sessions` together to run (each
+    mutant as likely as any other, whatever its module) and mark the others as not sampled.
+    Returns how many each module keeps."""
+    import random
+
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import WorkerOutcome, WorkResult
+
+    pool: list[tuple[str, str]] = []
+    for module in sorted(sessions):
+        with use_db(str(sessions[module]), WorkDB.Mode.open) as db:
+            jobs = sorted(item.job_id for item in db.pending_work_items)
+        pool += [(module, job) for job in jobs]
+    chosen = set(random.Random(seed).sample(range(len(pool)), min(count, len(pool))))
+    kept = dict.fromkeys(sessions, 0)
+    for module, session in sessions.items():
+        with use_db(str(session), WorkDB.Mode.open) as db:
+            for i, (owner, job) in enumerate(pool):
+                if owner != module:
+                    continue
+                if i in chosen:
+                    kept[module] += 1
+                else:
+                    result = WorkResult(output=NOT_SAMPLED, worker_outcome=WorkerOutcome.SKIPPED)
+                    db.set_result(job, result)
+    return kept
 
 
 def collect(module: str, session: Path, seconds: int) -> dict:
@@ -286,6 +373,27 @@ def collect(module: str, session: Path, seconds: int) -> dict:
     }
 
 
+def count_mutants(modules: list[str]) -> int:
+    """Print how many mutants each module has outside type annotations (nothing is run)."""
+    cosmic = str(Path(sys.executable).parent / "cosmic-ray")
+    total = 0
+    with tempfile.TemporaryDirectory(prefix="attention-mutation-count-") as folder:
+        for module in modules:
+            config, session = Path(folder, "config.toml"), Path(folder, _name(module) + ".sqlite")
+            config.write_text(
+                f'[cosmic-ray]\nmodule-path = "{ROOT / module}"\ntimeout = 1\n'
+                'excluded-modules = []\ntest-command = "true"\n'
+                '[cosmic-ray.distributor]\nname = "local"\n'
+            )
+            subprocess.run([cosmic, "init", str(config), str(session)], check=True)
+            skip_annotations(session, ROOT / module)
+            n = pending_count(session)
+            total += n
+            print(f"{module}: {n}")
+    print(f"all: {total}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("modules", nargs="*", help="modules to mutate (default: all)")
@@ -308,28 +416,57 @@ def main(argv: list[str] | None = None) -> int:
         metavar="FRACTION",
         help="run a seeded random fraction of each module's mutants (default: 1, all of them)",
     )
+    parser.add_argument(
+        "--mutants",
+        type=int,
+        metavar="N",
+        help="run a seeded random N of the mutants of all the modules named together "
+        "(each mutant as likely as any other, whatever its module)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="the sample's seed (default: 0)")
+    parser.add_argument(
+        "--count",
+        action="store_true",
+        help="only count each module's mutants (outside type annotations), running nothing",
+    )
     args = parser.parse_args(argv)
     if not 0.0 < args.sample <= 1.0:
         parser.error("--sample must be a fraction in (0, 1]")
+    if args.mutants is not None and (args.mutants < 1 or args.sample < 1.0 or args.recheck):
+        parser.error("--mutants takes a positive number, and neither --sample nor --recheck")
     if args.list:
         for module, tests in MODULES.items():
             print(f"{module}: {' '.join(tests)}")
+        for group, members in GROUPS.items():
+            print(f"{group}: {' '.join(members)}")
         return 0
-    unknown = [m for m in args.modules if m not in MODULES]
+    modules: list[str] = []
+    for name in args.modules or list(MODULES):
+        for module in GROUPS.get(name, [name]):
+            if module not in modules:
+                modules.append(module)
+    unknown = [m for m in modules if m not in MODULES]
     if unknown:
         parser.error(f"unknown module(s) {', '.join(unknown)} (see --list)")
     if args.recheck and not args.workdir:
         parser.error("--recheck needs the --workdir of the earlier run")
     ensure_cosmic_ray()
+    if args.count:
+        return count_mutants(modules)
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="attention-mutation-", dir="/var/tmp"))
     workdir.mkdir(parents=True, exist_ok=True)
     print(f"working in {workdir}", file=sys.stderr)
-    modules = args.modules or list(MODULES)
+    prepared = args.mutants is not None
+    if prepared:
+        sessions = {m: prepare_module(m, workdir, sys.stderr) for m in modules}
+        kept = keep_pooled_sample(sessions, args.mutants, args.seed)
+        print(f"sample (seed {args.seed}): {kept}", file=sys.stderr, flush=True)
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         results = list(
             pool.map(
-                lambda m: run_module(m, workdir, sys.stderr, args.recheck, args.sample, args.seed),
+                lambda m: run_module(
+                    m, workdir, sys.stderr, args.recheck, args.sample, args.seed, prepared
+                ),
                 modules,
             )
         )
