@@ -1,0 +1,106 @@
+"""A Dask task's work, done in this process (`grade_submission` called as a worker calls it): the
+refusals a worker makes before it grades, and what it claims, grades, records and says.
+
+The cluster tests (test_cluster_grading.py) run the same tasks on real workers into PostgreSQL;
+these are the quick ones, into the course's SQLite gradebook, one submission graded.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+
+import pytest
+
+from attention_course.classgrade.cluster import grade_submission, make_tasks
+from attention_course.classgrade.jobs import STATE_DIR, ClassRun, State
+from attention_course.classgrade.nbgrader_api import gradebook_scores
+from attention_course.classgrade.run import autograde_class
+from attention_course.cli.samples import sample_notebooks
+from tests.classgrade.test_class_grading import ASSIGNMENT, _write, fresh_course
+from tests.classgrade.test_cluster_grading import task_of
+from tests.content.test_notebooks import cell_points
+
+OTHER_CODE = "has other graders or another version of attention-course than the run that sent"
+
+
+@pytest.fixture(scope="module")
+def course():
+    """A course whose gradebook is set up (a first run, which refused `broken`), with `full`
+    (the instructor's solutions) submitted and not graded yet."""
+    root = fresh_course("attention-tasks-")
+    _write(root, "broken", '{"cells": [ not json')
+    assert autograde_class(ASSIGNMENT, root).ok
+    _write(root, "full", sample_notebooks(ASSIGNMENT, root)["demo-instructor"])
+    yield root
+    shutil.rmtree(root.parent, ignore_errors=True)
+
+
+def nothing_recorded(root, student: str) -> None:
+    state = State(root, ASSIGNMENT)
+    try:
+        assert state.last(student) == {}
+        assert state.lock(student)  # and no claim left behind
+    finally:
+        state.close()
+    assert not (root / "autograded" / student).exists()
+    assert student not in gradebook_scores(ASSIGNMENT, root)
+
+
+def test_a_worker_refuses_a_task_sent_by_other_grading_code_then_grades_it_with_the_same(course):
+    """The task carries the digest of the grading code the run saw; a worker whose graders
+    differ (here: one changed after the task was sent) grades nothing, records nothing, and
+    says so. With the graders as the run saw them, the same task is graded and recorded."""
+    task = task_of(course, "full")
+    grader = course / "grader_tests" / "test_softmax.py"
+    original = grader.read_text()
+    grader.write_text(original + "\n# changed on this worker only\n")
+    try:
+        said = grade_submission(task)
+    finally:
+        grader.write_text(original)
+    assert said["status"] == "error" and OTHER_CODE in said["reason"], said
+    assert said["worker"] == f"{socket.gethostname()}:{os.getpid()}"
+    nothing_recorded(course, "full")
+
+    said = grade_submission(task)
+    full = sum(cell_points(ASSIGNMENT).values())
+    assert (said["status"], said["total"]) == ("graded", full), said
+    assert gradebook_scores(ASSIGNMENT, course)["full"]["total"] == full
+    kept = State(course, ASSIGNMENT).last("full")
+    assert (kept["fingerprint"], kept["status"]) == (task["fingerprint"], "graded")
+    log = "".join(p.read_text() for p in (course / STATE_DIR / "workers").glob("*.log"))
+    assert f"claimed {ASSIGNMENT}/full for {task['key']}" in log
+    assert f"released {ASSIGNMENT}/full for {task['key']} held " in log
+    assert log.rstrip().endswith(": graded")
+
+
+def test_a_task_for_what_was_graded_since_it_was_sent_grades_nothing(course):
+    task = task_of(course, "full")  # the run looked before the other run graded it
+    said = grade_submission(task)
+    assert said["status"] == "unchanged", said
+    assert said["total"] == sum(cell_points(ASSIGNMENT).values())
+    log = "".join(p.read_text() for p in (course / STATE_DIR / "workers").glob("*.log"))
+    assert log.count("claimed ") == 1  # it never claimed it to grade
+
+
+def test_a_worker_without_the_course_folder_refuses(course, tmp_path):
+    task = dict(task_of(course, "full"), course=str(tmp_path / "elsewhere"))
+    said = grade_submission(task)
+    assert said["status"] == "error", said
+    assert f"the course folder {tmp_path / 'elsewhere'} is not on worker" in said["reason"]
+
+
+def test_every_task_of_a_run_has_a_key_of_its_own(course):
+    run = ClassRun(ASSIGNMENT, {})
+    first, second = (
+        make_tasks(course, run, True, False, 60.0),
+        make_tasks(course, run, True, False, 60.0),
+    )
+    keys = {first("a", "x")["key"], first("b", "x")["key"], second("a", "x")["key"]}
+    assert len(keys) == 3
+    assert all(k.startswith(f"grade-{ASSIGNMENT}-") for k in keys)
+    task = first("a", "print")
+    assert (task["student"], task["fingerprint"], task["seconds"]) == ("a", "print", 60.0)
+    assert task["course"] == str(course) and task["feedback"] is True
