@@ -78,23 +78,67 @@ MODULES: dict[str, list[str]] = {
         "tests/quiz/test_quiz_free_text.py",
     ],
 }
-# The trust boundary (the sandbox) and the class run: named together as groups.
+# The trust boundary (the sandbox) and the class run, named together as groups. Their tests
+# start sandboxes, grading jobs and servers: each module gets the few that observe it directly.
+SANDBOX = "tests/sandbox/test_sandbox.py"
+FRAMES = [
+    f"{SANDBOX}::{name}"
+    for name in (
+        "test_frames_round_trip",
+        "test_hostile_frames_are_refused",
+        "test_frames_at_the_caps_are_read",
+        "test_a_cut_frame_is_a_closed_channel",
+        "test_a_reply_trickled_byte_by_byte_does_not_move_the_deadline",
+    )
+]
+CLASS_RUN = "tests/classgrade/test_class_run.py"
+SMALL_CLASS = [  # the engine's copy is run through the command: not for each mutant
+    CLASS_RUN,
+    f"--deselect {CLASS_RUN}::test_a_changed_engine_regrades_what_it_grades_and_nothing_else",
+]
+TASKS = "tests/classgrade/test_cluster_tasks.py"
 SANDBOX_TESTS: dict[str, list[str]] = {
-    "attention_course/sandbox/jail.py": [],
-    "attention_course/sandbox/confined.py": [],
-    "attention_course/sandbox/safety.py": [],
-    "attention_course/sandbox/cgroups.py": [],
-    "attention_course/sandbox/inside/wire.py": [],
-    "attention_course/sandbox/execute.py": [],
+    "attention_course/sandbox/jail.py": [
+        f"{SANDBOX}::test_doctor_finds_every_guarantee_holds",
+        "tests/sandbox/test_hiding.py",
+        "tests/sandbox/test_syscall_filter.py",
+    ],
+    "attention_course/sandbox/confined.py": [
+        SANDBOX,
+        *(
+            f"tests/sandbox/test_clock.py::{name}"
+            for name in (
+                "test_code_that_ignores_its_alarm_and_spins_is_stopped_by_its_cpu_time",
+                "test_code_that_sleeps_is_stopped_once_past_its_limit_not_at_the_backstop",
+                "test_code_that_sleeps_with_no_idle_rule_is_stopped_by_the_wall_clock_backstop",
+            )
+        ),
+    ],
+    "attention_course/sandbox/safety.py": ["tests/sandbox/test_submission_files.py"],
+    "attention_course/sandbox/cgroups.py": [
+        "tests/sandbox/test_cgroups.py",
+        f"{SANDBOX}::test_doctor_finds_every_guarantee_holds",
+    ],
+    "attention_course/sandbox/inside/wire.py": ["tests/sandbox/test_wire.py", *FRAMES],
+    "attention_course/sandbox/execute.py": [
+        "tests/sandbox/test_notebook_execute.py",
+        "tests/grading/test_notebook_run.py::test_every_kind_of_output_as_a_kernel_writes_it",
+    ],
 }
 CLASS_RUN_TESTS: dict[str, list[str]] = {
-    "attention_course/classgrade/run.py": [],
-    "attention_course/classgrade/jobs.py": [],
-    "attention_course/classgrade/job.py": [],
-    "attention_course/classgrade/cluster.py": [],
-    "attention_course/classgrade/gradebook.py": [],
-    "attention_course/classgrade/gradebook_pool.py": [],
-    "attention_course/integrations/gradescope_run.py": [],
+    "attention_course/classgrade/run.py": SMALL_CLASS,
+    "attention_course/classgrade/jobs.py": [TASKS, *SMALL_CLASS],
+    "attention_course/classgrade/job.py": [TASKS],
+    "attention_course/classgrade/cluster.py": [
+        TASKS,
+        "tests/classgrade/test_cluster_grading.py::"
+        "test_a_task_that_finds_its_submission_claimed_says_busy_and_records_nothing",
+    ],
+    "attention_course/classgrade/gradebook.py": ["tests/classgrade/test_gradebook.py"],
+    "attention_course/classgrade/gradebook_pool.py": [TASKS],
+    "attention_course/integrations/gradescope_run.py": [
+        "tests/integrations/test_gradescope_run.py"
+    ],
 }
 MODULES.update(SANDBOX_TESTS)
 MODULES.update(CLASS_RUN_TESTS)
@@ -225,48 +269,57 @@ def _exec(base: Path, repo: Path) -> None:
     )
 
 
-def prepare_module(module: str, workdir: Path, log) -> Path:
-    """A copy of the repository of the module's own, the module's tests run once unmutated
-    (they must pass; their time sets the timeout) and its mutants listed (those inside type
-    annotations marked skipped); the session file."""
+def prepare_module(module: str, workdir: Path, log, baseline: bool = True) -> Path:
+    """A copy of the repository of the module's own and the module's mutants listed (those
+    inside type annotations marked skipped); with `baseline`, the module's tests run once
+    unmutated too (see `run_baseline`). The session file."""
     base = workdir / _name(module)
     repo, session = base / "repo", base / "session.sqlite"
-    start = time.monotonic()
     shutil.rmtree(base, ignore_errors=True)
     copy_repository(repo)
-    env = _environment(repo)
+    _write_config(module, base, 60.0)
+    cosmic = str(Path(sys.executable).parent / "cosmic-ray")
+    subprocess.run(
+        [cosmic, "init", str(base / "config.toml"), str(session)],
+        cwd=repo,
+        env=_environment(repo),
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    skipped = skip_annotations(session, repo / module)
+    print(f"{module}: {skipped} mutants in annotations skipped", file=log, flush=True)
+    if baseline:
+        run_baseline(module, workdir, log)
+    return session
+
+
+def run_baseline(module: str, workdir: Path, log) -> None:
+    """Run the module's tests once unmutated: they must pass, and their time sets the timeout
+    of a mutant's run (four times as long, at least a minute)."""
+    base = workdir / _name(module)
+    repo = base / "repo"
+    start = time.monotonic()
     baseline = subprocess.run(
-        _pytest(module).split(), cwd=repo, env=env, capture_output=True, text=True
+        _pytest(module).split(), cwd=repo, env=_environment(repo), capture_output=True, text=True
     )
     seconds = time.monotonic() - start
     if baseline.returncode != 0:
         tail = (baseline.stdout + baseline.stderr).strip().splitlines()[-15:]
         raise RuntimeError(f"{module}: the tests fail unmutated:\n" + "\n".join(tail))
-    config = base / "config.toml"
-    config.write_text(
+    _write_config(module, base, max(60.0, 4 * seconds))
+    print(f"{module}: tests take {seconds:.0f} s", file=log, flush=True)
+
+
+def _write_config(module: str, base: Path, timeout: float) -> None:
+    (base / "config.toml").write_text(
         "[cosmic-ray]\n"
         f'module-path = "{module}"\n'
-        f"timeout = {max(60.0, 4 * seconds):.0f}\n"
+        f"timeout = {timeout:.0f}\n"
         "excluded-modules = []\n"
         f"test-command = {json.dumps(_pytest(module))}\n"
         "[cosmic-ray.distributor]\n"
         'name = "local"\n'
     )
-    cosmic = str(Path(sys.executable).parent / "cosmic-ray")
-    subprocess.run(
-        [cosmic, "init", str(config), str(session)],
-        cwd=repo,
-        env=env,
-        check=True,
-        stdout=subprocess.DEVNULL,
-    )
-    skipped = skip_annotations(session, repo / module)
-    print(
-        f"{module}: tests take {seconds:.0f} s; {skipped} mutants in annotations skipped",
-        file=log,
-        flush=True,
-    )
-    return session
 
 
 def _name(module: str) -> str:
@@ -457,10 +510,13 @@ def main(argv: list[str] | None = None) -> int:
     workdir.mkdir(parents=True, exist_ok=True)
     print(f"working in {workdir}", file=sys.stderr)
     prepared = args.mutants is not None
-    if prepared:
-        sessions = {m: prepare_module(m, workdir, sys.stderr) for m in modules}
+    if prepared:  # drawn first: only the modules with mutants in the sample run their tests
+        sessions = {m: prepare_module(m, workdir, sys.stderr, baseline=False) for m in modules}
         kept = keep_pooled_sample(sessions, args.mutants, args.seed)
         print(f"sample (seed {args.seed}): {kept}", file=sys.stderr, flush=True)
+        modules = [m for m in modules if kept[m]]
+        for module in modules:
+            run_baseline(module, workdir, sys.stderr)
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         results = list(
             pool.map(
