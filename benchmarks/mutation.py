@@ -1,4 +1,5 @@
-"""Mutation testing of the grading core: do the tests notice when the code is wrong?
+"""Mutation testing of the grading core, the sandbox and the class run: do the tests notice when
+the code is wrong?
 
 cosmic-ray (https://cosmic-ray.readthedocs.io) changes one thing at a time in one module (a
 comparison, an operator, a number, a boolean, an exception handler, a loop) and runs the tests
@@ -6,6 +7,25 @@ that concern that module; a mutant the tests do not fail on "survived". This scr
 module by module, each in a copy of the repository (the repository itself is never changed),
 and prints each module's score (mutants killed out of those run) and every survivor with its
 diff. Changes inside type annotations are not run: with `from __future__ import annotations`
+they are never evaluated, so no test could tell them apart.
+
+    .venv/bin/python benchmarks/mutation.py --list      # modules, their tests, the groups
+    .venv/bin/python benchmarks/mutation.py --count sandbox classrun   # mutants per module
+    .venv/bin/python benchmarks/mutation.py attention_course/quiz/checking.py \
+        attention_course/grading/graders.py
+    .venv/bin/python benchmarks/mutation.py --jobs 2          # every module (hours)
+    .venv/bin/python benchmarks/mutation.py --workdir DIR --recheck   # survivors again
+    .venv/bin/python benchmarks/mutation.py --sample 0.25     # a seeded quarter of each module
+    .venv/bin/python benchmarks/mutation.py --mutants 80 --seed S sandbox classrun
+        # a seeded 80 of all their mutants together (each as likely as any other)
+
+It is slow (one test run per mutant: minutes for a small module, about an hour for the largest),
+so it is not part of the test suite: run it after changing the grading core, the sandbox, the
+class run or their tests. cosmic-ray is in the dev extra (scripts/setup.sh installs it); it
+is installed into this environment if it is missing.
+"""
+
+from __future__ import annotations`
 they are never evaluated, so no test could tell them apart.
 
     .venv/bin/python benchmarks/mutation.py --list
