@@ -25,21 +25,6 @@ class run or their tests. cosmic-ray is in the dev extra (scripts/setup.sh insta
 is installed into this environment if it is missing.
 """
 
-from __future__ import annotations`
-they are never evaluated, so no test could tell them apart.
-
-    .venv/bin/python benchmarks/mutation.py --list
-    .venv/bin/python benchmarks/mutation.py attention_course/quiz/checking.py \
-        attention_course/grading/graders.py
-    .venv/bin/python benchmarks/mutation.py --jobs 2          # every module (hours)
-    .venv/bin/python benchmarks/mutation.py --workdir DIR --recheck   # survivors again
-    .venv/bin/python benchmarks/mutation.py --sample 0.25     # a seeded quarter of each module
-
-It is slow (one test run per mutant: minutes for a small module, about an hour for the largest),
-so it is not part of the test suite: run it after changing the grading core or its tests. It
-installs cosmic-ray (the `mutation` extra of pyproject.toml) into this environment if needed.
-"""
-
 from __future__ import annotations
 
 import argparse
@@ -400,16 +385,12 @@ def keep_pooled_sample(sessions: dict[str, Path], count: int, seed: int) -> dict
         pool += [(module, job) for job in jobs]
     chosen = set(random.Random(seed).sample(range(len(pool)), min(count, len(pool))))
     kept = dict.fromkeys(sessions, 0)
+    left_out = WorkResult(output=NOT_SAMPLED, worker_outcome=WorkerOutcome.SKIPPED)
     for module, session in sessions.items():
-        with use_db(str(session), WorkDB.Mode.open) as db:
-            for i, (owner, job) in enumerate(pool):
-                if owner != module:
-                    continue
-                if i in chosen:
-                    kept[module] += 1
-                else:
-                    result = WorkResult(output=NOT_SAMPLED, worker_outcome=WorkerOutcome.SKIPPED)
-                    db.set_result(job, result)
+        mine = [(i, job) for i, (owner, job) in enumerate(pool) if owner == module]
+        kept[module] = sum(i in chosen for i, _ in mine)
+        with use_db(str(session), WorkDB.Mode.open) as db:  # one transaction
+            db.set_multiple_results([job for i, job in mine if i not in chosen], left_out)
     return kept
 
 
