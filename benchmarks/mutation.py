@@ -298,19 +298,26 @@ def prepare_module(module: str, workdir: Path, log, baseline: bool = True) -> Pa
     return session
 
 
+_baselines: dict[str, float] = {}  # tests (the pytest command) -> seconds, run unmutated
+
+
 def run_baseline(module: str, workdir: Path, log) -> None:
-    """Run the module's tests once unmutated: they must pass, and their time sets the timeout
-    of a mutant's run (four times as long, at least a minute)."""
+    """Run the module's tests once unmutated (once per set of tests: modules that share them
+    share the run): they must pass, and their time sets the timeout of a mutant's run (four
+    times as long, at least a minute)."""
     base = workdir / _name(module)
     repo = base / "repo"
-    start = time.monotonic()
-    baseline = subprocess.run(
-        _pytest(module).split(), cwd=repo, env=_environment(repo), capture_output=True, text=True
-    )
-    seconds = time.monotonic() - start
-    if baseline.returncode != 0:
-        tail = (baseline.stdout + baseline.stderr).strip().splitlines()[-15:]
-        raise RuntimeError(f"{module}: the tests fail unmutated:\n" + "\n".join(tail))
+    command = _pytest(module)
+    if command not in _baselines:
+        start = time.monotonic()
+        baseline = subprocess.run(
+            command.split(), cwd=repo, env=_environment(repo), capture_output=True, text=True
+        )
+        if baseline.returncode != 0:
+            tail = (baseline.stdout + baseline.stderr).strip().splitlines()[-15:]
+            raise RuntimeError(f"{module}: the tests fail unmutated:\n" + "\n".join(tail))
+        _baselines[command] = time.monotonic() - start
+    seconds = _baselines[command]
     _write_config(module, base, max(60.0, 4 * seconds))
     print(f"{module}: tests take {seconds:.0f} s", file=log, flush=True)
 
