@@ -80,6 +80,7 @@ def test_a_task_for_what_was_graded_since_it_was_sent_grades_nothing(course):
     task = task_of(course, "full")  # the run looked before the other run graded it
     said = grade_submission(task)
     assert said["status"] == "unchanged", said
+    assert said["reason"] == ""  # as recorded: not waited for as if another run held it
     assert said["total"] == sum(cell_points(ASSIGNMENT).values())
     log = "".join(p.read_text() for p in (course / STATE_DIR / "workers").glob("*.log"))
     assert log.count("claimed ") == 1  # it never claimed it to grade
@@ -104,3 +105,50 @@ def test_every_task_of_a_run_has_a_key_of_its_own(course):
     task = first("a", "print")
     assert (task["student"], task["fingerprint"], task["seconds"]) == ("a", "print", 60.0)
     assert task["course"] == str(course) and task["feedback"] is True
+
+
+def test_a_fault_of_grading_is_told_and_never_recorded(tmp_path):
+    """`finished` with a job's reply of a fault of grading: an error this run, nothing kept,
+    so the next run grades it again; a student's failure is kept."""
+    from attention_course.classgrade.jobs import finished
+
+    state = State(tmp_path, ASSIGNMENT)
+    told: list[tuple[str, str]] = []
+    run = ClassRun(ASSIGNMENT, {})
+    fault = {"student": "s1", "graded": False, "fault": True, "side": "grading", "reason": "boom"}
+    refused = {"student": "s2", "graded": False, "fault": False, "side": "student", "reason": "no"}
+    try:
+        for reply in (fault, refused):
+            assert state.lock(reply["student"])
+            finished(
+                run, reply, state, {"s1": "a" * 64, "s2": "b" * 64}, lambda *a: told.append(a[:2])
+            )
+        assert (run.outcomes["s1"].status, run.outcomes["s1"].reason) == ("error", "boom")
+        assert state.last("s1") == {}
+        assert state.last("s2")["status"] == "not graded"
+        assert told == [("done", "s1"), ("done", "s2")]
+        assert state.lock("s1") and state.lock("s2")  # both let go
+    finally:
+        state.close()
+
+
+def test_a_grade_whose_record_the_gradebook_refused_is_a_fault_of_grading(tmp_path):
+    """The gradebook does not answer when the outcome is kept (no retries left): the run says
+    so, keeps nothing in .grading/ either, and the next run grades it again."""
+    from attention_course.classgrade.gradebook import Records
+    from attention_course.classgrade.jobs import finished
+    from attention_course.settings import Retries
+
+    unreachable = Records("postgresql+psycopg://nobody@127.0.0.1:1/db", "course", ASSIGNMENT)
+    state = State(tmp_path, ASSIGNMENT, records=unreachable, retries=Retries(attempts=0))
+    run = ClassRun(ASSIGNMENT, {})
+    try:
+        assert state.lock("s1")
+        reply = {"student": "s1", "graded": True, "total": 3.0, "seconds": 1.0}
+        finished(run, reply, state, {"s1": "a" * 64}, lambda *a: None)
+        outcome = run.outcomes["s1"]
+        assert outcome.status == "error"
+        assert outcome.reason.startswith("graded, but its outcome was not recorded: ")
+        assert state.last("s1") == {}
+    finally:
+        state.close()

@@ -11,11 +11,27 @@ import pytest
 
 from attention_course.classgrade import gradebook
 
+# What every connection to a PostgreSQL gradebook is given (typed: a server that does not
+# answer is said within 10 s; one gone mid-query within a minute or two).
+TIMEOUTS = {
+    "connect_timeout": "10",
+    "keepalives": "1",
+    "keepalives_idle": "30",
+    "keepalives_interval": "10",
+    "keepalives_count": "3",
+    "tcp_user_timeout": "60000",
+}
+
 
 def test_a_postgresql_url_gets_the_timeouts_and_keeps_its_own():
+    from urllib.parse import parse_qsl
+
+    plain, query = gradebook.normalize("postgresql://me@127.0.0.1:5432/course").split("?")
+    assert plain == "postgresql+psycopg://me@127.0.0.1:5432/course"
+    assert dict(parse_qsl(query)) == TIMEOUTS
     url = gradebook.normalize("postgresql://me:secret@127.0.0.1:5432/course?connect_timeout=3")
     assert url.startswith("postgresql+psycopg://")
-    for key, value in gradebook.POSTGRES_OPTIONS.items():
+    for key, value in TIMEOUTS.items():
         assert f"{key}={'3' if key == 'connect_timeout' else value}" in url
     assert gradebook.normalize(url) == url  # once is enough
     assert (
@@ -111,6 +127,11 @@ def test_records_of_a_sqlite_gradebook(tmp_path):
         other.put("s1", "c" * 64, {"status": "graded"})
         assert records.get("s1")["fingerprint"] == "d" * 64
         assert gradebook.Records(url, "another course", "a").all() == {}
+        later = gradebook.Records(url, "course", "a")  # another run, on the gradebook as it is
+        try:
+            assert later.all() == records.all()
+        finally:
+            later.close()
     finally:
         records.close()
         other.close()
