@@ -152,3 +152,25 @@ def test_a_grade_whose_record_the_gradebook_refused_is_a_fault_of_grading(tmp_pa
         assert state.last("s1") == {}
     finally:
         state.close()
+
+
+def test_a_claim_the_gradebook_cannot_answer_is_a_fault_of_this_run(tmp_path):
+    """Whether this very version was graded elsewhere is asked of the gradebook; when it does
+    not answer, the submission is an error of this run (graded by the next), and let go."""
+    from attention_course.classgrade.gradebook import Records
+    from attention_course.classgrade.jobs import claim
+    from attention_course.settings import Retries
+
+    unreachable = Records("postgresql+psycopg://nobody@127.0.0.1:1/db", "course", ASSIGNMENT)
+    state = State(tmp_path, ASSIGNMENT, records=unreachable, retries=Retries(attempts=0))
+    run = ClassRun(ASSIGNMENT, {})
+    told: list[str] = []
+    try:
+        assert not claim(run, state, "s1", "a" * 64, lambda kind, student, o: told.append(o.status))
+        outcome = run.outcomes["s1"]
+        assert outcome.status == "error" and told == ["error"]
+        assert outcome.reason.startswith("not graded in this run: ")
+        assert state.lock("s1")  # let go
+        assert state.last("s1") == {}
+    finally:
+        state.close()

@@ -97,3 +97,33 @@ def test_removing_it_ends_what_is_inside_and_the_cgroup(group):
     assert not any(d.exists() for d in group.dirs.values())
     assert group.pids() == []
     assert cgroups.fresh_name().startswith(f"{cgroups.PREFIX}{os.getpid()}-")
+
+
+def test_only_the_stale_cgroups_of_gone_processes_are_removed(tmp_path):
+    """`remove_stale` in a folder of its own: the empty cgroups of processes that are gone,
+    and those of an older naming once old enough, go; this process's, a live process's, a
+    fresh one's and every other name stay."""
+    import time
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()  # fmt: skip
+    names = {
+        f"{cgroups.PREFIX}{dead}-0a1b": "gone",
+        f"{cgroups.PREFIX}oldstyle": "gone",
+        f"{cgroups.PREFIX}abc-123": "gone",  # an older naming: no pid first
+        f"{cgroups.PREFIX}{os.getpid()}": "gone",  # no nonce: not this process's naming
+        f"{cgroups.PREFIX}{os.getpid()}-0a1b": "kept",
+        f"{cgroups.PREFIX}{os.getppid()}-0a1b": "kept",
+        "another-tool-1-0a1b": "kept",
+    }
+    then = time.time() - 3600
+    for name in names:
+        (tmp_path / name).mkdir()
+        os.utime(tmp_path / name, (then, then))
+    (tmp_path / f"{cgroups.PREFIX}fresh").mkdir()  # just made: its process may join yet
+    names[f"{cgroups.PREFIX}fresh"] = "kept"
+    removed = cgroups.remove_stale([tmp_path, tmp_path / "missing"])
+    assert sorted(removed) == sorted(n for n, fate in names.items() if fate == "gone")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        n for n, fate in names.items() if fate == "kept"
+    )

@@ -135,3 +135,17 @@ def test_outputs_are_rebuilt_inert_field_by_field():
     assert nb.cells[1].outputs[0].data == {
         "text/plain": "[text/html output, not shown in the graded copy]"
     }
+
+
+def test_past_the_notebooks_deadline_no_cell_is_started():
+    """A cell that sleeps uses no CPU time but runs into the notebook's deadline (its
+    backstop, by the clock: 3 s here): it is stopped there, and the cells after it are not
+    run, however little of the CPU budget was used."""
+    limits = Limits(notebook_timeout=3.0, wall_factor=1.0)
+    nb = notebook("import time\ntime.sleep(30)", "print('late')")
+    run = execute_notebook(nb, limits)
+    asleep, late = nb.cells[1:]
+    assert texts(asleep) == "(stopped: the notebook used up its 3 s)\n"
+    assert texts(late) == "(not run: the notebook used up its 3 s)\n"
+    assert late.execution_count is None
+    assert run.out_of_time and run.processes == 1
