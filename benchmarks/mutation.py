@@ -1,4 +1,5 @@
-"""Mutation testing of the grading core: do the tests notice when the code is wrong?
+"""Mutation testing of the grading core, the sandbox and the class run: do the tests notice when
+the code is wrong?
 
 cosmic-ray (https://cosmic-ray.readthedocs.io) changes one thing at a time in one module (a
 comparison, an operator, a number, a boolean, an exception handler, a loop) and runs the tests
@@ -8,16 +9,20 @@ and prints each module's score (mutants killed out of those run) and every survi
 diff. Changes inside type annotations are not run: with `from __future__ import annotations`
 they are never evaluated, so no test could tell them apart.
 
-    .venv/bin/python benchmarks/mutation.py --list
+    .venv/bin/python benchmarks/mutation.py --list      # modules, their tests, the groups
+    .venv/bin/python benchmarks/mutation.py --count sandbox classrun   # mutants per module
     .venv/bin/python benchmarks/mutation.py attention_course/quiz/checking.py \
         attention_course/grading/graders.py
     .venv/bin/python benchmarks/mutation.py --jobs 2          # every module (hours)
     .venv/bin/python benchmarks/mutation.py --workdir DIR --recheck   # survivors again
     .venv/bin/python benchmarks/mutation.py --sample 0.25     # a seeded quarter of each module
+    .venv/bin/python benchmarks/mutation.py --mutants 80 --seed S sandbox classrun
+        # a seeded 80 of all their mutants together (each as likely as any other)
 
 It is slow (one test run per mutant: minutes for a small module, about an hour for the largest),
-so it is not part of the test suite: run it after changing the grading core or its tests. It
-installs cosmic-ray (the `mutation` extra of pyproject.toml) into this environment if needed.
+so it is not part of the test suite: run it after changing the grading core, the sandbox, the
+class run or their tests. cosmic-ray is in the dev extra (scripts/setup.sh installs it); it
+is installed into this environment if it is missing.
 """
 
 from __future__ import annotations
@@ -77,6 +82,74 @@ MODULES: dict[str, list[str]] = {
         "tests/quiz/test_quiz_cli.py",
         "tests/quiz/test_quiz_free_text.py",
     ],
+}
+# The trust boundary (the sandbox) and the class run, named together as groups. Their tests
+# start sandboxes, grading jobs and servers: each module gets the few that observe it directly.
+SANDBOX = "tests/sandbox/test_sandbox.py"
+FRAMES = [
+    f"{SANDBOX}::{name}"
+    for name in (
+        "test_frames_round_trip",
+        "test_hostile_frames_are_refused",
+        "test_frames_at_the_caps_are_read",
+        "test_a_cut_frame_is_a_closed_channel",
+        "test_a_reply_trickled_byte_by_byte_does_not_move_the_deadline",
+    )
+]
+CLASS_RUN = "tests/classgrade/test_class_run.py"
+SMALL_CLASS = [  # the engine's copy is run through the command: not for each mutant
+    CLASS_RUN,
+    f"--deselect {CLASS_RUN}::test_a_changed_engine_regrades_what_it_grades_and_nothing_else",
+]
+TASKS = "tests/classgrade/test_cluster_tasks.py"
+SANDBOX_TESTS: dict[str, list[str]] = {
+    "attention_course/sandbox/jail.py": [
+        f"{SANDBOX}::test_doctor_finds_every_guarantee_holds",
+        "tests/sandbox/test_hiding.py",
+        "tests/sandbox/test_syscall_filter.py",
+    ],
+    "attention_course/sandbox/confined.py": [
+        SANDBOX,
+        *(
+            f"tests/sandbox/test_clock.py::{name}"
+            for name in (
+                "test_code_that_ignores_its_alarm_and_spins_is_stopped_by_its_cpu_time",
+                "test_code_that_sleeps_is_stopped_once_past_its_limit_not_at_the_backstop",
+                "test_code_that_sleeps_with_no_idle_rule_is_stopped_by_the_wall_clock_backstop",
+            )
+        ),
+    ],
+    "attention_course/sandbox/safety.py": ["tests/sandbox/test_submission_files.py"],
+    "attention_course/sandbox/cgroups.py": [
+        "tests/sandbox/test_cgroup_limits.py",
+        "tests/sandbox/test_cgroups.py",
+    ],
+    "attention_course/sandbox/inside/wire.py": ["tests/sandbox/test_wire.py", *FRAMES],
+    "attention_course/sandbox/execute.py": [
+        "tests/sandbox/test_notebook_execute.py",
+        "tests/grading/test_notebook_run.py::test_every_kind_of_output_as_a_kernel_writes_it",
+    ],
+}
+CLASS_RUN_TESTS: dict[str, list[str]] = {
+    "attention_course/classgrade/run.py": SMALL_CLASS,
+    "attention_course/classgrade/jobs.py": [TASKS],
+    "attention_course/classgrade/job.py": [TASKS],
+    "attention_course/classgrade/cluster.py": [
+        TASKS,
+        "tests/classgrade/test_cluster_grading.py::"
+        "test_a_task_that_finds_its_submission_claimed_says_busy_and_records_nothing",
+    ],
+    "attention_course/classgrade/gradebook.py": ["tests/classgrade/test_gradebook.py"],
+    "attention_course/classgrade/gradebook_pool.py": [TASKS],
+    "attention_course/integrations/gradescope_run.py": [
+        "tests/integrations/test_gradescope_run.py"
+    ],
+}
+MODULES.update(SANDBOX_TESTS)
+MODULES.update(CLASS_RUN_TESTS)
+GROUPS = {
+    "sandbox": ["attention_course/sandbox/program.py", *SANDBOX_TESTS],
+    "classrun": list(CLASS_RUN_TESTS),
 }
 
 
@@ -201,14 +274,83 @@ def _exec(base: Path, repo: Path) -> None:
     )
 
 
+def prepare_module(module: str, workdir: Path, log, baseline: bool = True) -> Path:
+    """A copy of the repository of the module's own and the module's mutants listed (those
+    inside type annotations marked skipped); with `baseline`, the module's tests run once
+    unmutated too (see `run_baseline`). The session file."""
+    base = workdir / _name(module)
+    repo, session = base / "repo", base / "session.sqlite"
+    shutil.rmtree(base, ignore_errors=True)
+    copy_repository(repo)
+    _write_config(module, base, 60.0)
+    cosmic = str(Path(sys.executable).parent / "cosmic-ray")
+    subprocess.run(
+        [cosmic, "init", str(base / "config.toml"), str(session)],
+        cwd=repo,
+        env=_environment(repo),
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    skipped = skip_annotations(session, repo / module)
+    print(f"{module}: {skipped} mutants in annotations skipped", file=log, flush=True)
+    if baseline:
+        run_baseline(module, workdir, log)
+    return session
+
+
+_baselines: dict[str, float] = {}  # tests (the pytest command) -> seconds, run unmutated
+
+
+def run_baseline(module: str, workdir: Path, log) -> None:
+    """Run the module's tests once unmutated (once per set of tests: modules that share them
+    share the run): they must pass, and their time sets the timeout of a mutant's run (four
+    times as long, at least a minute)."""
+    base = workdir / _name(module)
+    repo = base / "repo"
+    command = _pytest(module)
+    if command not in _baselines:
+        start = time.monotonic()
+        baseline = subprocess.run(
+            command.split(), cwd=repo, env=_environment(repo), capture_output=True, text=True
+        )
+        if baseline.returncode != 0:
+            tail = (baseline.stdout + baseline.stderr).strip().splitlines()[-15:]
+            raise RuntimeError(f"{module}: the tests fail unmutated:\n" + "\n".join(tail))
+        _baselines[command] = time.monotonic() - start
+    seconds = _baselines[command]
+    _write_config(module, base, max(60.0, 4 * seconds))
+    print(f"{module}: tests take {seconds:.0f} s", file=log, flush=True)
+
+
+def _write_config(module: str, base: Path, timeout: float) -> None:
+    (base / "config.toml").write_text(
+        "[cosmic-ray]\n"
+        f'module-path = "{module}"\n'
+        f"timeout = {timeout:.0f}\n"
+        "excluded-modules = []\n"
+        f"test-command = {json.dumps(_pytest(module))}\n"
+        "[cosmic-ray.distributor]\n"
+        'name = "local"\n'
+    )
+
+
+def _name(module: str) -> str:
+    return module.replace("/", "__").removesuffix(".py")
+
+
 def run_module(
-    module: str, workdir: Path, log, recheck: bool = False, sample: float = 1.0, seed: int = 0
+    module: str,
+    workdir: Path,
+    log,
+    recheck: bool = False,
+    sample: float = 1.0,
+    seed: int = 0,
+    prepared: bool = False,
 ) -> dict:
     """Mutate `module` in a copy of the repository of its own; its results. With `recheck`,
     only the survivors of an earlier run in `workdir` are run again, with the tests as they
-    are now."""
-    name = module.replace("/", "__").removesuffix(".py")
-    base = workdir / name
+    are now; with `prepared`, the mutants `prepare_module` listed (and a sample kept) run."""
+    base = workdir / _name(module)
     repo, session = base / "repo", base / "session.sqlite"
     start = time.monotonic()
     if recheck:
@@ -218,39 +360,45 @@ def run_module(
         with sqlite3.connect(session) as db:
             db.execute("DELETE FROM work_results WHERE lower(test_outcome) = 'survived'")
         print(f"{module}: running the survivors again", file=log, flush=True)
-    else:
-        shutil.rmtree(base, ignore_errors=True)
-        copy_repository(repo)
-        env = _environment(repo)
-        baseline = subprocess.run(
-            _pytest(module).split(), cwd=repo, env=env, capture_output=True, text=True
-        )
-        seconds = time.monotonic() - start
-        if baseline.returncode != 0:
-            tail = (baseline.stdout + baseline.stderr).strip().splitlines()[-15:]
-            raise RuntimeError(f"{module}: the tests fail unmutated:\n" + "\n".join(tail))
-        config = base / "config.toml"
-        config.write_text(
-            "[cosmic-ray]\n"
-            f'module-path = "{module}"\n'
-            f"timeout = {max(60.0, 4 * seconds):.0f}\n"
-            "excluded-modules = []\n"
-            f"test-command = {json.dumps(_pytest(module))}\n"
-            "[cosmic-ray.distributor]\n"
-            'name = "local"\n'
-        )
-        cosmic = str(Path(sys.executable).parent / "cosmic-ray")
-        subprocess.run([cosmic, "init", str(config), str(session)], cwd=repo, env=env, check=True)
-        skipped = skip_annotations(session, repo / module)
-        left_out = keep_sample(session, sample, seed) if sample < 1.0 else 0
-        print(
-            f"{module}: tests take {seconds:.0f} s; {skipped} mutants in annotations skipped"
-            + (f", {left_out} left out of the sample" if left_out else ""),
-            file=log,
-            flush=True,
-        )
+    elif not prepared:
+        prepare_module(module, workdir, log)
+        if sample < 1.0:
+            left_out = keep_sample(session, sample, seed)
+            print(f"{module}: {left_out} left out of the sample", file=log, flush=True)
     _exec(base, repo)
     return collect(module, session, round(time.monotonic() - start))
+
+
+def pending_count(session: Path) -> int:
+    from cosmic_ray.work_db import WorkDB, use_db
+
+    with use_db(str(session), WorkDB.Mode.open) as db:
+        return sum(1 for _ in db.pending_work_items)
+
+
+def keep_pooled_sample(sessions: dict[str, Path], count: int, seed: int) -> dict[str, int]:
+    """Leave a seeded random `count` of the mutants of all `sessions` together to run (each
+    mutant as likely as any other, whatever its module) and mark the others as not sampled.
+    Returns how many each module keeps."""
+    import random
+
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import WorkerOutcome, WorkResult
+
+    pool: list[tuple[str, str]] = []
+    for module in sorted(sessions):
+        with use_db(str(sessions[module]), WorkDB.Mode.open) as db:
+            jobs = sorted(item.job_id for item in db.pending_work_items)
+        pool += [(module, job) for job in jobs]
+    chosen = set(random.Random(seed).sample(range(len(pool)), min(count, len(pool))))
+    kept = dict.fromkeys(sessions, 0)
+    left_out = WorkResult(output=NOT_SAMPLED, worker_outcome=WorkerOutcome.SKIPPED)
+    for module, session in sessions.items():
+        mine = [(i, job) for i, (owner, job) in enumerate(pool) if owner == module]
+        kept[module] = sum(i in chosen for i, _ in mine)
+        with use_db(str(session), WorkDB.Mode.open) as db:  # one transaction
+            db.set_multiple_results([job for i, job in mine if i not in chosen], left_out)
+    return kept
 
 
 def collect(module: str, session: Path, seconds: int) -> dict:
@@ -286,6 +434,27 @@ def collect(module: str, session: Path, seconds: int) -> dict:
     }
 
 
+def count_mutants(modules: list[str]) -> int:
+    """Print how many mutants each module has outside type annotations (nothing is run)."""
+    cosmic = str(Path(sys.executable).parent / "cosmic-ray")
+    total = 0
+    with tempfile.TemporaryDirectory(prefix="attention-mutation-count-") as folder:
+        for module in modules:
+            config, session = Path(folder, "config.toml"), Path(folder, _name(module) + ".sqlite")
+            config.write_text(
+                f'[cosmic-ray]\nmodule-path = "{ROOT / module}"\ntimeout = 1\n'
+                'excluded-modules = []\ntest-command = "true"\n'
+                '[cosmic-ray.distributor]\nname = "local"\n'
+            )
+            subprocess.run([cosmic, "init", str(config), str(session)], check=True)
+            skip_annotations(session, ROOT / module)
+            n = pending_count(session)
+            total += n
+            print(f"{module}: {n}")
+    print(f"all: {total}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("modules", nargs="*", help="modules to mutate (default: all)")
@@ -308,28 +477,60 @@ def main(argv: list[str] | None = None) -> int:
         metavar="FRACTION",
         help="run a seeded random fraction of each module's mutants (default: 1, all of them)",
     )
+    parser.add_argument(
+        "--mutants",
+        type=int,
+        metavar="N",
+        help="run a seeded random N of the mutants of all the modules named together "
+        "(each mutant as likely as any other, whatever its module)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="the sample's seed (default: 0)")
+    parser.add_argument(
+        "--count",
+        action="store_true",
+        help="only count each module's mutants (outside type annotations), running nothing",
+    )
     args = parser.parse_args(argv)
     if not 0.0 < args.sample <= 1.0:
         parser.error("--sample must be a fraction in (0, 1]")
+    if args.mutants is not None and (args.mutants < 1 or args.sample < 1.0 or args.recheck):
+        parser.error("--mutants takes a positive number, and neither --sample nor --recheck")
     if args.list:
         for module, tests in MODULES.items():
             print(f"{module}: {' '.join(tests)}")
+        for group, members in GROUPS.items():
+            print(f"{group}: {' '.join(members)}")
         return 0
-    unknown = [m for m in args.modules if m not in MODULES]
+    modules: list[str] = []
+    for name in args.modules or list(MODULES):
+        for module in GROUPS.get(name, [name]):
+            if module not in modules:
+                modules.append(module)
+    unknown = [m for m in modules if m not in MODULES]
     if unknown:
         parser.error(f"unknown module(s) {', '.join(unknown)} (see --list)")
     if args.recheck and not args.workdir:
         parser.error("--recheck needs the --workdir of the earlier run")
     ensure_cosmic_ray()
+    if args.count:
+        return count_mutants(modules)
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="attention-mutation-", dir="/var/tmp"))
     workdir.mkdir(parents=True, exist_ok=True)
     print(f"working in {workdir}", file=sys.stderr)
-    modules = args.modules or list(MODULES)
+    prepared = args.mutants is not None
+    if prepared:  # drawn first: only the modules with mutants in the sample run their tests
+        sessions = {m: prepare_module(m, workdir, sys.stderr, baseline=False) for m in modules}
+        kept = keep_pooled_sample(sessions, args.mutants, args.seed)
+        print(f"sample (seed {args.seed}): {kept}", file=sys.stderr, flush=True)
+        modules = [m for m in modules if kept[m]]
+        for module in modules:
+            run_baseline(module, workdir, sys.stderr)
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         results = list(
             pool.map(
-                lambda m: run_module(m, workdir, sys.stderr, args.recheck, args.sample, args.seed),
+                lambda m: run_module(
+                    m, workdir, sys.stderr, args.recheck, args.sample, args.seed, prepared
+                ),
                 modules,
             )
         )

@@ -364,6 +364,31 @@ def test_a_task_that_finds_its_submission_claimed_says_busy_and_records_nothing(
         shutil.rmtree(course.parent, ignore_errors=True)
 
 
+def test_a_dask_worker_refuses_a_task_sent_by_other_grading_code(dask_client):
+    """A run's tasks carry the digest of its grading code; a worker that sees other graders
+    (here: one changed after the run sent its tasks) or runs another engine grades nothing,
+    records nothing and says why."""
+    from attention_course.classgrade.cluster import grade_submission
+    from attention_course.classgrade.jobs import State
+
+    course = fresh_course("attention-dask-code-")
+    try:
+        write_class(course, 1)
+        task = task_of(course, "s00")
+        grader = course / "grader_tests" / "test_softmax.py"
+        grader.write_text(grader.read_text() + "\n# changed after the run sent its tasks\n")
+        future = dask_client.submit(grade_submission, task, key=task["key"], pure=False)
+        said = future.result(timeout=120)
+        assert said["status"] == "error", said
+        assert "has other graders or another version of attention-course" in said["reason"]
+        workers = set(dask_client.run(os.getpid).values())
+        assert int(said["worker"].rsplit(":", 1)[1]) in workers - {os.getpid()}
+        assert State(course, ASSIGNMENT).last("s00") == {}
+        assert not (course / "autograded").exists()
+    finally:
+        shutil.rmtree(course.parent, ignore_errors=True)
+
+
 def test_one_submission_sent_twice_at_once_is_graded_once(local_grading, postgres, dask_client):
     """Two tasks of one submission at once (a task Dask runs again, a run started twice):
     the one that claims it grades it, the other waits for the claim and finds it graded."""

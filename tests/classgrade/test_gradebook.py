@@ -11,11 +11,27 @@ import pytest
 
 from attention_course.classgrade import gradebook
 
+# What every connection to a PostgreSQL gradebook is given (typed: a server that does not
+# answer is said within 10 s; one gone mid-query within a minute or two).
+TIMEOUTS = {
+    "connect_timeout": "10",
+    "keepalives": "1",
+    "keepalives_idle": "30",
+    "keepalives_interval": "10",
+    "keepalives_count": "3",
+    "tcp_user_timeout": "60000",
+}
+
 
 def test_a_postgresql_url_gets_the_timeouts_and_keeps_its_own():
+    from urllib.parse import parse_qsl
+
+    plain, query = gradebook.normalize("postgresql://me@127.0.0.1:5432/course").split("?")
+    assert plain == "postgresql+psycopg://me@127.0.0.1:5432/course"
+    assert dict(parse_qsl(query)) == TIMEOUTS
     url = gradebook.normalize("postgresql://me:secret@127.0.0.1:5432/course?connect_timeout=3")
     assert url.startswith("postgresql+psycopg://")
-    for key, value in gradebook.POSTGRES_OPTIONS.items():
+    for key, value in TIMEOUTS.items():
         assert f"{key}={'3' if key == 'connect_timeout' else value}" in url
     assert gradebook.normalize(url) == url  # once is enough
     assert (
@@ -45,3 +61,156 @@ def test_nbgraders_own_connection_to_a_silent_server_gives_up(tmp_path):
         silent.close()
     assert "timeout" in str(failed.value).lower(), failed.value
     assert took < gradebook.CONNECT_SECONDS + 10, took
+
+
+def test_the_gradebook_url_is_the_environments_then_the_courses_then_the_sqlite_file(
+    tmp_path, monkeypatch
+):
+    monkeypatch.delenv(gradebook.DB_ENV, raising=False)
+    assert gradebook.url(tmp_path) == f"sqlite:///{tmp_path}/gradebook.db?timeout=60"
+    assert gradebook.url(tmp_path, "sqlite:////srv/other.db") == "sqlite:////srv/other.db"
+    monkeypatch.setenv(gradebook.DB_ENV, "postgres://me@db.example:5432/course")
+    chosen = gradebook.url(tmp_path, "sqlite:////srv/other.db")
+    assert chosen.startswith("postgresql+psycopg://me@db.example:5432/course?")
+    assert gradebook.is_postgres(chosen) and not gradebook.is_postgres("sqlite:////srv/a.db")
+
+
+def test_a_url_is_shown_without_its_password_nor_the_options_the_engine_added():
+    url = gradebook.normalize("postgresql://me:secret@h:5432/db?application_name=mine")
+    assert gradebook.shown(url) == "postgresql+psycopg://me:***@h:5432/db?application_name=mine"
+    # one SQLAlchemy cannot read: left to fail where it is used, shown after the "@"
+    bad = gradebook.normalize("postgresql://me:secret@h:port/db")
+    assert bad == "postgresql+psycopg://me:secret@h:port/db"
+    assert gradebook.shown(bad) == "h:port/db"
+
+
+def test_a_gradebook_of_neither_kind_is_refused_in_one_line():
+    gradebook.check("sqlite:////srv/course/gradebook.db")  # a file named: fine
+    with pytest.raises(gradebook.GradebookUnavailable) as refused:
+        gradebook.check("mysql://me@h/db")
+    words = str(refused.value)
+    assert words.startswith("gradebook mysql://me@h/db: not a PostgreSQL") and "\n" not in words
+
+
+def test_advisory_lock_keys_are_64_bit_and_one_per_name():
+    keys = {
+        gradebook.lock_key("course", "a", "s1"),
+        gradebook.lock_key("course", "a", "s2"),
+        gradebook.lock_key("course", "b", "s1"),
+        gradebook.lock_key("course", "as", "1"),  # the parts are kept apart
+        gradebook.lock_key("other", "a", "s1"),
+    }
+    assert len(keys) == 5
+    assert all(-(2**63) <= k < 2**63 for k in keys)
+    assert any(k < 0 for k in (gradebook.lock_key(str(i)) for i in range(64)))  # signed
+    assert gradebook.lock_key("course", "a", "s1") == gradebook.lock_key("course", "a", "s1")
+
+
+def test_records_of_a_sqlite_gradebook(tmp_path):
+    """What the last grading of each submission gave, kept in the gradebook: nothing until it
+    exists (looking makes no file), one row per submission, replaced whole, per assignment."""
+    url = gradebook.default_url(tmp_path)
+    records = gradebook.Records(url, "course", "a")
+    other = gradebook.Records(url, "course", "b")
+    try:
+        assert records.all() == {} and records.get("s1") == {}
+        assert not (tmp_path / gradebook.SQLITE_FILE).exists()
+        records.put("s1", "f" * 64, {"status": "graded", "total": 3.0})
+        records.put("s2", "e" * 64, {"status": "not graded", "total": None})
+        records.put("s1", "d" * 64, {"status": "graded", "total": 4.5})  # graded again
+        assert records.all() == {
+            "s1": {"status": "graded", "total": 4.5, "fingerprint": "d" * 64},
+            "s2": {"status": "not graded", "total": None, "fingerprint": "e" * 64},
+        }
+        assert list(records.all(["s2"])) == ["s2"]
+        assert other.all() == {}
+        other.put("s1", "c" * 64, {"status": "graded"})
+        assert records.get("s1")["fingerprint"] == "d" * 64
+        assert gradebook.Records(url, "another course", "a").all() == {}
+        later = gradebook.Records(url, "course", "a")  # another run, on the gradebook as it is
+        try:
+            assert later.all() == records.all()
+        finally:
+            later.close()
+    finally:
+        records.close()
+        other.close()
+
+
+def test_one_run_at_a_time_sets_up_a_sqlite_gradebook(tmp_path):
+    import threading
+
+    order: list[str] = []
+    inside = threading.Event()
+
+    def second() -> None:
+        inside.wait(10)
+        with gradebook.exclusive(gradebook.default_url(tmp_path), "course", tmp_path):
+            order.append("second in")
+
+    thread = threading.Thread(target=second)
+    thread.start()
+    with gradebook.exclusive(gradebook.default_url(tmp_path), "course", tmp_path):
+        inside.set()
+        time.sleep(0.5)  # the second run waits all this time
+        order.append("first out")
+    thread.join(10)
+    assert order == ["first out", "second in"]
+    assert (tmp_path / ".grading" / "gradebook.lock").exists()
+
+
+def test_a_step_that_met_another_graders_new_row_is_run_again():
+    from nbgrader.api import InvalidEntry
+
+    calls: list[int] = []
+
+    def step(value: int) -> int:
+        calls.append(value)
+        if len(calls) < 3:
+            raise InvalidEntry("duplicate key value violates unique constraint")
+        return value * 2
+
+    assert gradebook.retry_races(step, 21) == 42 and calls == [21, 21, 21]
+    calls.clear()
+
+    def always() -> None:
+        calls.append(0)
+        raise InvalidEntry("duplicate")
+
+    with pytest.raises(InvalidEntry):
+        gradebook.retry_races(always, attempts=4)
+    assert len(calls) == 4
+
+
+def test_submission_locks_are_seen_by_every_run_of_the_course(postgres):
+    """PostgreSQL advisory locks: a submission one run holds is refused to another, per
+    course and assignment, until released or the run's connection ends."""
+    url = postgres.new_database()
+    first = gradebook.SubmissionLocks(url, "course", "a")
+    second = gradebook.SubmissionLocks(url, "course", "a")
+    beside = gradebook.SubmissionLocks(url, "course", "b")
+    try:
+        assert first.acquire("s1") and first.acquire("s2")
+        assert not second.acquire("s1") and not second.acquire("s2")
+        assert beside.acquire("s1")  # another assignment's submission
+        first.release("s1")
+        assert second.acquire("s1")
+        assert not first.acquire("s1")
+        first.close()  # its connection ends: every lock it held goes (as its server process
+        # ends, a moment after the connection closes)
+        deadline = time.monotonic() + 20
+        while not second.acquire("s2"):
+            assert time.monotonic() < deadline, "a closed run's lock outlived its connection"
+            time.sleep(0.05)
+        assert first.held == {}
+    finally:
+        for locks in (first, second, beside):
+            locks.close()
+
+
+def test_a_database_that_does_not_exist_is_said_with_what_to_do(postgres):
+    url = postgres.url("no_such_database")
+    with pytest.raises(gradebook.GradebookUnavailable) as refused:
+        gradebook.connect(url)
+    words = str(refused.value)
+    assert "no_such_database" in words and "createdb it first" in words and "\n" not in words

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from attention_course.integrations.student_config import INSTRUCTOR_PLUGINS
 from tests.course import COURSE_ROOT
 from tests.deploy.conftest import clean_env, shared_folder
+from tests.integrations.test_student_config import INSTRUCTORS
 
 COURSE_ID = "attention-course-deploy"
 ASSIGNMENT = "attention_basics"
@@ -142,7 +142,7 @@ def _check_lab(lab: Lab, account, workspace: str) -> None:
     status, page = lab.request("GET", "/lab")
     assert status == 200
     page_config = json.loads(PAGE_CONFIG.search(page.decode()).group(1))
-    assert set(INSTRUCTOR_PLUGINS) <= set(page_config["disabledExtensions"]), page_config
+    assert INSTRUCTORS <= set(page_config["disabledExtensions"]), page_config  # typed there
     assert lab.request("GET", "/formgrader")[0] == 404  # formgrader's server extension is off
 
     status, answer = lab.request("GET", f"/assignments?course_id={COURSE_ID}")

@@ -10,10 +10,11 @@ from __future__ import annotations
 import pytest
 
 from attention_course.quiz import free_text
-from attention_course.quiz.checking import RECORDED, grade
+from attention_course.quiz.checking import grade
 from attention_course.quiz.loading import load_bank
 from attention_course.quiz.variants import for_student
 from tests.course import BANK_DIR
+from tests.quiz.test_quiz_questions import STUDENT_SEES
 
 # concept_check / long_range (2 points): "How does attention directly solve the long-range
 # dependency problem that plagued RNN-based sequence models?"
@@ -142,7 +143,7 @@ def test_long_range_answers_are_scored_as_a_teacher_would(long_range, kind, answ
     assert result.score == pytest.approx(mark), (kind, result.review)
     if text.strip():
         assert result.status == "needs_review"
-        assert result.feedback == [RECORDED]  # the student sees nothing provisional
+        assert result.feedback == [STUDENT_SEES]  # the student sees nothing provisional
         assert result.review[0].startswith(f"Provisional score {mark:g} of 2")
     else:
         assert result.status == "unanswered"

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import pytest
 
-from attention_course.quiz.checking import RECORDED, grade
+from attention_course.quiz.checking import grade
 from attention_course.quiz.loading import bank_files, load_bank
 from attention_course.quiz.samples import correct_answer, invalid_answer, wrong_answer
 from attention_course.quiz.selfcheck import build_selfcheck, check
 from attention_course.quiz.variants import for_student
 from tests import course
 from tests.course import BANK_DIR
+
+# What a student reads of a free-text answer until it is marked by hand (typed: the promise).
+STUDENT_SEES = "Answer recorded: free-text answers are marked by hand by your instructor."
 
 BANKS = {p.stem: load_bank(p.stem, BANK_DIR) for p in bank_files(BANK_DIR)}
 KEYS = {name: build_selfcheck(bank, salt="test-salt") for name, bank in BANKS.items()}
@@ -207,7 +210,7 @@ def test_free_text_gets_a_provisional_score_for_the_instructor_only() -> None:
     result = grade(inst, half)
     assert result.status == "needs_review"
     assert result.fraction == pytest.approx(0.75)  # 1.5 of 2: nothing on distance
-    assert result.feedback == [RECORDED]
+    assert result.feedback == [STUDENT_SEES]  # nothing provisional
     assert result.review[0] == "Provisional score 1.5 of 2 (graded by hand)."
     assert "every position reaches every other directly" in result.review[1]
     spec = _spec("concept_check", "long_range")

@@ -1,0 +1,188 @@
+"""A class run on a small class, graded in this process: what it grades, records and regrades.
+
+The class-grading tests grade a larger class through the command; these grade two notebooks of
+one assignment and a graded quiz, a few seconds a run, so that each rule of an incremental run
+(what is new or changed is graded, nothing else; a changed reference or engine regrades the
+assignments whose grades it decides, and only those) is observed by its own test. Expected
+totals come from the released notebook's test cells (the instructor's solutions earn all their
+points, the untouched stub none), never typed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import attention_course
+from attention_course.classgrade.nbgrader_api import gradebook_scores
+from attention_course.classgrade.run import STATE_DIR, autograde_class
+from attention_course.cli.samples import sample_notebooks
+from attention_course.course import Course
+from tests.classgrade.test_class_grading import ASSIGNMENT, _write, fresh_course
+from tests.content.test_notebooks import cell_points
+
+QUIZ = Course.load(Path(__file__).resolve().parents[2]).quiz_assignment
+
+
+class Told:
+    """What a run told its `progress`: the count it started with, and each "done"."""
+
+    def __init__(self) -> None:
+        self.start: int | None = None
+        self.done: dict[str, str] = {}
+
+    def __call__(self, kind: str, student, outcome) -> None:
+        if kind == "start":
+            self.start = student
+        elif kind == "done":
+            self.done[student] = outcome.status
+
+
+def grade(course: Path, assignment: str = ASSIGNMENT, **options) -> tuple:
+    told = Told()
+    run = autograde_class(assignment, course, jobs=2, progress=told, **options)
+    return run, told
+
+
+def statuses(run) -> dict[str, str]:
+    return {s: o.status for s, o in run.outcomes.items()}
+
+
+@pytest.fixture(scope="module")
+def small_class():
+    """A fresh course: `full` (the instructor's solutions), `stub` (untouched), `broken`
+    (not JSON) for the assignment, and one graded quiz, each graded once."""
+    course = fresh_course("attention-small-class-")
+    samples = sample_notebooks(ASSIGNMENT, course)
+    paths = {
+        "full": _write(course, "full", samples["demo-instructor"]),
+        "stub": _write(course, "stub", samples["demo-stub"]),
+    }
+    _write(course, "broken", '{"cells": [ not json')
+    quiz = course / "submitted" / "quizzer" / QUIZ / f"{QUIZ}.ipynb"
+    quiz.parent.mkdir(parents=True)
+    import nbformat
+
+    nbformat.write(sample_notebooks(QUIZ, course)["demo-partial"], quiz)
+    first, told = grade(course)
+    quiz_run, _ = grade(course, QUIZ)
+    yield course, paths, first, told, quiz_run
+    shutil.rmtree(course.parent, ignore_errors=True)
+
+
+def test_a_small_class_is_graded_once_each_and_every_outcome_recorded(small_class):
+    course, paths, run, told, quiz_run = small_class
+    assert run.ok and quiz_run.ok
+    assert statuses(run) == {"broken": "not graded", "full": "graded", "stub": "graded"}
+    assert "not valid JSON" in run.outcomes["broken"].reason
+    want = {"full": sum(cell_points(ASSIGNMENT).values()), "stub": 0.0}
+    assert {s: run.outcomes[s].total for s in paths} == want
+    scores = gradebook_scores(ASSIGNMENT, course)
+    assert {s: scores[s]["total"] for s in paths} == want
+    assert told.start == 3 and told.done == statuses(run)
+    for student in ("full", "stub", "broken"):  # what the next run compares with
+        kept = json.loads((course / STATE_DIR / ASSIGNMENT / f"{student}.json").read_text())
+        assert kept["status"] == run.outcomes[student].status
+        assert kept["total"] == run.outcomes[student].total
+        assert len(kept["fingerprint"]) == 64
+    assert not list((course / STATE_DIR / ASSIGNMENT).glob("*.part"))
+    assert statuses(quiz_run) == {"quizzer": "graded"}
+
+
+def test_a_second_run_grades_nothing_and_keeps_every_total(small_class):
+    course, paths, first, _, _ = small_class
+    run, told = grade(course)
+    assert run.ok
+    assert statuses(run) == dict.fromkeys(first.outcomes, "unchanged")
+    assert {s: o.total for s, o in run.outcomes.items()} == {
+        s: o.total for s, o in first.outcomes.items()
+    }
+    assert run.outcomes["broken"].reason == first.outcomes["broken"].reason
+    assert told.start == 0 and told.done == {}  # nothing to tell
+
+
+def test_a_changed_submission_is_graded_again_and_no_other(small_class):
+    course, paths, first, _, _ = small_class
+    paths["stub"].write_bytes(paths["full"].read_bytes())  # the student did it all
+    run, told = grade(course)
+    assert statuses(run) == {"broken": "unchanged", "full": "unchanged", "stub": "graded"}
+    assert run.outcomes["stub"].total == first.outcomes["full"].total
+    assert told.start == 1
+    assert gradebook_scores(ASSIGNMENT, course)["stub"]["total"] == first.outcomes["full"].total
+
+
+def test_a_chosen_student_alone_is_looked_at(small_class):
+    course, _, _, _, _ = small_class
+    run, told = grade(course, students=["broken"], force=True)
+    assert statuses(run) == {"broken": "not graded"} and told.start == 1
+
+
+def test_a_changed_reference_regrades_its_assignments_and_not_the_quiz(small_class):
+    """The reference decides the graders' expected values: every submission of an assignment
+    it grades is graded again; the quiz's grades do not depend on it."""
+    course, _, _, _, _ = small_class
+    reference = Course.load(course).reference_file
+    reference.write_text(reference.read_text() + "\n# the instructor's note\n")
+    run, told = grade(course)
+    assert statuses(run) == {"broken": "not graded", "full": "graded", "stub": "graded"}
+    assert told.start == 3
+    quiz, told = grade(course, QUIZ)
+    assert statuses(quiz) == {"quizzer": "unchanged"} and told.start == 0
+    again, _ = grade(course)
+    assert set(statuses(again).values()) == {"unchanged"}  # and graded once
+
+
+def engine_copy(folder: Path) -> Path:
+    """This engine as another installation of it: a copy of the package, first on the path."""
+    package = Path(attention_course.__file__).parent
+    shutil.copytree(package, folder / "attention_course", ignore=shutil.ignore_patterns("__py*"))
+    return folder / "attention_course"
+
+
+def autograde_with(engine: Path, course: Path, assignment: str) -> str:
+    """`attention-course autograde` run with the engine at `engine`; its progress line."""
+    env = dict(os.environ, PYTHONPATH=str(engine.parent))
+    env.pop("VIRTUAL_ENV", None)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "attention_course.cli.main",
+            "autograde",
+            assignment,
+            "--course",
+            str(course),
+        ],
+        cwd=course,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = [ln for ln in proc.stderr.splitlines() if "submissions to grade" in ln]
+    assert len(lines) == 1, proc.stderr
+    return lines[0]
+
+
+def test_a_changed_engine_regrades_what_it_grades_and_nothing_else(small_class, tmp_path):
+    """An engine whose reports and quiz engine changed grades this assignment as before:
+    nothing is regraded. One whose sandbox changed is another grading engine: the class is
+    graded again (the fingerprint, docs/development.md)."""
+    course, _, _, _, _ = small_class
+    engine = engine_copy(tmp_path)
+    assert engine.resolve() != Path(attention_course.__file__).parent.resolve()
+    note = "\n# a comment added in a new version\n"
+    for changed in ("reports/tables.py", "quiz/checking.py", "cli/handlers.py"):
+        (engine / changed).write_text((engine / changed).read_text() + note)
+    assert "0 of 3 submissions to grade" in autograde_with(engine, course, ASSIGNMENT)
+    (engine / "sandbox" / "program.py").write_text(
+        (engine / "sandbox" / "program.py").read_text() + note
+    )
+    assert "3 of 3 submissions to grade" in autograde_with(engine, course, ASSIGNMENT)

@@ -1,0 +1,176 @@
+"""A Dask task's work, done in this process (`grade_submission` called as a worker calls it): the
+refusals a worker makes before it grades, and what it claims, grades, records and says.
+
+The cluster tests (test_cluster_grading.py) run the same tasks on real workers into PostgreSQL;
+these are the quick ones, into the course's SQLite gradebook, one submission graded.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+
+import pytest
+
+from attention_course.classgrade.cluster import grade_submission, make_tasks
+from attention_course.classgrade.jobs import STATE_DIR, ClassRun, State
+from attention_course.classgrade.nbgrader_api import gradebook_scores
+from attention_course.classgrade.run import autograde_class
+from attention_course.cli.samples import sample_notebooks
+from tests.classgrade.test_class_grading import ASSIGNMENT, _write, fresh_course
+from tests.classgrade.test_cluster_grading import task_of
+from tests.content.test_notebooks import cell_points
+
+OTHER_CODE = "has other graders or another version of attention-course than the run that sent"
+
+
+@pytest.fixture(scope="module")
+def course():
+    """A course whose gradebook is set up (a first run, which refused `broken`), with `full`
+    (the instructor's solutions) submitted and not graded yet."""
+    root = fresh_course("attention-tasks-")
+    _write(root, "broken", '{"cells": [ not json')
+    assert autograde_class(ASSIGNMENT, root).ok
+    _write(root, "full", sample_notebooks(ASSIGNMENT, root)["demo-instructor"])
+    yield root
+    shutil.rmtree(root.parent, ignore_errors=True)
+
+
+def nothing_recorded(root, student: str) -> None:
+    state = State(root, ASSIGNMENT)
+    try:
+        assert state.last(student) == {}
+        assert state.lock(student)  # and no claim left behind
+    finally:
+        state.close()
+    assert not (root / "autograded" / student).exists()
+    assert student not in gradebook_scores(ASSIGNMENT, root)
+
+
+def test_a_worker_refuses_a_task_sent_by_other_grading_code_then_grades_it_with_the_same(course):
+    """The task carries the digest of the grading code the run saw; a worker whose graders
+    differ (here: one changed after the task was sent) grades nothing, records nothing, and
+    says so. With the graders as the run saw them, the same task is graded and recorded."""
+    task = task_of(course, "full")
+    grader = course / "grader_tests" / "test_softmax.py"
+    original = grader.read_text()
+    grader.write_text(original + "\n# changed on this worker only\n")
+    try:
+        said = grade_submission(task)
+    finally:
+        grader.write_text(original)
+    assert said["status"] == "error" and OTHER_CODE in said["reason"], said
+    assert said["worker"] == f"{socket.gethostname()}:{os.getpid()}"
+    nothing_recorded(course, "full")
+
+    said = grade_submission(task)
+    full = sum(cell_points(ASSIGNMENT).values())
+    assert (said["status"], said["total"]) == ("graded", full), said
+    assert gradebook_scores(ASSIGNMENT, course)["full"]["total"] == full
+    kept = State(course, ASSIGNMENT).last("full")
+    assert (kept["fingerprint"], kept["status"]) == (task["fingerprint"], "graded")
+    log = "".join(p.read_text() for p in (course / STATE_DIR / "workers").glob("*.log"))
+    assert f"claimed {ASSIGNMENT}/full for {task['key']}" in log
+    assert f"released {ASSIGNMENT}/full for {task['key']} held " in log
+    assert log.rstrip().endswith(": graded")
+
+
+def test_a_task_for_what_was_graded_since_it_was_sent_grades_nothing(course):
+    task = task_of(course, "full")  # the run looked before the other run graded it
+    said = grade_submission(task)
+    assert said["status"] == "unchanged", said
+    assert said["reason"] == ""  # as recorded: not waited for as if another run held it
+    assert said["total"] == sum(cell_points(ASSIGNMENT).values())
+    log = "".join(p.read_text() for p in (course / STATE_DIR / "workers").glob("*.log"))
+    assert log.count("claimed ") == 1  # it never claimed it to grade
+
+
+def test_a_worker_without_the_course_folder_refuses(course, tmp_path):
+    task = dict(task_of(course, "full"), course=str(tmp_path / "elsewhere"))
+    said = grade_submission(task)
+    assert said["status"] == "error", said
+    assert f"the course folder {tmp_path / 'elsewhere'} is not on worker" in said["reason"]
+
+
+def test_every_task_of_a_run_has_a_key_of_its_own(course):
+    run = ClassRun(ASSIGNMENT, {})
+    first, second = (
+        make_tasks(course, run, True, False, 60.0),
+        make_tasks(course, run, True, False, 60.0),
+    )
+    keys = {first("a", "x")["key"], first("b", "x")["key"], second("a", "x")["key"]}
+    assert len(keys) == 3
+    assert all(k.startswith(f"grade-{ASSIGNMENT}-") for k in keys)
+    task = first("a", "print")
+    assert (task["student"], task["fingerprint"], task["seconds"]) == ("a", "print", 60.0)
+    assert task["course"] == str(course) and task["feedback"] is True
+
+
+def test_a_fault_of_grading_is_told_and_never_recorded(tmp_path):
+    """`finished` with a job's reply of a fault of grading: an error this run, nothing kept,
+    so the next run grades it again; a student's failure is kept."""
+    from attention_course.classgrade.jobs import finished
+
+    state = State(tmp_path, ASSIGNMENT)
+    told: list[tuple[str, str]] = []
+    run = ClassRun(ASSIGNMENT, {})
+    fault = {"student": "s1", "graded": False, "fault": True, "side": "grading", "reason": "boom"}
+    refused = {"student": "s2", "graded": False, "fault": False, "side": "student", "reason": "no"}
+    try:
+        for reply in (fault, refused):
+            assert state.lock(reply["student"])
+            finished(
+                run, reply, state, {"s1": "a" * 64, "s2": "b" * 64}, lambda *a: told.append(a[:2])
+            )
+        assert (run.outcomes["s1"].status, run.outcomes["s1"].reason) == ("error", "boom")
+        assert state.last("s1") == {}
+        assert state.last("s2")["status"] == "not graded"
+        assert told == [("done", "s1"), ("done", "s2")]
+        assert state.lock("s1") and state.lock("s2")  # both let go
+    finally:
+        state.close()
+
+
+def test_a_grade_whose_record_the_gradebook_refused_is_a_fault_of_grading(tmp_path):
+    """The gradebook does not answer when the outcome is kept (no retries left): the run says
+    so, keeps nothing in .grading/ either, and the next run grades it again."""
+    from attention_course.classgrade.gradebook import Records
+    from attention_course.classgrade.jobs import finished
+    from attention_course.settings import Retries
+
+    unreachable = Records("postgresql+psycopg://nobody@127.0.0.1:1/db", "course", ASSIGNMENT)
+    state = State(tmp_path, ASSIGNMENT, records=unreachable, retries=Retries(attempts=0))
+    run = ClassRun(ASSIGNMENT, {})
+    try:
+        assert state.lock("s1")
+        reply = {"student": "s1", "graded": True, "total": 3.0, "seconds": 1.0}
+        finished(run, reply, state, {"s1": "a" * 64}, lambda *a: None)
+        outcome = run.outcomes["s1"]
+        assert outcome.status == "error"
+        assert outcome.reason.startswith("graded, but its outcome was not recorded: ")
+        assert state.last("s1") == {}
+    finally:
+        state.close()
+
+
+def test_a_claim_the_gradebook_cannot_answer_is_a_fault_of_this_run(tmp_path):
+    """Whether this very version was graded elsewhere is asked of the gradebook; when it does
+    not answer, the submission is an error of this run (graded by the next), and let go."""
+    from attention_course.classgrade.gradebook import Records
+    from attention_course.classgrade.jobs import claim
+    from attention_course.settings import Retries
+
+    unreachable = Records("postgresql+psycopg://nobody@127.0.0.1:1/db", "course", ASSIGNMENT)
+    state = State(tmp_path, ASSIGNMENT, records=unreachable, retries=Retries(attempts=0))
+    run = ClassRun(ASSIGNMENT, {})
+    told: list[str] = []
+    try:
+        assert not claim(run, state, "s1", "a" * 64, lambda kind, student, o: told.append(o.status))
+        outcome = run.outcomes["s1"]
+        assert outcome.status == "error" and told == ["error"]
+        assert outcome.reason.startswith("not graded in this run: ")
+        assert state.lock("s1")  # let go
+        assert state.last("s1") == {}
+    finally:
+        state.close()

@@ -1,0 +1,169 @@
+"""The Gradescope runner in this process (`gradescope_run.run` and `main`), against a stand-in
+/autograder with this repository's course: which notebook it grades, what each failure
+writes, and that results.json is always written whole.
+
+test_gradescope.py runs the built zip's run_autograder end to end; these are the quick ones
+(one notebook graded), so that each rule of the runner is observed by a test of its own.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+
+import attention_course
+from attention_course.cli.samples import sample_notebooks
+from attention_course.course import Course
+from attention_course.integrations import gradescope_run
+from tests.content.test_notebooks import cell_points
+from tests.course import COURSE_ROOT
+
+ASSIGNMENT = "attention_basics"
+POINTS = cell_points(ASSIGNMENT)  # from the source notebook's test cells
+# What a student reads when grading itself failed: not their notebook's fault.
+GRADING_SIDE = "Your notebook could not be graded because of a problem on the grading side"
+
+
+@pytest.fixture(scope="module")
+def notebooks() -> dict:
+    return sample_notebooks(ASSIGNMENT, COURSE_ROOT)
+
+
+def stand_in(folder: Path, config: dict | None = None, **files) -> Path:
+    """/autograder as Gradescope lays it out: source/autograder.json and submission/."""
+    root = folder / "autograder"
+    (root / "source").mkdir(parents=True)
+    if config is not False:
+        config = config or {"assignment": ASSIGNMENT, "points": POINTS}
+        (root / "source" / gradescope_run.CONFIG).write_text(json.dumps(config))
+    (root / "submission").mkdir()
+    for name, content in files.items():
+        path = root / "submission" / name.replace("__", "/")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, str):
+            path.write_text(content)
+        else:
+            nbformat.write(content, path)
+    return root
+
+
+def results(root: Path) -> dict:
+    assert not list((root / "results").glob("*.part")), "results.json written in two steps"
+    return json.loads((root / "results" / "results.json").read_text())
+
+
+def test_a_notebook_is_graded_with_each_function_a_test(tmp_path, notebooks, capsys):
+    root = stand_in(tmp_path, **{f"{ASSIGNMENT}.ipynb": notebooks["demo-instructor"]})
+    assert gradescope_run.run(root, COURSE_ROOT) == 0
+    got = results(root)
+    assert got["score"] == sum(POINTS.values())
+    assert {t["name"]: (t["score"], t["max_score"]) for t in got["tests"]} == {
+        f: (p, p) for f, p in POINTS.items()
+    }
+    assert {t["status"] for t in got["tests"]} == {"passed"}
+    assert got["extra_data"] == {
+        "assignment": ASSIGNMENT,
+        "max_score": sum(POINTS.values()),
+        "engine": attention_course.__version__,
+    }
+    assert got["output_format"] == "text" and got["stdout_visibility"] == "hidden"
+    assert isinstance(got["execution_time"], int) and got["execution_time"] >= 0
+    out = capsys.readouterr().out
+    assert f"graded by attention-course {attention_course.__version__}" in out
+    assert "sandbox: bubblewrap" in out and "graders' inputs: seed " in out
+
+
+def test_no_notebook_is_zero_for_every_function_saying_what_to_upload(tmp_path):
+    root = stand_in(tmp_path, **{"notes.txt": "my answers are in my head"})
+    assert gradescope_run.run(root, COURSE_ROOT) == 0
+    got = results(root)
+    why = f"No notebook (.ipynb) in your submission: upload {ASSIGNMENT}.ipynb."
+    assert got["score"] == 0.0
+    assert got["output"] == f"{ASSIGNMENT}: not graded. {why}"
+    assert [(t["name"], t["score"], t["max_score"], t["status"]) for t in got["tests"]] == [
+        (f, 0.0, p, "failed") for f, p in POINTS.items()
+    ]
+    assert {t["output"] for t in got["tests"]} == {f"Not graded: {why}"}
+    assert got["extra_data"]["max_score"] == sum(POINTS.values())
+
+
+def test_a_notebook_that_is_not_json_is_zero_and_named_as_submitted(tmp_path):
+    root = stand_in(tmp_path, **{f"work__{ASSIGNMENT}.ipynb": '{"cells": [ not json'})
+    assert gradescope_run.run(root, COURSE_ROOT) == 0
+    got = results(root)
+    assert got["score"] == 0.0
+    assert f"work/{ASSIGNMENT}.ipynb" in got["output"]
+    assert str(root) not in got["output"]  # the student's own path, not the grader's
+    assert got["output"].endswith("Download the notebook again and resubmit.")
+
+
+def test_a_grading_that_fails_is_an_internal_error_for_every_function(tmp_path, notebooks):
+    root = stand_in(tmp_path, **{f"{ASSIGNMENT}.ipynb": notebooks["demo-instructor"]})
+    assert gradescope_run.run(root, tmp_path / "no course here") == 1
+    got = results(root)
+    assert got["score"] == 0.0 and len(got["tests"]) == len(POINTS)
+    (said,) = {t["output"] for t in got["tests"]}
+    assert said.startswith(f"Not graded: {GRADING_SIDE}")
+
+
+def test_a_missing_configuration_still_writes_a_result(tmp_path):
+    root = stand_in(tmp_path, config=False)
+    assert gradescope_run.run(root, COURSE_ROOT) == 1
+    got = results(root)
+    assert got["score"] == 0.0 and got["output"].startswith(GRADING_SIDE)
+    assert got["output_format"] == "text" and got["stdout_visibility"] == "hidden"
+    assert "tests" not in got
+
+
+def test_which_notebook_is_graded(tmp_path, notebooks):
+    course = Course.load(COURSE_ROOT)
+    find = gradescope_run.find_notebook
+    folder = tmp_path / "submission"
+    folder.mkdir()
+    assert find(folder, ASSIGNMENT, course)[0] is None
+
+    nbformat.write(notebooks["demo-stub"], folder / "mine.ipynb")
+    assert find(folder, ASSIGNMENT, course) == (
+        folder / "mine.ipynb",
+        f"Graded mine.ipynb (this assignment's notebook is {ASSIGNMENT}.ipynb).",
+    )
+    (folder / "a-copy.ipynb").write_text("{ not json")
+    (folder / "b-scratch.ipynb").write_text(json.dumps({"cells": [], "metadata": {}}))
+    assert find(folder, ASSIGNMENT, course) == (
+        folder / "mine.ipynb",
+        f"Graded mine.ipynb: of 3 notebooks, the one of {ASSIGNMENT}.",
+    )
+    (folder / "mine.ipynb").unlink()
+    assert find(folder, ASSIGNMENT, course) == (
+        folder / "a-copy.ipynb",
+        "Graded a-copy.ipynb, the first of 2 notebooks.",
+    )
+    nbformat.write(notebooks["demo-stub"], folder / f"{ASSIGNMENT}.ipynb")
+    assert find(folder, ASSIGNMENT, course) == (folder / f"{ASSIGNMENT}.ipynb", "")
+
+
+def test_links_and_checkpoints_are_never_graded(tmp_path, notebooks):
+    course = Course.load(COURSE_ROOT)
+    folder = tmp_path / "submission"
+    (folder / ".ipynb_checkpoints").mkdir(parents=True)
+    elsewhere = tmp_path / "elsewhere.ipynb"
+    nbformat.write(notebooks["demo-instructor"], elsewhere)
+    (folder / f"{ASSIGNMENT}.ipynb").symlink_to(elsewhere)
+    shutil.copy(elsewhere, folder / ".ipynb_checkpoints" / f"{ASSIGNMENT}-checkpoint.ipynb")
+    (folder / "linked").symlink_to(tmp_path, target_is_directory=True)
+    path, note = gradescope_run.find_notebook(folder, ASSIGNMENT, course)
+    assert path is None and note.startswith("No notebook (.ipynb) in your submission")
+
+
+def test_the_setup_check_names_what_the_engine_grades(capsys, tmp_path):
+    assert gradescope_run.main(["--check", "--course", str(COURSE_ROOT)]) == 0
+    out = capsys.readouterr().out
+    names = ", ".join(Course.load(COURSE_ROOT).assignments)
+    assert out.strip() == f"setup: attention-course {attention_course.__version__} grades {names}"
+    assert gradescope_run.main(["--check", "--course", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("setup: ") and len(err.strip().splitlines()) == 1

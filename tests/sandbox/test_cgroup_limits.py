@@ -1,0 +1,129 @@
+"""A sandbox's cgroup (sandbox/cgroups.py), observed from a process that joined it: its
+process count and memory are bounded, its CPU time and peak memory are counted, and removing
+it ends whatever is still inside."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from attention_course.sandbox import cgroups
+
+pytestmark = pytest.mark.skipif(
+    cgroups.available() is None, reason="no cgroup can be made for a sandbox on this machine"
+)
+
+MiB = 1024**2
+
+FORKS = """
+import os, sys, time
+started = 0
+for _ in range(40):
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:  # stays (the cgroup's removal ends it), holding none of the parent's pipes
+        os.close(1), os.close(2)
+        time.sleep(60)
+        os._exit(0)
+    started += 1
+print(started, flush=True)
+"""
+
+EAT = """
+import sys
+block = bytearray(int(sys.argv[1]) * 1024 * 1024)  # touched: really resident
+print("ate", flush=True)
+"""
+
+SPIN = """
+import time
+end = time.process_time() + 0.5
+while time.process_time() < end:
+    pass
+chunk = bytearray(48 * 1024 * 1024)
+print("spun", flush=True)
+"""
+
+
+def inside(group: cgroups.Cgroup, script: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", script, *args],
+        preexec_fn=group.join,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.fixture
+def group():
+    made = cgroups.Cgroup.create(cgroups.fresh_name(), 96 * MiB, 8)
+    assert made is not None
+    yield made
+    made.remove()
+
+
+def test_a_sandbox_of_eight_processes_cannot_start_a_ninth(group):
+    proc = inside(group, FORKS)
+    assert proc.returncode == 0, proc.stderr
+    assert int(proc.stdout) == 7  # with the process that forks them: eight
+
+
+def test_a_sandbox_of_96_mb_is_killed_past_it_and_not_before(group):
+    assert inside(group, EAT, "32").stdout == "ate\n"
+    past = inside(group, EAT, "160")
+    assert past.returncode == -9 and "ate" not in past.stdout
+
+
+def test_its_cpu_time_and_peak_memory_are_counted(group):
+    assert group.cpu_seconds() == pytest.approx(0.0, abs=0.05)
+    assert inside(group, SPIN).stdout == "spun\n"
+    assert group.cpu_seconds() >= 0.5
+    assert 48 * MiB <= group.peak_memory() <= 96 * MiB
+
+
+def test_removing_it_ends_what_is_inside_and_the_cgroup(group):
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)"], preexec_fn=group.join
+    )
+    assert group.pids() == [child.pid]
+    group.remove()
+    assert child.wait(timeout=10) == -9
+    assert not any(d.exists() for d in group.dirs.values())
+    assert group.pids() == []
+    assert cgroups.fresh_name().startswith(f"{cgroups.PREFIX}{os.getpid()}-")
+
+
+def test_only_the_stale_cgroups_of_gone_processes_are_removed(tmp_path):
+    """`remove_stale` in a folder of its own: the empty cgroups of processes that are gone,
+    and those of an older naming once old enough, go; this process's, a live process's, a
+    fresh one's and every other name stay."""
+    import time
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()  # fmt: skip
+    names = {
+        f"{cgroups.PREFIX}{dead}-0a1b": "gone",
+        f"{cgroups.PREFIX}oldstyle": "gone",
+        f"{cgroups.PREFIX}abc-123": "gone",  # an older naming: no pid first
+        f"{cgroups.PREFIX}{os.getpid()}": "gone",  # no nonce: not this process's naming
+        f"{cgroups.PREFIX}{os.getpid()}-0a1b": "kept",
+        f"{cgroups.PREFIX}{os.getppid()}-0a1b": "kept",
+        "another-tool-1-0a1b": "kept",
+    }
+    then = time.time() - 3600
+    for name in names:
+        (tmp_path / name).mkdir()
+        os.utime(tmp_path / name, (then, then))
+    (tmp_path / f"{cgroups.PREFIX}fresh").mkdir()  # just made: its process may join yet
+    names[f"{cgroups.PREFIX}fresh"] = "kept"
+    removed = cgroups.remove_stale([tmp_path, tmp_path / "missing"])
+    assert sorted(removed) == sorted(n for n, fate in names.items() if fate == "gone")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        n for n, fate in names.items() if fate == "kept"
+    )

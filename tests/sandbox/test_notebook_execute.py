@@ -1,0 +1,151 @@
+"""The notebook run (sandbox/execute.py), its bookkeeping observed in the notebook it fills in:
+execution counts, which cells run, a process that dies (the next one replays the earlier cells
+and goes on), the notebook's output cap, and outputs rebuilt inert.
+
+test_notebook_run.py compares whole notebooks with a Jupyter kernel's run; these are the quick
+ones (a few cells each).
+"""
+
+from __future__ import annotations
+
+import nbformat
+import pytest
+
+from attention_course.sandbox.execute import execute_notebook, inert_output, make_inert
+from attention_course.settings import Limits
+
+MiB = 1024**2
+
+
+def notebook(*sources: str, tags: dict[int, list[str]] | None = None):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# a heading")]
+    for i, source in enumerate(sources):
+        cell = nbformat.v4.new_code_cell(source)
+        if tags and i in tags:
+            cell.metadata["tags"] = tags[i]
+        nb.cells.append(cell)
+    return nb
+
+
+def texts(cell) -> str:
+    return "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+
+
+@pytest.fixture(scope="module")
+def died():
+    """A notebook whose third code cell ends its process: the run goes on after it."""
+    nb = notebook(
+        "x = 40\nprint('first')",
+        "",  # empty: not run, no count
+        "import os\nos._exit(3)",
+        "print(x + 2)\nx",
+        "print('skipped')",
+        tags={4: ["skip-execution"]},
+    )
+    run = execute_notebook(nb)
+    return nb, run
+
+
+def test_code_cells_are_counted_and_empty_or_skipped_ones_left_alone(died):
+    nb, run = died
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert [c.execution_count for c in code] == [1, None, 2, 3, None]
+    assert texts(code[0]) == "first\n"
+    assert code[1].outputs == [] and code[4].outputs == []
+    assert "markdown" == nb.cells[0].cell_type and "outputs" not in nb.cells[0]
+
+
+def test_a_cell_that_ends_its_process_is_an_error_and_the_next_runs_in_a_fresh_one(died):
+    nb, run = died
+    dead, after = nb.cells[3], nb.cells[4]
+    (error,) = dead.outputs
+    assert (error.output_type, error.ename) == ("error", "DeadKernelError")
+    assert error.evalue == (
+        "the notebook's process ended with exit code 3 (os._exit or a crash?) while running "
+        "this cell"
+    )
+    assert run.died_at == 3  # the index of the cell in the notebook
+    assert run.processes == 2
+    assert run.notes == ["cell 3 ended with exit code 3 (os._exit or a crash?)"]
+    assert not run.out_of_time
+    # the earlier cells were replayed silently: x is known, and "first" printed once
+    assert texts(after) == "42\n"
+    assert [o.data["text/plain"] for o in after.outputs if o.output_type == "execute_result"] == [
+        "40"
+    ]
+    assert after.outputs[-1].execution_count == 3
+
+
+def test_a_cell_past_its_time_is_interrupted_and_the_budget_ends_the_notebook():
+    """The first loop is interrupted at its cell's second of CPU time; the second runs into
+    the notebook's budget (1.5 s): stopped, and the cell after it is not run."""
+    limits = Limits(notebook_cell_timeout=1.0, notebook_timeout=1.5, grace=0.5)
+    loop = "while True:\n    pass"
+    nb = notebook("print('ran')", loop, loop, "print('late')")
+    run = execute_notebook(nb, limits)
+    first, interrupted, stopped, late = nb.cells[1:]
+    assert texts(first) == "ran\n"
+    assert [(o.output_type, o.get("ename")) for o in interrupted.outputs] == [
+        ("error", "KeyboardInterrupt")
+    ]
+    assert interrupted.execution_count == 2
+    assert texts(stopped) == "(stopped: the notebook used up its 1.5 s)\n"
+    assert stopped.execution_count == 3
+    assert texts(late) == "(not run: the notebook used up its 1.5 s)\n"
+    assert late.execution_count is None
+    assert run.out_of_time and run.died_at is None and run.processes == 1
+
+
+def test_past_the_notebooks_output_cap_a_cells_outputs_are_replaced_by_a_note():
+    limits = Limits(notebook_output_bytes=3000)
+    nb = notebook("print('a' * 1000)", "print('b' * 1500)", "print('c' * 500)")
+    execute_notebook(nb, limits)
+    first, second, third = nb.cells[1:]
+    assert texts(first) == "a" * 1000 + "\n"
+    assert texts(second) == "b" * 1500 + "\n"  # 2.5 of the 3 KB, with the JSON around them
+    assert texts(third) == "[outputs removed: the notebook's outputs passed 3000 bytes]\n"
+    assert third.execution_count == 3
+
+
+def test_outputs_are_rebuilt_inert_field_by_field():
+    html = {
+        "output_type": "display_data",
+        "data": {"text/html": "<script>steal()</script>", "image/png": "aGk=\n"},
+        "metadata": {"image/png": {"width": 10, "height": '100%" onload="x'}},
+    }
+    shown = inert_output(html, 100)
+    assert shown.data == {
+        "image/png": "aGk=\n",
+        "text/plain": "[text/html output, not shown in the graded copy]",
+    }
+    assert shown.metadata == {"image/png": {"width": 10}}
+    assert inert_output({"output_type": "stream", "name": "x", "text": "t" * 20}, 8).text == (
+        "tttttttt\n[truncated]\n"
+    )
+    result = inert_output({"output_type": "execute_result", "data": {}, "execution_count": -1}, 9)
+    assert result.execution_count is None
+    unknown = inert_output({"output_type": "update_display_data"}, 9)
+    assert (unknown.output_type, unknown.text) == ("stream", "[unreadable output]\n")
+    error = inert_output({"output_type": "error", "traceback": ["a", 3]}, 9)
+    assert (error.ename, error.evalue, error.traceback) == ("Error", "", ["a", "3"])
+    nb = notebook("1")
+    nb.cells[1].outputs = [nbformat.v4.new_output("display_data", data={"text/html": "<b>"})]
+    make_inert(nb)
+    assert nb.cells[1].outputs[0].data == {
+        "text/plain": "[text/html output, not shown in the graded copy]"
+    }
+
+
+def test_past_the_notebooks_deadline_no_cell_is_started():
+    """A cell that sleeps uses no CPU time but runs into the notebook's deadline (its
+    backstop, by the clock: 3 s here): it is stopped there, and the cells after it are not
+    run, however little of the CPU budget was used."""
+    limits = Limits(notebook_timeout=3.0, wall_factor=1.0)
+    nb = notebook("import time\ntime.sleep(30)", "print('late')")
+    run = execute_notebook(nb, limits)
+    asleep, late = nb.cells[1:]
+    assert texts(asleep) == "(stopped: the notebook used up its 3 s)\n"
+    assert texts(late) == "(not run: the notebook used up its 3 s)\n"
+    assert late.execution_count is None
+    assert run.out_of_time and run.processes == 1
