@@ -105,11 +105,15 @@ TASKS = "tests/classgrade/test_cluster_tasks.py"
 SANDBOX_TESTS: dict[str, list[str]] = {
     "attention_course/sandbox/jail.py": [
         f"{SANDBOX}::test_doctor_finds_every_guarantee_holds",
+        "tests/sandbox/test_doctor.py",
+        "tests/sandbox/test_observed.py",
         "tests/sandbox/test_hiding.py",
         "tests/sandbox/test_syscall_filter.py",
     ],
     "attention_course/sandbox/confined.py": [
         SANDBOX,
+        "tests/sandbox/test_backups.py",
+        "tests/sandbox/test_kill_uid.py",
         *(
             f"tests/sandbox/test_clock.py::{name}"
             for name in (
@@ -119,14 +123,19 @@ SANDBOX_TESTS: dict[str, list[str]] = {
             )
         ),
     ],
-    "attention_course/sandbox/safety.py": ["tests/sandbox/test_submission_files.py"],
+    "attention_course/sandbox/safety.py": [
+        "tests/sandbox/test_submission_files.py",
+        "tests/sandbox/test_refusals.py",
+    ],
     "attention_course/sandbox/cgroups.py": [
         "tests/sandbox/test_cgroup_limits.py",
         "tests/sandbox/test_cgroups.py",
+        "tests/sandbox/test_observed.py",
     ],
     "attention_course/sandbox/inside/wire.py": ["tests/sandbox/test_wire.py", *FRAMES],
     "attention_course/sandbox/execute.py": [
         "tests/sandbox/test_notebook_execute.py",
+        "tests/sandbox/test_backups.py",
         "tests/grading/test_notebook_run.py::test_every_kind_of_output_as_a_kernel_writes_it",
     ],
 }
@@ -142,7 +151,8 @@ CLASS_RUN_TESTS: dict[str, list[str]] = {
     "attention_course/classgrade/gradebook.py": ["tests/classgrade/test_gradebook.py"],
     "attention_course/classgrade/gradebook_pool.py": [TASKS],
     "attention_course/integrations/gradescope_run.py": [
-        "tests/integrations/test_gradescope_run.py"
+        "tests/integrations/test_gradescope_run.py",
+        "tests/integrations/test_gradescope_layers.py",
     ],
 }
 MODULES.update(SANDBOX_TESTS)
