@@ -8,6 +8,7 @@ module. Screenshots go to the browser tests' folder, under hub/.
 
 from __future__ import annotations
 
+import re
 import stat
 import subprocess
 from collections.abc import Iterator
@@ -41,6 +42,7 @@ pytestmark = pytest.mark.deploy  # one venv for tests/deploy/ (tests/conftest.py
 ASSIGNMENT = "attention_basics"
 SHOTS = SCREENSHOTS / "hub"
 SUCCESS = "Success! Your notebook passes all the tests."
+NEWS_TEXT = "official Jupyter news"  # JupyterLab's question to every user about its news
 NOTEBOOK_CELLS = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell"
 
 
@@ -79,6 +81,7 @@ class StudentWork:
     solutions: dict[str, str]  # solution cell id -> the code typed in
     validation: str  # the Validate dialog's text
     submitted: str  # the Assignments tab's list of submitted assignments
+    news_asked: int  # how many times JupyterLab's news question was on the page at the end
 
 
 def _open_assignments(page) -> None:
@@ -129,7 +132,8 @@ def student_work(hub, browser) -> StudentWork:
     submitted = page.locator("#submitted_assignments_list .list_item", has_text=ASSIGNMENT)
     submitted.first.wait_for()
     _shot(page, "student-submitted")
-    work = StudentWork(typed, validation, submitted.first.inner_text())
+    news_asked = page.get_by_text(NEWS_TEXT).count()  # the question comes a few seconds in
+    work = StudentWork(typed, validation, submitted.first.inner_text(), news_asked)
     page.context.close()
     return work
 
@@ -209,6 +213,10 @@ def test_a_student_fetches_fills_in_validates_and_submits_in_the_browser(hub, st
     }
     assert SUCCESS in student_work.validation, student_work.validation
     assert ASSIGNMENT in student_work.submitted and "UTC" in student_work.submitted
+    # the submission time as the students' configuration shows it: to the second
+    assert re.search(r"\d\d:\d\d:\d\d UTC", student_work.submitted), student_work.submitted
+    assert not re.search(r"\d\d:\d\d:\d\d\.\d", student_work.submitted), student_work.submitted
+    assert not student_work.news_asked, "the hub's students are asked about JupyterLab's news"
     (inbound,) = (hub.exchange / "attention-course" / "inbound").iterdir()
     assert inbound.name.startswith(f"{student.name}+{ASSIGNMENT}+"), inbound.name
     saved = nbformat.read(inbound / f"{ASSIGNMENT}.ipynb", 4)
