@@ -98,11 +98,11 @@ class Confined:
         past `deadline` (time.monotonic())."""
         status = jail.require(self.unsandboxed)
         env = jail.environment()
+        timeout = self.limits.startup_timeout  # wall clock: no student code runs yet
+        until = min(deadline, time.monotonic() + timeout)  # from before the process starts
         with contextlib.ExitStack() as stack:  # the filter's descriptor, once bwrap has it
             self._popen(status, env, stack)
         threading.Thread(target=self._drain, daemon=True).start()
-        timeout = self.limits.startup_timeout  # wall clock: no student code runs yet
-        until = min(deadline, time.monotonic() + timeout)
         reply = self._receive(until, lambda: _stopped(timeout))
         if reply[0].get("op") != "ready":
             raise self._dead("did not start properly")
