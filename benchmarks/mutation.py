@@ -104,7 +104,6 @@ SMALL_CLASS = [  # the engine's copy is run through the command: not for each mu
 TASKS = "tests/classgrade/test_cluster_tasks.py"
 SANDBOX_TESTS: dict[str, list[str]] = {
     "attention_course/sandbox/jail.py": [
-        f"{SANDBOX}::test_doctor_finds_every_guarantee_holds",
         "tests/sandbox/test_doctor.py",
         "tests/sandbox/test_observed.py",
         "tests/sandbox/test_hiding.py",
