@@ -86,8 +86,9 @@ def test_random_inputs_follow_the_seed_and_hand_written_ones_do_not():
     assert np.array_equal(fixed[0], np.random.default_rng(101).normal(size=(5, 7)))
     assert all(np.array_equal(x, y) for x, y in zip(one, again, strict=True))
     same = [np.array_equal(x, y) for x, y in zip(one, two, strict=True)]
-    assert not same[0] and not all(same) and any(same)  # e.g. [1000, 1001] is the point
-    assert any(np.array_equal(x, np.array([1000.0, 1001.0])) for x in two)
+    assert not same[0] and not all(same) and any(same)  # e.g. LARGE is the point
+    large = np.array([[1000.0, 1001.0], [-1000.0, -1001.0]])  # hand-written: LARGE
+    assert any(np.array_equal(x, large) for x in two)
     assert harness.rng(5).normal() == np.random.default_rng(5).normal()  # outside a grader
 
 
