@@ -143,7 +143,7 @@ SANDBOX_TESTS: dict[str, list[str]] = {
 }
 CLASS_RUN_TESTS: dict[str, list[str]] = {
     "attention_course/classgrade/run.py": SMALL_CLASS,
-    "attention_course/classgrade/jobs.py": [TASKS],
+    "attention_course/classgrade/jobs.py": ["tests/classgrade/test_retrying.py", TASKS],
     "attention_course/classgrade/job.py": [TASKS],
     "attention_course/classgrade/cluster.py": [
         TASKS,
