@@ -11,12 +11,13 @@ import glob
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
 import uuid
 from pathlib import Path
+
+from tests.processes import free_port
 
 SUPERUSER = "attention"
 ACCOUNTS = ("postgres", "attention-pg")
@@ -60,12 +61,6 @@ def _account() -> pwd.struct_passwd | None:
         capture_output=True,
     )
     return pwd.getpwnam(ACCOUNTS[-1])
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class PostgresServer:

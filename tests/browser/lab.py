@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests.processes import free_port, stop_process
 
 BIN = Path(sys.executable).parent
 START_TIMEOUT = 90  # seconds for JupyterLab to answer
@@ -51,19 +52,7 @@ class LabServer:
 
     def stop(self) -> None:
         """Shut the server down (it stops its kernels), killing it if it does not stop."""
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        stop_process(self.process, timeout=20)
 
 
 def start_lab(
@@ -95,7 +84,7 @@ def start_lab(
     # Matplotlib's first import builds a font cache and says so on stderr: build it here, so
     # that a notebook's stderr only ever holds what its code wrote.
     subprocess.run([sys.executable, "-c", "import matplotlib.pyplot"], env=env, check=True)
-    port, token = _free_port(), secrets.token_hex(16)
+    port, token = free_port(), secrets.token_hex(16)
     cmd = [
         str(BIN / "jupyter-lab"),
         "--no-browser",

@@ -8,7 +8,7 @@ import sys
 
 from attention_course.settings import CHECK_URL_ENV
 from tests.course import COURSE_ROOT
-from tests.pgserver import free_port
+from tests.processes import free_port
 
 
 def run(*args: str, **env: str) -> subprocess.CompletedProcess:

@@ -286,7 +286,8 @@ def course_hub(engine_venv) -> Iterator[object]:
     (tests/deploy/hub.py), with the course's grading service added as its instructions say
     (`hub-check-service --config-lines`, one check per assignment per CHECK_WINDOW). Each
     module's fixture starts, releases and stops what it needs on it."""
-    from tests.deploy.hub import deploy_hub, free_port
+    from tests.deploy.hub import deploy_hub
+    from tests.processes import free_port
 
     lines = engine_venv.run(
         "attention-course", "hub-check-service", "--config-lines", "--port", str(free_port()),

@@ -27,7 +27,6 @@ import re
 import secrets
 import shlex
 import shutil
-import socket
 import subprocess
 import time
 import urllib.error
@@ -46,6 +45,7 @@ from attention_course.settings import EXCHANGE_ENV
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, VIEWPORT
 from tests.course import COURSE_ROOT
 from tests.deploy.conftest import Account, EngineVenv, clean_env, shared_folder
+from tests.processes import free_port, stop_process
 
 README = COURSE_ROOT / "README.md"
 CHECKOUT_VENV = COURSE_ROOT / ".venv"
@@ -120,12 +120,6 @@ def remove_account(account: HubAccount) -> None:
     assert removed.returncode == 0, f"userdel {account.name}: {removed.stderr.strip()}"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def readme_hub_commands() -> list[list[str]]:
     """The commands of the README's "JupyterHub" section, each as its words (continued lines
     joined, `sudo` dropped: the tests run as root)."""
@@ -156,13 +150,7 @@ class RunningHub:
 
     def stop(self) -> None:
         """Stop the hub; it stops its proxy and, being root, every user's server."""
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
+        stop_process(self.process, timeout=30)
 
 
 @dataclass

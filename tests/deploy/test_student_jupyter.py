@@ -12,7 +12,6 @@ import json
 import re
 import secrets
 import shutil
-import socket
 import stat
 import subprocess
 import time
@@ -25,6 +24,7 @@ import pytest
 from tests.course import COURSE_ROOT
 from tests.deploy.conftest import clean_env, shared_folder
 from tests.integrations.test_student_config import INSTRUCTORS
+from tests.processes import free_port, stop_process
 
 COURSE_ID = "attention-course-deploy"
 ASSIGNMENT = "attention_basics"
@@ -59,17 +59,11 @@ def deployment() -> tuple[Path, Path]:
         shutil.rmtree(srv, ignore_errors=True)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Lab:
     """A `jupyter lab` started as the student: its address, token and log."""
 
     def __init__(self, venv, account, config: Path, log: Path):
-        self.port, self.token, self.log = _free_port(), secrets.token_hex(16), log
+        self.port, self.token, self.log = free_port(), secrets.token_hex(16), log
         argv = [
             venv.command("jupyter"),
             "lab",
@@ -118,13 +112,7 @@ class Lab:
         return self.log.read_text(errors="replace")
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
+        stop_process(self.process, timeout=30)
 
 
 def _check_lab(lab: Lab, account, workspace: str) -> None:
