@@ -188,6 +188,17 @@ class Cgroup:
         except (OSError, ValueError):
             return None
 
+    def oom_kills(self) -> int:
+        """How many of its processes the kernel killed for passing the memory limit (the
+        `oom_kill` count of memory.oom_control in v1, of memory.events in v2; 0 where not
+        told). A limit only reached (memory reclaimed, nothing killed) is not counted."""
+        name = "memory.oom_control" if self.version == "v1" else "memory.events"
+        try:
+            text = (self.dirs["memory" if self.version == "v1" else ""] / name).read_text()
+            return int(dict(line.split() for line in text.splitlines()).get("oom_kill", 0))
+        except (KeyError, OSError, ValueError):
+            return 0
+
     def cpu_seconds(self) -> float | None:
         """CPU time used so far by everything in the sandbox (None where not counted)."""
         try:

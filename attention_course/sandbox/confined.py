@@ -367,10 +367,10 @@ class Confined:
             code = proc.wait(timeout=2)
         except subprocess.TimeoutExpired:
             return "stopped answering"
-        failcnt = self._memory_failures()
+        killed = self._cgroup.oom_kills() if self._cgroup is not None else 0
         sig = -code if code < 0 else (code - 128 if code > 128 and not self.unsandboxed else 0)
         if sig == signal.SIGKILL:
-            if failcnt:
+            if killed:
                 return "was killed: it used more than the memory limit"
             return "was killed (signal 9: out of memory?)"
         if sig:
@@ -379,14 +379,6 @@ class Confined:
             except ValueError:
                 return f"was killed by signal {sig}"
         return f"ended with exit code {code} (os._exit or a crash?)"
-
-    def _memory_failures(self) -> int:
-        if self._cgroup is None or self._cgroup.version != "v1":
-            return 0
-        try:
-            return int((self._cgroup.dirs["memory"] / "memory.failcnt").read_text())
-        except (OSError, ValueError):
-            return 0
 
 
 def _pipe(stream: IO[bytes] | None) -> IO[bytes]:

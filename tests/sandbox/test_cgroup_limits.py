@@ -76,8 +76,10 @@ def test_a_sandbox_of_eight_processes_cannot_start_a_ninth(group):
 
 def test_a_sandbox_of_96_mb_is_killed_past_it_and_not_before(group):
     assert inside(group, EAT, "32").stdout == "ate\n"
+    assert group.oom_kills() == 0
     past = inside(group, EAT, "160")
     assert past.returncode == -9 and "ate" not in past.stdout
+    assert group.oom_kills() == 1  # the kernel says why it was killed
 
 
 def test_its_cpu_time_and_peak_memory_are_counted(group):
@@ -127,3 +129,33 @@ def test_only_the_stale_cgroups_of_gone_processes_are_removed(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         n for n, fate in names.items() if fate == "kept"
     )
+
+
+# A function that fills the sandbox's /tmp (memory the cgroup counts, but no process's address
+# space) and then takes more in its own process: past the whole sandbox's memory limit, with
+# each process under its own. Its worker is the largest process there: the kernel kills it.
+HOG = """
+import os, signal
+def hog(x):
+    for i in range(5):
+        with open(f"/tmp/fill{i}", "wb") as f:
+            f.write(b"\\1" * (60 * 1024 * 1024))
+    block = bytearray(300 * 1024 * 1024)
+    return x
+def killed(x):
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_a_worker_killed_for_its_memory_is_told_so_and_another_kill_is_not():
+    from attention_course.sandbox.program import Call, run_program
+    from attention_course.settings import Limits
+
+    limits = Limits(memory_bytes=512 * MiB, tmp_bytes=1024 * MiB)
+    run = run_program([("hog", HOG)], [Call("hog", "hog", (1,)), Call("killed", "killed", (1,))],
+                      limits)  # fmt: skip
+    hog, killed = run.outcomes["hog"], run.outcomes["killed"]
+    assert (hog.status, hog.detail) == ("crashed", "was killed: it used more than the memory limit")
+    assert killed.status == "crashed" and "memory limit" not in killed.detail, killed
+    assert killed.detail.startswith("was killed"), killed
+    assert run.workers == 2
