@@ -162,6 +162,43 @@ def test_a_forged_reply_kills_the_worker():
             worker.request({"op": "cell", "id": "x", "source": forge, "timeout": 5}, timeout=5)
 
 
+# A cell that answers its own request before the worker does: it finds the request the worker
+# is answering (a dict with "op" and "seq" in a frame up the stack) and writes the reply the
+# worker would write, where the worker's replies go. The worker's own reply then waits, stale.
+ANSWERS_ITSELF = """
+import json, os, struct, sys
+frame = sys._getframe()
+while frame is not None:
+    asked = [v for v in frame.f_locals.values()
+             if isinstance(v, dict) and v.get("op") == "cell" and "seq" in v]
+    if asked:
+        break
+    frame = frame.f_back
+body = json.dumps({"op": "cell", "error": None, "seq": asked[0]["seq"]}).encode()
+reply = b"ACW1" + struct.pack("<IQ", len(body), 0) + body
+for fd in range(3, 20):
+    try:
+        os.write(fd, reply)
+    except OSError:
+        pass
+"""
+
+
+def test_a_stale_reply_is_never_the_answer_to_the_next_request():
+    """The next request (a cell that raises) finds the first one's leftover reply, which says
+    "no error": it is a reply to no request it was given, not the answer."""
+    with _worker() as worker:
+        first, _ = worker.request(
+            {"op": "cell", "id": "a", "source": ANSWERS_ITSELF, "timeout": 5}, timeout=5
+        )
+        assert first["op"] == "cell" and first["error"] is None
+        with pytest.raises(Died, match="no request"):
+            worker.request(
+                {"op": "cell", "id": "b", "source": "raise ValueError('b')", "timeout": 5},
+                timeout=5,
+            )
+
+
 FORGED_RESULT = """
 import json, os, pickle, struct
 
