@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import time
 
 import pytest
 
@@ -18,6 +19,7 @@ from attention_course.classgrade.jobs import STATE_DIR, ClassRun, State
 from attention_course.classgrade.nbgrader_api import gradebook_scores
 from attention_course.classgrade.run import autograde_class
 from attention_course.cli.samples import sample_notebooks
+from attention_course.settings import RETRIES
 from tests.classgrade.test_class_grading import ASSIGNMENT, _write, fresh_course
 from tests.classgrade.test_cluster_grading import task_of
 from tests.content.test_notebooks import cell_points
@@ -174,3 +176,52 @@ def test_a_claim_the_gradebook_cannot_answer_is_a_fault_of_this_run(tmp_path):
         assert state.last("s1") == {}
     finally:
         state.close()
+
+
+def _transient_once(monkeypatch, then=None):
+    """The task's grading meets a fault of the gradebook (a job's reply of the infrastructure's
+    side) the first time; then `then(task, wanted)` (by default, grading as it is). The times
+    of the tries (time.monotonic)."""
+    from attention_course.classgrade import cluster
+
+    real, tries = cluster._graded, []
+
+    def graded(task, wanted):
+        tries.append(time.monotonic())
+        if len(tries) == 1:
+            return {"student": task["student"], "graded": False, "fault": True,
+                    "side": "transient", "reason": "the gradebook's database failed: gone",
+                    "seconds": 0.0}  # fmt: skip
+        return (then or real)(task, wanted)
+
+    monkeypatch.setattr(cluster, "_graded", graded)
+    return tries
+
+
+def test_a_transient_fault_is_graded_again_after_its_back_off_still_claimed(course, monkeypatch):
+    """Graded again on the same worker after the first retry's wait (settings.RETRIES), not
+    before, then recorded as any grade is; claimed all along (one claim in the worker's log)."""
+    _write(course, "again", sample_notebooks(ASSIGNMENT, course)["demo-instructor"])
+    tries = _transient_once(monkeypatch)
+    said = grade_submission(task_of(course, "again"))
+    full = sum(cell_points(ASSIGNMENT).values())
+    assert (said["status"], said["total"]) == ("graded", full), said
+    assert len(tries) == 2 and tries[1] - tries[0] >= RETRIES.delay(1)
+    assert gradebook_scores(ASSIGNMENT, course)["again"]["total"] == full
+    log = "".join(p.read_text() for p in (course / STATE_DIR / "workers").glob("*.log"))
+    assert log.count(f"claimed {ASSIGNMENT}/again for ") == 1
+
+
+def test_a_task_no_longer_wanted_while_it_waits_to_retry_stops_and_records_nothing(
+    course, monkeypatch
+):
+    from attention_course.classgrade import cluster
+
+    _write(course, "dropped", sample_notebooks(ASSIGNMENT, course)["demo-stub"])
+    tries = _transient_once(monkeypatch, then=lambda task, wanted: pytest.fail("graded again"))
+    monkeypatch.setattr(cluster, "_still_wanted", lambda: lambda: not tries)
+    said = grade_submission(task_of(course, "dropped"))
+    assert said["status"] == "error", said
+    assert said["reason"] == "stopped: the run that sent it is gone"
+    assert len(tries) == 1
+    nothing_recorded(course, "dropped")
