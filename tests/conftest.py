@@ -1,7 +1,7 @@
 """Shared fixtures: a throw-away copy of the course, graded once per test run (however many
-xdist workers share it: tests/shared.py); a check that no test wrote into the repository; and the
+xdist workers share it: tests/shared.py); a check that no test wrote into the repository; the
 xdist groups, which keep the modules that share a process's servers or state in one worker
-(pytest_xdist_make_scheduler)."""
+(pytest_xdist_make_scheduler); and, under CI, a skipped test fails (tests/skips.py)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from attention_course.grading.graders import GradeReport, grade_file
 from attention_course.settings import GRADING_KEY_ENV
 from tests import shared
 from tests.course import ALL_ASSIGNMENTS, COURSE_ROOT, REFERENCE_FILE
+from tests.skips import pytest_runtest_makereport  # noqa: F401 (under CI a skip fails)
 
 # The grading key of every grading the tests start (else grading in this repository would make
 # its key file, .grading/grading.key, here): the graders' inputs are then this key's, per
