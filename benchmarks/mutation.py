@@ -114,6 +114,8 @@ SANDBOX_TESTS: dict[str, list[str]] = {
     ],
     "attention_course/sandbox/confined.py": [
         SANDBOX,
+        "tests/sandbox/test_cgroup_limits.py::"
+        "test_a_worker_killed_for_its_memory_is_told_so_and_another_kill_is_not",
         "tests/sandbox/test_backups.py",
         "tests/sandbox/test_kill_uid.py",
         *(
@@ -130,6 +132,7 @@ SANDBOX_TESTS: dict[str, list[str]] = {
         "tests/sandbox/test_refusals.py",
     ],
     "attention_course/sandbox/cgroups.py": [
+        "tests/sandbox/test_cgroup_v2.py",
         "tests/sandbox/test_cgroup_limits.py",
         "tests/sandbox/test_cgroups.py",
         "tests/sandbox/test_observed.py",

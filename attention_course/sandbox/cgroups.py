@@ -30,6 +30,27 @@ from attention_course.settings import STALE_CGROUP_SECONDS
 ROOT = Path("/sys/fs/cgroup")
 PREFIX = "attention-course-"  # every sandbox cgroup: PREFIX + the maker's pid + "-" + a nonce
 
+# The files of a sandbox's cgroup, in each version: (hierarchy, file name). In v1 each controller
+# is a hierarchy of its own (the folder of its name under ROOT); v2 has one, "" (ROOT itself).
+FILES = {
+    "v1": {
+        "memory": ("memory", "memory.limit_in_bytes"),
+        "swap": ("memory", "memory.memsw.limit_in_bytes"),  # memory and swap together
+        "pids": ("pids", "pids.max"),
+        "peak": ("memory", "memory.max_usage_in_bytes"),
+        "oom": ("memory", "memory.oom_control"),  # "oom_kill N": processes killed
+        "cpu": ("cpuacct", "cpuacct.usage"),  # nanoseconds (an optional hierarchy)
+    },
+    "v2": {
+        "memory": ("", "memory.max"),
+        "swap": ("", "memory.swap.max"),  # swap alone
+        "pids": ("", "pids.max"),
+        "peak": ("", "memory.peak"),
+        "oom": ("", "memory.events"),  # "oom_kill N": processes killed
+        "cpu": ("", "cpu.stat"),  # "usage_usec N"
+    },
+}
+
 _made: dict[str, Cgroup] = {}  # name -> cgroup made by this process and not removed yet
 _made_lock = threading.Lock()
 
@@ -90,11 +111,12 @@ def _remove_ours() -> None:
         group.remove()
 
 
-def _own_paths() -> dict[str, str]:
-    """controller (or "" for v2) -> this process's cgroup path."""
+def _paths(pid: int | str = "self") -> dict[str, str]:
+    """controller (or "" for v2) -> the cgroup path of process `pid` (this one's by default);
+    empty where it cannot be read (the process is gone)."""
     paths: dict[str, str] = {}
     try:
-        lines = Path("/proc/self/cgroup").read_text().splitlines()
+        lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
     except OSError:
         return paths
     for line in lines:
@@ -105,10 +127,15 @@ def _own_paths() -> dict[str, str]:
     return paths
 
 
+def _counts(text: str) -> dict[str, str]:
+    """A flat keyed file's values ("key value" lines: memory.events, cpu.stat, oom_control)."""
+    return dict(line.split() for line in text.splitlines())
+
+
 @functools.cache
 def _layout() -> tuple[str, dict[str, Path]] | None:
     """("v1", {"memory": dir, "pids": dir}) or ("v2", {"": dir}) to make children in."""
-    own = _own_paths()
+    own = _paths()
     v1: dict[str, Path] = {}
     for controller in ("memory", "pids"):
         if controller in own:
@@ -146,24 +173,17 @@ class Cgroup:
             return None
         version, bases = layout
         remove_stale(list(bases.values()))
-        dirs = {c: base / name for c, base in bases.items()}
+        group = cls(version, {c: base / name for c, base in bases.items()})
         try:
-            for d in dirs.values():
+            for d in group.dirs.values():
                 d.mkdir()
-            if version == "v1":
-                _write(dirs["memory"] / "memory.limit_in_bytes", memory)
-                swap = dirs["memory"] / "memory.memsw.limit_in_bytes"
-                if swap.exists():
-                    _write(swap, memory)
-                _write(dirs["pids"] / "pids.max", processes)
-            else:
-                _write(dirs[""] / "memory.max", memory)
-                _write(dirs[""] / "memory.swap.max", 0, missing_ok=True)
-                _write(dirs[""] / "pids.max", processes)
+            _write(group._file("memory"), memory)
+            # no swap: v1 limits memory and swap together, v2 swap alone (where swap is counted)
+            _write(group._file("swap"), memory if version == "v1" else 0, missing_ok=True)
+            _write(group._file("pids"), processes)
         except OSError:
-            cls(version, dirs).remove()
+            group.remove()
             return None
-        group = cls(version, dirs)
         with _made_lock:
             if not _made:
                 atexit.register(_remove_ours)
@@ -180,32 +200,32 @@ class Cgroup:
             finally:
                 os.close(fd)
 
+    def _file(self, what: str) -> Path:
+        """The file of FILES[version][what] (KeyError where its hierarchy is not there)."""
+        hierarchy, name = FILES[self.version][what]
+        return self.dirs[hierarchy] / name
+
     def peak_memory(self) -> int | None:
-        name = "memory.max_usage_in_bytes" if self.version == "v1" else "memory.peak"
-        d = self.dirs["memory" if self.version == "v1" else ""]
         try:
-            return int((d / name).read_text())
+            return int(self._file("peak").read_text())
         except (OSError, ValueError):
             return None
 
     def oom_kills(self) -> int:
-        """How many of its processes the kernel killed for passing the memory limit (the
-        `oom_kill` count of memory.oom_control in v1, of memory.events in v2; 0 where not
-        told). A limit only reached (memory reclaimed, nothing killed) is not counted."""
-        name = "memory.oom_control" if self.version == "v1" else "memory.events"
+        """How many of its processes the kernel killed for passing the memory limit (0 where
+        not told). A limit only reached (memory reclaimed, nothing killed) is not counted."""
         try:
-            text = (self.dirs["memory" if self.version == "v1" else ""] / name).read_text()
-            return int(dict(line.split() for line in text.splitlines()).get("oom_kill", 0))
+            return int(_counts(self._file("oom").read_text())["oom_kill"])
         except (KeyError, OSError, ValueError):
             return 0
 
     def cpu_seconds(self) -> float | None:
         """CPU time used so far by everything in the sandbox (None where not counted)."""
         try:
+            text = self._file("cpu").read_text()
             if self.version == "v1":
-                return int((self.dirs["cpuacct"] / "cpuacct.usage").read_text()) / 1e9
-            stat = (self.dirs[""] / "cpu.stat").read_text().split()
-            return int(stat[stat.index("usage_usec") + 1]) / 1e6
+                return int(text) / 1e9
+            return int(_counts(text)["usage_usec"]) / 1e6
         except (KeyError, OSError, ValueError):
             return None
 
@@ -269,31 +289,18 @@ def observe(pid: int) -> Observed | None:
     """What the kernel limits process `pid` to, read from its own cgroup membership (None
     where this machine gives sandboxes no cgroup, or `pid` is gone)."""
     layout = _layout()
-    if layout is None:
+    theirs = _paths(pid)
+    if layout is None or not theirs:
         return None
-    version, _ = layout
-    try:
-        lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
-    except OSError:
-        return None
-    theirs: dict[str, str] = {}
-    for line in lines:
-        parts = line.split(":", 2)
-        if len(parts) == 3:
-            for controller in parts[1].split(",") if parts[1] else [""]:
-                theirs[controller] = parts[2]
-    ours = _own_paths()
-    wanted: tuple[str, ...]
-    if version == "v1":
-        wanted = ("memory", "pids")
-        memory = ROOT / "memory" / theirs.get("memory", "").lstrip("/") / "memory.limit_in_bytes"
-        processes = ROOT / "pids" / theirs.get("pids", "").lstrip("/") / "pids.max"
-    else:
-        wanted = ("",)
-        memory = ROOT / theirs.get("", "").lstrip("/") / "memory.max"
-        processes = ROOT / theirs.get("", "").lstrip("/") / "pids.max"
+    files, ours = FILES[layout[0]], _paths()
+
+    def read(what: str) -> int | None:
+        hierarchy, name = files[what]
+        return _limit(ROOT / hierarchy / theirs.get(hierarchy, "").lstrip("/") / name)
+
+    wanted = {files[what][0] for what in ("memory", "pids")}
     own = all(c in theirs and theirs[c] != ours.get(c) for c in wanted)
-    return Observed(own, _limit(memory), _limit(processes))
+    return Observed(own, read("memory"), read("pids"))
 
 
 def available() -> str | None:

@@ -159,3 +159,18 @@ def test_a_worker_killed_for_its_memory_is_told_so_and_another_kill_is_not():
     assert killed.status == "crashed" and "memory limit" not in killed.detail, killed
     assert killed.detail.startswith("was killed"), killed
     assert run.workers == 2
+
+
+def test_the_limits_a_process_is_held_to_are_read_from_its_own_cgroup(group):
+    """What `doctor` reports of each sandbox process: a process in the group is in a cgroup of
+    its own, with the group's limits; this process is not; a process that is gone, nothing."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)"], preexec_fn=group.join
+    )
+    try:
+        assert cgroups.observe(child.pid) == cgroups.Observed(True, 96 * MiB, 8)
+    finally:
+        child.kill()
+        child.wait()
+    assert cgroups.observe(child.pid) is None
+    assert cgroups.observe(os.getpid()).own is False
