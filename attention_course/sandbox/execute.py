@@ -41,7 +41,6 @@ class NotebookRun:
     died_at: int | None = None  # index of the first cell whose process died or hung
     out_of_time: bool = False
     processes: int = 0
-    peak_memory: int | None = None
 
 
 def _new_output(output_type: str, **fields: Any) -> NotebookNode:
@@ -121,13 +120,6 @@ def inert_output(raw: object, limit: int) -> NotebookNode:
             fields["execution_count"] = count if type(count) is int and count >= 0 else None
         return _new_output(kind, **fields)
     return _new_output("stream", name="stderr", text="[unreadable output]\n")
-
-
-def make_inert(nb: NotebookNode, limit: int = 2 * 1024**2) -> None:
-    """Rebuild every output of `nb` (a notebook that did not come through the sandbox)."""
-    for cell in nb.cells:
-        if cell.get("cell_type") == "code":
-            cell.outputs = [inert_output(dict(o), limit) for o in cell.get("outputs", [])]
 
 
 def _size(value: object) -> int:
@@ -221,8 +213,6 @@ class _Runner:
         if self.process is not None:
             self.process.close(grace=0.5)
             self.spent += self.process.cpu_used
-            if self.process.peak_memory:
-                self.run.peak_memory = max(self.run.peak_memory or 0, self.process.peak_memory)
             self.process = None
 
 
