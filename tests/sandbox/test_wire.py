@@ -121,6 +121,42 @@ def test_what_the_limits_allow_is_read():
     assert empty.shape == (0, 1000)
 
 
+def test_a_frame_over_its_byte_caps_is_refused_saying_its_size_and_the_limit():
+    caps = wire.Caps(3000, 5000, 1000)  # 8000 bytes in all
+    with pytest.raises(wire.WireError) as refused:
+        _read(wire.MAGIC + struct.pack("<IQ", 10, 5001), caps)
+    assert str(refused.value) == "a frame of 5011 bytes is over the 8000 byte limit"
+    with pytest.raises(wire.WireError, match="a frame of 3001 bytes is over"):
+        _read(wire.MAGIC + struct.pack("<IQ", 3001, 0), caps)
+    header = {"arrays": [{"dtype": "<f8", "shape": [625], "offset": 0}], "pad": ""}
+    header["pad"] = "x" * (3000 - len(json.dumps(header)))
+    _, (at_the_caps,) = _read(_frame(json.dumps(header).encode(), b"\0" * 5000), caps)
+    assert at_the_caps.shape == (625,)
+
+
+def _zeros(count: int, arrays: int = 1, dims: int = 1) -> bytes:
+    """A frame of `arrays` arrays of `count` float64 zeros each (`dims` dimensions)."""
+    shape = [count] + [1] * (dims - 1)
+    spec = {"dtype": "<f8", "shape": shape, "offset": 0}
+    return _frame(json.dumps({"arrays": [spec] * arrays}).encode(), b"\0" * (8 * count))
+
+
+def test_the_caps_on_a_frames_arrays_refuse_one_more_and_no_fewer():
+    """1000 elements in all (CAPS), 65536 arrays, 32 dimensions: exactly these are read."""
+    assert [a.size for a in _read(_zeros(500, arrays=2))[1]] == [500, 500]
+    specs = [{"dtype": "|u1", "shape": [n], "offset": 0} for n in (500, 501)]
+    one_more = _frame(json.dumps({"arrays": specs}).encode(), b"\0" * 1001)
+    with pytest.raises(wire.WireError, match="arrays of more than 1000 elements"):
+        _read(one_more)
+    many = wire.Caps(1 << 23, 8, 1000)
+    assert len(_read(_zeros(0, arrays=65536), many)[1]) == 65536
+    with pytest.raises(wire.WireError, match="malformed array list"):
+        _read(_zeros(0, arrays=65537), many)
+    assert _read(_zeros(1, dims=32))[1][0].shape == (1,) * 32
+    with pytest.raises(wire.WireError, match="malformed array shape"):
+        _read(_zeros(1, dims=33))
+
+
 def test_a_lone_surrogate_becomes_text_a_file_can_hold():
     """json reads "\\ud800" (escaped or as raw bytes); nbformat could not write it out."""
     for raw in (json.dumps({"m": "a\ud800b", "\udc00": 1}).encode(), b'{"m": "a\xed\xa0\x80b"}'):
