@@ -216,9 +216,9 @@ def _grade(run, todo, root, state, jobs, unsandboxed, feedback, tell, seconds, r
                     for reply in replies:
                         if reply.get("ready"):
                             job.ready = True
-                            continue
-                        finished(run, reply, state, prints, tell, again)
-                        job.task = None
+                        else:
+                            finished(run, reply, state, prints, tell, again)
+                            job.task = None
         except BaseException:
             run.interrupted = True
             raise
