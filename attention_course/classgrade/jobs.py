@@ -46,7 +46,7 @@ class ClassRun:
     @property
     def ok(self) -> bool:
         """Every submission has a score or a recorded reason; no fault of grading."""
-        return not self.interrupted and self.count("error") == 0
+        return not self.interrupted and not self.count("error")
 
 
 class State:

@@ -156,6 +156,34 @@ def test_a_grade_whose_record_the_gradebook_refused_is_a_fault_of_grading(tmp_pa
         state.close()
 
 
+def test_a_gradebook_that_is_no_database_is_not_tried_again_nor_said_as_a_student_outcome(
+    tmp_path,
+):
+    """Keeping the outcome fails for good (the gradebook's file is not a database): not a
+    transient fault to wait out, nor an outcome of the run, but the error itself; nothing is
+    kept in .grading/ either."""
+    import sqlalchemy
+
+    from attention_course.classgrade.gradebook import Records
+    from attention_course.classgrade.jobs import finished
+
+    broken = tmp_path / "gradebook.db"
+    broken.write_bytes(b"not a database, though long enough to be read as one" * 100)
+    records = Records(f"sqlite:///{broken}", "course", ASSIGNMENT)
+    state = State(tmp_path, ASSIGNMENT, records=records)
+    run = ClassRun(ASSIGNMENT, {})
+    try:
+        assert state.lock("s1")
+        reply = {"student": "s1", "graded": True, "total": 3.0, "seconds": 1.0}
+        start = time.monotonic()
+        with pytest.raises(sqlalchemy.exc.DatabaseError, match="file is not a database"):
+            finished(run, reply, state, {"s1": "a" * 64}, lambda *a: None)
+        assert time.monotonic() - start < RETRIES.delay(1)  # not waited for as a retry
+        assert "s1" not in run.outcomes and state.last("s1") == {}
+    finally:
+        state.close()
+
+
 def test_a_claim_the_gradebook_cannot_answer_is_a_fault_of_this_run(tmp_path):
     """Whether this very version was graded elsewhere is asked of the gradebook; when it does
     not answer, the submission is an error of this run (graded by the next), and let go."""
