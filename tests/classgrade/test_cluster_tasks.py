@@ -24,6 +24,7 @@ from tests.classgrade.test_class_grading import ASSIGNMENT, _write, fresh_course
 from tests.classgrade.test_cluster_grading import task_of
 from tests.content.test_notebooks import cell_points
 
+DASHBOARD = "127.0.0.1:0"  # Dask's HTTP server, on a free port (never a fixed one another uses)
 OTHER_CODE = "has other graders or another version of attention-course than the run that sent"
 
 
@@ -253,3 +254,73 @@ def test_a_task_no_longer_wanted_while_it_waits_to_retry_stops_and_records_nothi
     assert said["reason"] == "stopped: the run that sent it is gone"
     assert len(tries) == 1
     nothing_recorded(course, "dropped")
+
+
+def test_a_job_past_the_tasks_time_is_the_students_and_a_job_that_died_is_a_fault(course):
+    """A task's grading job that has not answered by the submission's time is killed: the
+    submission is not graded, which is recorded (its grading took too long); one whose job
+    died is a fault of grading (graded again by the next run). Neither job is kept."""
+    from attention_course.classgrade import cluster
+    from attention_course.classgrade.nbgrader_api import gradebook_settings
+
+    _write(course, "slow", sample_notebooks(ASSIGNMENT, course)["demo-instructor"])
+    task, db = task_of(course, "slow"), gradebook_settings(course)[0]
+    job = cluster._start_job(course, False, db)
+    reply, kept = cluster._ask(job, task, 0.2, lambda: True)
+    assert (reply["graded"], reply["side"], kept) == (False, "student", False), reply
+    assert reply["reason"] == "grading took longer than 0.2 s"
+    assert job.proc.wait(timeout=10) == -9
+
+    job = cluster._start_job(course, False, db)
+
+    def wanted() -> bool:  # still wanted, but its job dies meanwhile
+        job.proc.kill()
+        return True
+
+    reply, kept = cluster._ask(job, task, 60.0, wanted)
+    assert (reply["graded"], reply["side"], kept) == (False, "grading", False), reply
+    assert reply["reason"] == "its grading process ended unexpectedly"
+
+
+def test_a_class_sent_to_dask_gets_one_outcome_each_and_a_second_run_grades_nothing():
+    """The client's side (`grade_on_cluster`), on Dask in this process (a scheduler and one
+    worker thread): every submission to grade is sent as a task and its outcome told once;
+    one that is not a notebook is refused before anything is sent; the next run finds them
+    all unchanged."""
+    from distributed import Client, LocalCluster
+
+    root = fresh_course("attention-dask-here-")
+    told: list[tuple] = []
+    try:
+        samples = sample_notebooks(ASSIGNMENT, root)
+        _write(root, "s1", samples["demo-instructor"])
+        _write(root, "s2", samples["demo-stub"])
+        _write(root, "s3", '{"cells": [ not json')
+        with (
+            LocalCluster(
+                processes=False, n_workers=1, threads_per_worker=1, dashboard_address=DASHBOARD
+            ) as cluster,
+            Client(cluster) as client,
+        ):
+            run = autograde_class(
+                ASSIGNMENT, root, scheduler=client, progress=lambda *said: told.append(said)
+            )
+            again = autograde_class(ASSIGNMENT, root, scheduler=client)
+    finally:
+        shutil.rmtree(root.parent, ignore_errors=True)
+    full = sum(cell_points(ASSIGNMENT).values())
+    assert run.ok and sorted(run.outcomes) == ["s1", "s2", "s3"]
+    assert (run.outcomes["s1"].status, run.outcomes["s1"].total) == ("graded", full)
+    assert run.outcomes["s2"].status == "graded" and run.outcomes["s2"].total < full
+    assert run.outcomes["s3"].status == "not graded"
+    assert told[0] == ("start", 3, None)
+    assert sorted((kind, s, o.status) for kind, s, o in told[1:]) == [
+        ("done", "s1", "graded"),
+        ("done", "s2", "graded"),
+        ("done", "s3", "not graded"),
+    ]
+    assert {s: o.status for s, o in again.outcomes.items()} == {
+        "s1": "unchanged",
+        "s2": "unchanged",
+        "s3": "unchanged",
+    }
