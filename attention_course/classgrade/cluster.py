@@ -90,7 +90,7 @@ def _silent(*_) -> None:
 def _log(root: Path, text: str) -> None:
     """A line in this worker process's log in the course folder (beside its grading jobs')."""
     folder = root / STATE_DIR / "workers"
-    folder.mkdir(parents=True, exist_ok=True)
+    folder.mkdir(exist_ok=True)  # in .grading/, which the task's State made
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
     with open(folder / f"{socket.gethostname()}-{os.getpid()}.log", "a") as log:
         log.write(f"{stamp} {_where()} {text}\n")
@@ -117,9 +117,8 @@ def _ask(job: GradingJob, task: dict, seconds: float, wanted) -> tuple[dict | No
     """The job's reply to one task (None when the task stopped being `wanted` first: the job
     is killed), and whether the job can grade another."""
     job.send(task["assignment"], task["student"], task["feedback"], seconds)
-    while True:
-        wait = job.deadline - time.monotonic()
-        ready, _, _ = select.select([job], [], [], max(0.0, min(wait, POLL)))
+    while True:  # (the deadline is looked at every POLL seconds: never more than that late)
+        ready, _, _ = select.select([job], [], [], POLL)
         replies = job.read() if ready else []
         if replies is None or (not replies and time.monotonic() > job.deadline):
             job.kill()

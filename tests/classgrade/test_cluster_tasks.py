@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import sys
 import time
 
 import pytest
@@ -280,6 +281,20 @@ def test_a_job_past_the_tasks_time_is_the_students_and_a_job_that_died_is_a_faul
     reply, kept = cluster._ask(job, task, 60.0, wanted)
     assert (reply["graded"], reply["side"], kept) == (False, "grading", False), reply
     assert reply["reason"] == "its grading process ended unexpectedly"
+
+
+def test_a_job_that_cannot_start_is_a_fault_of_grading_and_nothing_is_recorded(course, monkeypatch):
+    from attention_course.classgrade import cluster
+
+    _write(course, "nojob", sample_notebooks(ASSIGNMENT, course)["demo-instructor"])
+    task = task_of(course, "nojob")
+    monkeypatch.setattr(cluster, "_idle", [])  # no job of an earlier task to take
+    monkeypatch.setattr(sys, "executable", "/bin/false")  # the job's interpreter ends at once
+    said = grade_submission(task)
+    assert said["status"] == "error", said
+    assert said["reason"].startswith(f"a grading job did not start on {socket.gethostname()}:")
+    assert said["seconds"] == 0.0  # no time is counted where nothing was graded
+    nothing_recorded(course, "nojob")
 
 
 def test_a_class_sent_to_dask_gets_one_outcome_each_and_a_second_run_grades_nothing():
