@@ -91,7 +91,7 @@ def grade(task: dict, root: Path, nb_api, unsandboxed: bool) -> dict:
     return reply
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("course", type=Path)
     parser.add_argument("--unsandboxed", action="store_true")
@@ -115,8 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         task = json.loads(line)
         replies.write(json.dumps(grade(task, root, nb_api, args.unsandboxed)) + "\n")
         replies.flush()
-    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
