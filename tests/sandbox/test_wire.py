@@ -157,6 +157,21 @@ def test_the_caps_on_a_frames_arrays_refuse_one_more_and_no_fewer():
         _read(_zeros(1, dims=33))
 
 
+def test_nesting_is_counted_across_a_header_of_more_than_a_million_brackets():
+    """The brackets are counted a million at a time, the depth carried from one million to
+    the next: 64 deep where it ends is read, 65 refused, however far in it goes past."""
+    caps = wire.Caps(1 << 22, 8, 1000)
+    many = b"[]," * 600_000  # the first million of brackets ends inside these, 63 or 64 deep
+    read = b'{"a": ' + b"[" * 62 + many + b"[]" + b"]" * 62 + b"}"
+    header, _ = _read(_frame(read), caps)
+    inner = header["a"]
+    for _ in range(61):
+        (inner,) = inner
+    assert len(inner) == 600_001
+    with pytest.raises(wire.WireError, match="nested more than 64"):
+        _read(_frame(b'{"a": ' + b"[" * 62 + many + b"[[]]" + b"]" * 62 + b"}"), caps)
+
+
 def test_a_lone_surrogate_becomes_text_a_file_can_hold():
     """json reads "\\ud800" (escaped or as raw bytes); nbformat could not write it out."""
     for raw in (json.dumps({"m": "a\ud800b", "\udc00": 1}).encode(), b'{"m": "a\xed\xa0\x80b"}'):
