@@ -4,6 +4,7 @@ would be recorded as the student's)."""
 
 from __future__ import annotations
 
+import os
 import socket
 import time
 
@@ -163,14 +164,18 @@ def test_a_step_that_met_another_graders_new_row_is_run_again():
     from nbgrader.api import InvalidEntry
 
     calls: list[int] = []
+    times: list[float] = []
 
     def step(value: int) -> int:
         calls.append(value)
+        times.append(time.monotonic())
         if len(calls) < 3:
             raise InvalidEntry("duplicate key value violates unique constraint")
         return value * 2
 
     assert gradebook.retry_races(step, 21) == 42 and calls == [21, 21, 21]
+    waits = [times[1] - times[0], times[2] - times[1]]  # 0.05 s, then 0.1 s: tried again soon
+    assert 0.05 <= waits[0] < 0.5 and 0.1 <= waits[1] < 0.5, waits
     calls.clear()
 
     def always() -> None:
@@ -214,3 +219,20 @@ def test_a_database_that_does_not_exist_is_said_with_what_to_do(postgres):
         gradebook.connect(url)
     words = str(refused.value)
     assert "no_such_database" in words and "createdb it first" in words and "\n" not in words
+
+
+def test_alembic_is_this_environments_whatever_path_the_run_was_given(monkeypatch):
+    """nbgrader runs `alembic` from PATH to make a new gradebook's tables: this environment's,
+    put first on a PATH that lacks it, once."""
+    import shutil
+    import sys
+    from pathlib import Path
+
+    own = str(Path(sys.executable).parent / "alembic")
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    gradebook.find_alembic()
+    assert shutil.which("alembic") == own
+    path = os.environ["PATH"]
+    assert path.endswith(":/usr/bin:/bin")
+    gradebook.find_alembic()
+    assert os.environ["PATH"] == path
