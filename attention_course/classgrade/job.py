@@ -28,7 +28,7 @@ PR_SET_PDEATHSIG = 1
 def die_with_parent() -> None:
     """Ask the kernel to kill this process when the process that started it dies."""
     parent = os.getppid()
-    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if os.getppid() != parent:  # it died before the request took effect
         os._exit(1)
 
