@@ -201,8 +201,10 @@ def test_submission_locks_are_seen_by_every_run_of_the_course(postgres):
         first.release("s1")
         assert second.acquire("s1")
         assert not first.acquire("s1")
+        session = first.conn
         first.close()  # its connection ends: every lock it held goes (as its server process
         # ends, a moment after the connection closes)
+        assert session is not None and session.closed
         deadline = time.monotonic() + 20
         while not second.acquire("s2"):
             assert time.monotonic() < deadline, "a closed run's lock outlived its connection"
