@@ -21,11 +21,10 @@ _courses: set[tuple[str, str]] = set()  # (URL, course id) whose course row is k
 
 
 def share() -> None:
-    """Make every nbgrader Gradebook of this process share one engine per URL (idempotent)."""
+    """Make every nbgrader Gradebook of this process share one engine per URL (called once, by
+    a grading job as it starts)."""
     from nbgrader.api import Gradebook
 
-    if getattr(Gradebook, "_shares_engines", False):
-        return
     first_open = Gradebook.__init__
 
     def __init__(
@@ -53,7 +52,6 @@ def share() -> None:
 
     Gradebook.__init__ = __init__
     Gradebook.close = close
-    Gradebook._shares_engines = True
     if trace.stages_on():
         _count_as_gradebook(Gradebook)
 

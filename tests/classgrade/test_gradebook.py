@@ -215,6 +215,34 @@ def test_submission_locks_are_seen_by_every_run_of_the_course(postgres):
             locks.close()
 
 
+def test_a_run_whose_session_was_lost_lets_go_of_its_submissions_cleanly(postgres):
+    """The server ends the run's session (a restart, an administrator): the next lock asked
+    for, with no retry left, is GradebookUnavailable; what the run held is let go without
+    another error (the server released it with the session), and another run takes it."""
+    from attention_course.errors import GradebookUnavailable
+    from attention_course.settings import Retries
+
+    url = postgres.new_database()
+    run = gradebook.SubmissionLocks(url, "course", "a", Retries(attempts=0))
+    other = gradebook.SubmissionLocks(url, "course", "a")
+    admin = gradebook.connect(url)
+    try:
+        assert run.acquire("s1") and run.conn is not None
+        admin.execute("SELECT pg_terminate_backend(%s)", (run.conn.info.backend_pid,))
+        with pytest.raises(GradebookUnavailable):
+            run.acquire("s2")
+        run.release("s1")
+        assert run.held == {}
+        deadline = time.monotonic() + 20
+        while not other.acquire("s1"):
+            assert time.monotonic() < deadline, "the lost session's lock outlived it"
+            time.sleep(0.05)
+    finally:
+        for locks in (run, other):
+            locks.close()
+        admin.close()
+
+
 def test_a_database_that_does_not_exist_is_said_with_what_to_do(postgres):
     url = postgres.url("no_such_database")
     with pytest.raises(gradebook.GradebookUnavailable) as refused:
