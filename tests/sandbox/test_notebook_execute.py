@@ -135,6 +135,18 @@ def test_outputs_are_rebuilt_inert_field_by_field():
         error.ename == "E" * 200 + "\n[truncated]\n" and error.evalue == "v" * 9 + "\n[truncated]\n"
     )
     assert inert_output(dict(long, ename="E" * 200), 9).ename == "E" * 200
+    deep = inert_output(dict(long, traceback=[f"line {i}" for i in range(201)]), 9)
+    assert deep.traceback == [f"line {i}" for i in range(200)]  # 200 lines of a traceback
+    named = inert_output({"output_type": "display_data", "data": {"x" * 61: "?"}}, 9)
+    assert named.data == {"text/plain": f"[{'x' * 60} output, not shown in the graded copy]"}
+
+
+def test_a_cell_shows_its_first_1000_outputs():
+    many = "from IPython.display import display\nfor i in range(1001):\n    display(i)"
+    nb = notebook(many)
+    run = execute_notebook(nb)
+    assert run.died_at is None and not run.out_of_time
+    assert [o.data["text/plain"] for o in nb.cells[1].outputs] == [str(i) for i in range(1000)]
 
 
 def test_past_the_notebooks_deadline_no_cell_is_started():
