@@ -9,9 +9,12 @@ cell rebuilt into a notebook that can be written (sandbox/execute.py).
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import struct
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -93,6 +96,7 @@ REFUSED = {
     "a list": (_frame(b'["op", 1]'), "not a JSON object"),
     "NaN": (_frame(b"NaN"), "not a JSON object"),
     "not UTF-8": (_frame(b'{"op": "\xff"}'), "not JSON"),
+    "no brackets, not UTF-8": (_frame(b'{"op": ' + b"\xff" * 100 + b"}"), "not JSON"),
     "5000 digits": (_frame(b'{"n": ' + b"9" * 5000 + b"}"), "not JSON"),
     "arrays not a list": (_frame(b'{"arrays": {"0": 1}}'), "malformed array list"),
     "too many arrays": (
@@ -170,6 +174,48 @@ def test_nesting_is_counted_across_a_header_of_more_than_a_million_brackets():
     assert len(inner) == 600_001
     with pytest.raises(wire.WireError, match="nested more than 64"):
         _read(_frame(b'{"a": ' + b"[" * 62 + many + b"[[]]" + b"]" * 62 + b"}"), caps)
+
+
+def test_frames_that_arrive_in_pieces_are_read_whole_one_after_the_other():
+    """A reader gets what a pipe holds: parts of a frame, or the end of one with the start of
+    the next. Each frame is read whole, and no byte of the next is taken with it."""
+    frames = [wire.pack({"n": n, "pad": "x" * n}, [np.arange(n, dtype=np.int16)]) for n in (3, 50)]
+    data = b"".join(frames) * 3
+    r, w = os.pipe()
+
+    def trickle() -> None:
+        for start in range(0, len(data), 7):
+            os.write(w, data[start : start + 7])
+            time.sleep(0.001)
+        os.close(w)
+
+    writer = threading.Thread(target=trickle)
+    writer.start()
+    try:
+        got = [wire.read_frame(r, CAPS, time.monotonic() + 10) for _ in range(6)]
+    finally:
+        writer.join()
+        os.close(r)
+    assert [h["n"] for h, _ in got] == [3, 50] * 3
+    assert all(a.tolist() == list(range(h["n"])) for h, (a,) in got)
+
+
+def test_past_its_deadline_a_frame_is_neither_waited_for_nor_written_to_a_full_pipe():
+    r, w = os.pipe()
+    try:
+        start = time.monotonic()
+        with pytest.raises(wire.Deadline):
+            wire.read_frame(r, CAPS, start - 1)  # nothing to read
+        os.set_blocking(w, False)
+        with contextlib.suppress(BlockingIOError):
+            while True:
+                os.write(w, b"\0" * 65536)  # full
+        with pytest.raises(wire.Deadline):
+            wire.write_frame(w, {"op": "x"}, deadline=start - 1)
+        assert time.monotonic() - start < 5
+    finally:
+        os.close(r)
+        os.close(w)
 
 
 def test_a_lone_surrogate_becomes_text_a_file_can_hold():
