@@ -108,7 +108,9 @@ class Caps:
 
 
 def _read_exactly(fd: int, n: int, deadline: float | None) -> bytes:
-    chunks, got = [], 0
+    """`n` bytes (within the caps: checked before), read into their place as they come."""
+    data = bytearray(n)
+    view, got = memoryview(data), 0
     while got < n:
         if deadline is not None:
             left = deadline - time.monotonic()
@@ -117,12 +119,11 @@ def _read_exactly(fd: int, n: int, deadline: float | None) -> bytes:
             ready, _, _ = select.select([fd], [], [], left)
             if not ready:
                 raise Deadline()
-        chunk = os.read(fd, min(n - got, 1 << 20))
-        if not chunk:
+        count = os.readv(fd, [view[got:]])
+        if not count:
             raise Closed()
-        chunks.append(chunk)
-        got += len(chunk)
-    return b"".join(chunks)
+        got += count
+    return bytes(data)
 
 
 def _deeper(text: bytes, limit: int) -> bool:
