@@ -148,7 +148,7 @@ def _look(assignment, root, names, state, force, steady) -> tuple[ClassRun, list
     code = grading_code(assignment, root)
     run = ClassRun(assignment, {}, force=force)
     todo: list[tuple[str, str]] = []
-    look = {} if force or state.records is None else steady(state.records.all, names)
+    look = {} if force else steady(state.records.all, names)  # (a run always has records)
     for student in names:
         found = inspect(root, assignment, student, code)
         last = None if force else state.known(student, _fingerprint(found), look)

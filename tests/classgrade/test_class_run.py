@@ -24,6 +24,7 @@ from attention_course.classgrade.nbgrader_api import gradebook_scores
 from attention_course.classgrade.run import STATE_DIR, autograde_class
 from attention_course.cli.samples import sample_notebooks
 from attention_course.course import Course
+from attention_course.settings import DB_ENV
 from tests.classgrade.test_class_grading import ASSIGNMENT, _write, fresh_course
 from tests.content.test_notebooks import cell_points
 
@@ -121,6 +122,40 @@ def test_a_chosen_student_alone_is_looked_at(small_class):
     course, _, _, _, _ = small_class
     run, told = grade(course, students=["broken"], force=True)
     assert statuses(run) == {"broken": "not graded"} and told.start == 1
+
+
+def test_what_another_course_folder_graded_into_the_gradebook_is_not_graded_again(
+    small_class, monkeypatch
+):
+    """A second course folder grading into the same gradebook, with the same submissions:
+    each was graded in this very version by the first, as the gradebook's records say, so
+    none is graded again, and this folder keeps the outcomes too."""
+    course, _, _, _, _ = small_class
+    other = fresh_course("attention-other-folder-")
+    try:
+        shutil.copytree(course / "submitted", other / "submitted")
+        monkeypatch.setenv(DB_ENV, f"sqlite:///{course / 'gradebook.db'}")
+        run, told = grade(other)
+        assert statuses(run) == {"broken": "unchanged", "full": "unchanged", "stub": "unchanged"}
+        assert told.start == 0
+        kept = json.loads((other / STATE_DIR / ASSIGNMENT / "full.json").read_text())
+        assert kept["total"] == sum(cell_points(ASSIGNMENT).values())
+    finally:
+        shutil.rmtree(other.parent, ignore_errors=True)
+
+
+def test_where_no_sandbox_can_be_made_a_class_is_not_graded(small_class, monkeypatch, tmp_path):
+    from attention_course.errors import SandboxUnavailable
+    from attention_course.sandbox import jail
+
+    course, _, _, _, _ = small_class
+    monkeypatch.setenv("PATH", str(tmp_path))  # no bubblewrap on it
+    jail._probe.cache_clear()
+    try:
+        with pytest.raises(SandboxUnavailable, match="bubblewrap is not installed"):
+            autograde_class(ASSIGNMENT, course, force=True)
+    finally:
+        jail._probe.cache_clear()  # probed again, with the PATH put back
 
 
 def test_a_changed_reference_regrades_its_assignments_and_not_the_quiz(small_class):
