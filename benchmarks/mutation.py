@@ -146,7 +146,12 @@ SANDBOX_TESTS: dict[str, list[str]] = {
 }
 CLASS_RUN_TESTS: dict[str, list[str]] = {
     "attention_course/classgrade/run.py": SMALL_CLASS,
-    "attention_course/classgrade/jobs.py": ["tests/classgrade/test_retrying.py", TASKS],
+    "attention_course/classgrade/jobs.py": [
+        "tests/classgrade/test_retrying.py",
+        TASKS,
+        "tests/classgrade/test_cluster_grading.py::"
+        "test_a_task_that_finds_its_submission_claimed_says_busy_and_records_nothing",
+    ],
     "attention_course/classgrade/job.py": [TASKS],
     "attention_course/classgrade/cluster.py": [
         "tests/classgrade/test_cluster_words.py",

@@ -198,12 +198,10 @@ def _grade(run, todo, root, state, jobs, unsandboxed, feedback, tell, seconds, r
                         if student is None:
                             break
                         job.send(run.assignment, student, feedback, seconds)
-                now = time.monotonic()
-                wait = max(0.0, min(job.deadline for job in pool) - now)
+                # a look each second at least: at the jobs' deadlines, and a retry once due
                 retry = again.wait()
-                if retry is not None:
-                    wait = min(wait, retry)
-                ready, _, _ = select.select(pool, [], [], min(wait, 1.0))
+                wait = 1.0 if retry is None else min(retry, 1.0)
+                ready, _, _ = select.select(pool, [], [], wait)
                 for job in list(pool):
                     replies = job.read() if job in ready else []
                     late = time.monotonic() > job.deadline

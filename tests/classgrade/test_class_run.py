@@ -158,6 +158,19 @@ def test_where_no_sandbox_can_be_made_a_class_is_not_graded(small_class, monkeyp
         jail._probe.cache_clear()  # probed again, with the PATH put back
 
 
+def test_a_gradebook_that_does_not_answer_stops_the_run_in_one_line(small_class, monkeypatch):
+    """A gradebook's fault that may pass (PostgreSQL not answering) is tried again, then is
+    GradebookUnavailable: one line, not the database driver's exception."""
+    from attention_course.errors import GradebookUnavailable
+    from attention_course.settings import Retries
+
+    course, _, _, _, _ = small_class
+    monkeypatch.setenv(DB_ENV, "postgresql+psycopg://nobody@127.0.0.1:1/gradebook")
+    with pytest.raises(GradebookUnavailable) as stopped:
+        autograde_class(ASSIGNMENT, course, retries=Retries(attempts=1, first=0.01))
+    assert "\n" not in str(stopped.value) and "127.0.0.1" in str(stopped.value)
+
+
 def test_a_changed_reference_regrades_its_assignments_and_not_the_quiz(small_class):
     """The reference decides the graders' expected values: every submission of an assignment
     it grades is graded again; the quiz's grades do not depend on it."""

@@ -7,6 +7,7 @@ these are the quick ones, into the course's SQLite gradebook, one submission gra
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -113,14 +114,17 @@ def test_every_task_of_a_run_has_a_key_of_its_own(course):
 
 def test_a_fault_of_grading_is_told_and_never_recorded(tmp_path):
     """`finished` with a job's reply of a fault of grading: an error this run, nothing kept,
-    so the next run grades it again; a student's failure is kept."""
+    so the next run grades it again; a student's failure is kept. (The replies are read from
+    JSON, as a job's are: their strings are not the module's own.)"""
     from attention_course.classgrade.jobs import finished
 
     state = State(tmp_path, ASSIGNMENT)
     told: list[tuple[str, str]] = []
     run = ClassRun(ASSIGNMENT, {})
-    fault = {"student": "s1", "graded": False, "fault": True, "side": "grading", "reason": "boom"}
-    refused = {"student": "s2", "graded": False, "fault": False, "side": "student", "reason": "no"}
+    fault, refused = json.loads(
+        '[{"student": "s1", "graded": false, "fault": true, "side": "grading", "reason": "boom"},'
+        ' {"student": "s2", "graded": false, "fault": false, "side": "student", "reason": "no"}]'
+    )
     try:
         for reply in (fault, refused):
             assert state.lock(reply["student"])
@@ -132,6 +136,9 @@ def test_a_fault_of_grading_is_told_and_never_recorded(tmp_path):
         assert state.last("s2")["status"] == "not graded"
         assert told == [("done", "s1"), ("done", "s2")]
         assert state.lock("s1") and state.lock("s2")  # both let go
+        assert not run.ok  # a fault of grading: the run says so (exit 1)
+        assert ClassRun(ASSIGNMENT, {"s2": run.outcomes["s2"]}).ok
+        assert not ClassRun(ASSIGNMENT, {"s2": run.outcomes["s2"]}, interrupted=True).ok
     finally:
         state.close()
 
@@ -295,6 +302,21 @@ def test_a_job_that_cannot_start_is_a_fault_of_grading_and_nothing_is_recorded(c
     assert said["reason"].startswith(f"a grading job did not start on {socket.gethostname()}:")
     assert said["seconds"] == 0.0  # no time is counted where nothing was graded
     nothing_recorded(course, "nojob")
+
+
+def test_a_submission_a_grading_job_refuses_is_the_students_to_record(course):
+    """What a grading job answers (job.py `grade`, in this process) for a submission that
+    holds a link by the time it is graded: not graded, the student's (recorded), and why."""
+    from attention_course.classgrade import job
+    from attention_course.classgrade.nbgrader_api import api
+
+    path = _write(course, "linked", sample_notebooks(ASSIGNMENT, course)["demo-stub"])
+    os.symlink("/etc/passwd", path.parent / "data.txt")
+    task = {"assignment": ASSIGNMENT, "student": "linked", "feedback": True}
+    reply = job.grade(task, course, api(course, False, in_process=True), False)
+    assert (reply["graded"], reply["fault"], reply["side"]) == (False, False, "student"), reply
+    assert reply["reason"] == "the submission holds a symbolic link (data.txt): refused"
+    assert "total" not in reply and reply["seconds"] >= 0.0
 
 
 def test_a_class_sent_to_dask_gets_one_outcome_each_and_a_second_run_grades_nothing():
