@@ -436,7 +436,7 @@ def grade_on_cluster(
         last = state.last(student)
         if run.force or last.get("fingerprint") != prints[student]:
             return False
-        outcome = Outcome(student, "unchanged", last.get("reason") or "", last.get("total"))
+        outcome = Outcome.unchanged(student, last)
         run.outcomes[student] = outcome
         tell("done", student, outcome)
         return True

@@ -32,6 +32,11 @@ class Outcome:
     total: float | None = None
     seconds: float = 0.0
 
+    @classmethod
+    def unchanged(cls, student: str, last: dict) -> Outcome:
+        """A submission graded in this very version before: what that grading recorded."""
+        return cls(student, "unchanged", last.get("reason") or "", last.get("total"))
+
 
 @dataclass
 class ClassRun:
@@ -241,7 +246,7 @@ def claim(run: ClassRun, state: State, student: str, fingerprint: str, tell) -> 
             if last is None:
                 return True
             state.unlock(student)
-            outcome = Outcome(student, "unchanged", last.get("reason") or "", last.get("total"))
+            outcome = Outcome.unchanged(student, last)
     except Exception as exc:  # noqa: BLE001 (classified: never recorded, never the student's)
         if outcomes.of_exception(exc) != outcomes.TRANSIENT:
             raise

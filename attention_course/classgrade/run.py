@@ -153,10 +153,7 @@ def _look(assignment, root, names, state, force, steady) -> tuple[ClassRun, list
         found = inspect(root, assignment, student, code)
         last = None if force else state.known(student, _fingerprint(found), look)
         if last is not None:
-            keep = {k: last.get(k) for k in ("reason", "total")}
-            run.outcomes[student] = Outcome(
-                student, "unchanged", keep["reason"] or "", keep["total"]
-            )
+            run.outcomes[student] = Outcome.unchanged(student, last)
         elif found.reason:
             outcome = Outcome(student, "not graded", found.reason)
             if state.lock(student):

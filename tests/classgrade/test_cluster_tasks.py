@@ -91,6 +91,18 @@ def test_a_task_for_what_was_graded_since_it_was_sent_grades_nothing(course):
     assert log.count("claimed ") == 1  # it never claimed it to grade
 
 
+def test_a_worker_keeps_its_grading_job_for_the_next_task(course):
+    """One grading job per worker thread stays for the next task (its start is paid once)."""
+    from attention_course.classgrade import cluster
+
+    jobs = []
+    for student in ("kept1", "kept2"):
+        _write(course, student, sample_notebooks(ASSIGNMENT, course)["demo-stub"])
+        assert grade_submission(task_of(course, student))["status"] == "graded"
+        jobs.append([job.proc.pid for _, job in cluster._idle if job.proc.poll() is None])
+    assert len(jobs[0]) == 1 and jobs[1] == jobs[0]
+
+
 def test_a_worker_without_the_course_folder_refuses(course, tmp_path):
     task = dict(task_of(course, "full"), course=str(tmp_path / "elsewhere"))
     said = grade_submission(task)
