@@ -331,6 +331,21 @@ def test_a_submission_a_grading_job_refuses_is_the_students_to_record(course):
     assert "total" not in reply and reply["seconds"] >= 0.0
 
 
+def test_feedback_that_cannot_be_written_leaves_the_grade_and_says_why(course):
+    """The grade is stored; its feedback fails (a file where its folder goes): graded, with
+    the reason, and no fault of grading (the grade is not thrown away)."""
+    from attention_course.classgrade import job
+    from attention_course.classgrade.nbgrader_api import api
+
+    _write(course, "nofeedback", sample_notebooks(ASSIGNMENT, course)["demo-stub"])
+    (course / "feedback").mkdir(exist_ok=True)
+    (course / "feedback" / "nofeedback").write_text("in the way")
+    task = {"assignment": ASSIGNMENT, "student": "nofeedback", "feedback": True}
+    reply = job.grade(task, course, api(course, False, in_process=True), False)
+    assert (reply["graded"], reply["total"], "fault" in reply) == (True, 0.0, False), reply
+    assert reply["feedback_error"].startswith("[ERROR] There was an error processing assignment")
+
+
 def test_a_class_sent_to_dask_gets_one_outcome_each_and_a_second_run_grades_nothing():
     """The client's side (`grade_on_cluster`), on Dask in this process (a scheduler and one
     worker thread): every submission to grade is sent as a task and its outcome told once;
