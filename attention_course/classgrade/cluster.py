@@ -467,11 +467,7 @@ def grade_on_cluster(
             tell("done", student, outcome)
             send()
     except (OSError, TimeoutError, CancelledError) as exc:  # the scheduler went away
-        run.interrupted = True
         raise SchedulerLost(_lost_words(address, exc)) from None
-    except BaseException:
-        run.interrupted = True
-        raise
     finally:
         if flying and not _lost(client):
             client.cancel(list(flying))  # their workers stop grading them

@@ -42,7 +42,6 @@ class Outcome:
 class ClassRun:
     assignment: str
     outcomes: dict[str, Outcome]
-    interrupted: bool = False
     force: bool = False  # grade again even what was graded in this very version
 
     def count(self, status: str) -> int:
@@ -51,7 +50,7 @@ class ClassRun:
     @property
     def ok(self) -> bool:
         """Every submission has a score or a recorded reason; no fault of grading."""
-        return not self.interrupted and not self.count("error")
+        return not self.count("error")
 
 
 class State:

@@ -214,9 +214,6 @@ def _grade(run, todo, root, state, jobs, unsandboxed, feedback, tell, seconds, r
                         else:
                             finished(run, reply, state, prints, tell, again)
                             job.task = None
-        except BaseException:
-            run.interrupted = True
-            raise
         finally:
             for job in pool:
                 job.kill()

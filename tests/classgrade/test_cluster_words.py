@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from concurrent.futures import CancelledError
 
+import pytest
 from distributed import KilledWorker
 
 from attention_course.classgrade import cluster
@@ -36,3 +37,14 @@ def test_a_lost_scheduler_is_one_line_with_the_cause_dask_gave():
     )
     said = cluster._lost_words(address, TimeoutError("timed out\nafter 30 s"))
     assert said == f"lost the Dask scheduler at {address}: timed out after 30 s {AFTER}"
+
+
+def test_a_scheduler_that_cannot_be_reached_is_said_with_its_address():
+    """An address (here with no tcp://) is a scheduler to reach, never a cluster to start."""
+    import dask
+
+    from attention_course.classgrade.nbgrader_api import CourseError
+
+    with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):
+        with pytest.raises(CourseError, match=r"^cannot reach the Dask scheduler at 127.0.0.1:1: "):
+            cluster.connect("127.0.0.1:1", 1)
