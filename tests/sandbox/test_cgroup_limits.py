@@ -169,6 +169,11 @@ def test_the_limits_a_process_is_held_to_are_read_from_its_own_cgroup(group):
     )
     try:
         assert cgroups.observe(child.pid) == cgroups.Observed(True, 96 * MiB, 8)
+        for name in ("memory.memsw.limit_in_bytes", "memory.limit_in_bytes"):  # no limit
+            if (group.dirs["memory"] / name).exists():  # (memsw: where swap is counted)
+                (group.dirs["memory"] / name).write_text("-1")
+        (group.dirs["pids"] / "pids.max").write_text("max")
+        assert cgroups.observe(child.pid) == cgroups.Observed(True, None, None)
     finally:
         child.kill()
         child.wait()
