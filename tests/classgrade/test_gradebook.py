@@ -243,6 +243,42 @@ def test_a_run_whose_session_was_lost_lets_go_of_its_submissions_cleanly(postgre
         admin.close()
 
 
+def test_a_lost_session_is_made_again_with_the_locks_it_held(postgres):
+    """With retries left, the next lock asked for after the session was lost is asked on a
+    new session, which takes again what the run held; what another run took meanwhile is
+    the run's no more, and said so (`lost`)."""
+    from attention_course.settings import Retries
+
+    url = postgres.new_database()
+    run = gradebook.SubmissionLocks(url, "course", "a", Retries(attempts=2, first=0.05))
+    other = gradebook.SubmissionLocks(url, "course", "a")
+    admin = gradebook.connect(url)
+
+    def end_session() -> None:
+        assert run.conn is not None
+        lost = run.conn.info.backend_pid
+        admin.execute("SELECT pg_terminate_backend(%s)", (lost,))
+        deadline = time.monotonic() + 20
+        while admin.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", (lost,)).fetchone():
+            assert time.monotonic() < deadline, "the session was not ended"
+            time.sleep(0.05)
+
+    try:
+        assert run.acquire("s1")
+        end_session()
+        assert run.acquire("s2")
+        assert set(run.held) == {"s1", "s2"} and run.lost == set()
+        assert not other.acquire("s1") and not other.acquire("s2")
+        end_session()
+        assert other.acquire("s1")  # taken while the run had no session
+        assert run.acquire("s3")
+        assert set(run.held) == {"s2", "s3"} and run.lost == {"s1"}
+    finally:
+        for locks in (run, other):
+            locks.close()
+        admin.close()
+
+
 def test_a_database_that_does_not_exist_is_said_with_what_to_do(postgres):
     url = postgres.url("no_such_database")
     with pytest.raises(gradebook.GradebookUnavailable) as refused:
