@@ -339,7 +339,7 @@ def exclusive(db_url: str, course_id: str, root: Path) -> Iterator[None]:
             conn.close()
         return
     folder = Path(root) / ".grading"  # classgrade.STATE_DIR (this module sits below it)
-    folder.mkdir(parents=True, exist_ok=True)
+    folder.mkdir(exist_ok=True)  # in the course folder, which is there
     fd = os.open(folder / "gradebook.lock", os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)

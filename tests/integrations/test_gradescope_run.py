@@ -164,6 +164,10 @@ def test_the_setup_check_names_what_the_engine_grades(capsys, tmp_path):
     out = capsys.readouterr().out
     names = ", ".join(Course.load(COURSE_ROOT).assignments)
     assert out.strip() == f"setup: attention-course {attention_course.__version__} grades {names}"
+    root = stand_in(tmp_path)  # the course part where the zip puts it: <root>/source/course
+    (root / "source" / "course").symlink_to(COURSE_ROOT)
+    assert gradescope_run.main(["--check", "--root", str(root)]) == 0
+    assert capsys.readouterr().out == out
     assert gradescope_run.main(["--check", "--course", str(tmp_path)]) == 1
     err = capsys.readouterr().err
     assert err.startswith("setup: ") and len(err.strip().splitlines()) == 1
