@@ -92,7 +92,7 @@ def grade(task: dict, root: Path, nb_api, unsandboxed: bool) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m attention_course.classgrade.job")
     parser.add_argument("course", type=Path)
     parser.add_argument("--unsandboxed", action="store_true")
     args = parser.parse_args(argv)

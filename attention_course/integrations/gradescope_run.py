@@ -153,7 +153,8 @@ def run(root: Path, course_dir: Path | None = None) -> int:
         sandbox = status.detail if status.ok else f"NONE ({status.detail})"
         if not status.ok and config.get("unsandboxed"):
             sandbox += "; grading UNSANDBOXED as the autograder was built to"
-        print("sandbox:", sandbox, flush=True)
+        print("sandbox:", sandbox)
+        sys.stdout.flush()  # before grading's own processes write beside it
         results = grade_submission(root, config, course)
     except BaseException:  # noqa: BLE001 - whatever goes wrong, Gradescope gets a result
         traceback.print_exc(file=sys.stdout)  # the details stay in the instructor's stdout

@@ -224,8 +224,8 @@ class Cgroup:
         try:
             text = self._file("cpu").read_text()
             if self.version == "v1":
-                return int(text) / 1e9
-            return int(_counts(text)["usage_usec"]) / 1e6
+                return int(text) * 1e-9  # nanoseconds
+            return int(_counts(text)["usage_usec"]) * 1e-6
         except (KeyError, OSError, ValueError):
             return None
 

@@ -85,7 +85,7 @@ def test_a_sandbox_of_96_mb_is_killed_past_it_and_not_before(group):
 def test_its_cpu_time_and_peak_memory_are_counted(group):
     assert group.cpu_seconds() == pytest.approx(0.0, abs=0.05)
     assert inside(group, SPIN).stdout == "spun\n"
-    assert group.cpu_seconds() >= 0.5
+    assert 0.5 <= group.cpu_seconds() <= 5.0  # its half second of spinning, and start-up
     assert 48 * MiB <= group.peak_memory() <= 96 * MiB
 
 
