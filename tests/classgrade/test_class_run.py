@@ -144,18 +144,19 @@ def test_what_another_course_folder_graded_into_the_gradebook_is_not_graded_agai
         shutil.rmtree(other.parent, ignore_errors=True)
 
 
-def test_where_no_sandbox_can_be_made_a_class_is_not_graded(small_class, monkeypatch, tmp_path):
-    from attention_course.errors import SandboxUnavailable
-    from attention_course.sandbox import jail
-
+def test_where_no_sandbox_can_be_made_a_class_is_not_graded(small_class, tmp_path):
+    """`autograde` on a machine without bubblewrap (a PATH without it): one line saying so,
+    exit 2, before anything is looked at."""
     course, _, _, _, _ = small_class
-    monkeypatch.setenv("PATH", str(tmp_path))  # no bubblewrap on it
-    jail._probe.cache_clear()
-    try:
-        with pytest.raises(SandboxUnavailable, match="bubblewrap is not installed"):
-            autograde_class(ASSIGNMENT, course, force=True)
-    finally:
-        jail._probe.cache_clear()  # probed again, with the PATH put back
+    env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+    env["PATH"] = str(tmp_path)
+    command = [str(Path(sys.executable).parent / "attention-course"), "autograde", ASSIGNMENT]
+    proc = subprocess.run(
+        [*command, "--course", str(course)], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    (line,) = proc.stderr.splitlines()
+    assert "cannot sandbox student code: bubblewrap is not installed" in line
 
 
 def test_a_gradebook_that_does_not_answer_stops_the_run_in_one_line(small_class, monkeypatch):
