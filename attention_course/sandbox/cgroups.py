@@ -120,10 +120,9 @@ def _paths(pid: int | str = "self") -> dict[str, str]:
     except OSError:
         return paths
     for line in lines:
-        parts = line.split(":", 2)
-        if len(parts) == 3:
-            for controller in parts[1].split(",") if parts[1] else [""]:
-                paths[controller] = parts[2]
+        _, controllers, path = line.split(":", 2)  # the kernel's "id:controllers:path"
+        for controller in controllers.split(",") if controllers else [""]:
+            paths[controller] = path
     return paths
 
 

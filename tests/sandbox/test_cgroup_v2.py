@@ -140,6 +140,18 @@ def test_what_a_sandbox_used_is_read_in_the_kernels_format(tree):
     group.remove()
 
 
+def test_an_older_kernel_without_the_peak_nor_the_kills_counted_says_none(tree):
+    """memory.peak is from Linux 5.19: before it, no peak; a count that is not there is no
+    kill said (the reason stays "out of memory?")."""
+    model = tree()
+    for name in ("memory.peak", "memory.events", "cpu.stat"):
+        del model.files[name]
+    group = cgroups.Cgroup.create("attention-course-1-kl", 96 * MiB, 8)
+    assert group is not None
+    assert (group.peak_memory(), group.oom_kills(), group.cpu_seconds()) == (None, 0, None)
+    group.remove()
+
+
 def test_a_process_joins_is_observed_in_and_is_killed_with_its_cgroup(tree):
     model = tree()
     group = cgroups.Cgroup.create("attention-course-1-ij", 96 * MiB, 8)

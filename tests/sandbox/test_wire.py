@@ -37,6 +37,9 @@ FEW = settings(FUZZ, max_examples=60)  # the strategies that take longest to dra
 
 CAPS = wire.Caps(1 << 20, 1 << 12, 1000)
 
+# Reading a frame warns about nothing (it runs beside student output): a warning fails a test.
+pytestmark = pytest.mark.filterwarnings("error")
+
 
 def _frame(header: bytes, payload: bytes = b"") -> bytes:
     return wire.MAGIC + struct.pack("<IQ", len(header), len(payload)) + header + payload
@@ -198,6 +201,41 @@ def test_frames_that_arrive_in_pieces_are_read_whole_one_after_the_other():
         os.close(r)
     assert [h["n"] for h, _ in got] == [3, 50] * 3
     assert all(a.tolist() == list(range(h["n"])) for h, (a,) in got)
+
+
+def test_before_its_deadline_a_frame_is_waited_for_and_so_is_room_to_write_it():
+    """A frame that comes after more than a second, and room in a full pipe made after more
+    than a second, the deadline further still: read, and written, not given up on."""
+    late_r, late_w = os.pipe()
+    full_r, full_w = os.pipe()
+    os.set_blocking(full_w, False)
+    with contextlib.suppress(BlockingIOError):
+        while True:
+            os.write(full_w, b"\0" * 65536)
+    os.set_blocking(full_w, True)
+    read: list = []
+
+    def later() -> None:
+        time.sleep(1.2)
+        os.write(late_w, wire.pack({"op": "late"}))
+        while os.read(full_r, 65536):  # room, at last (then the frame written into it)
+            pass
+
+    def reader() -> None:
+        read.append(wire.read_frame(late_r, CAPS, time.monotonic() + 20)[0])
+
+    threads = [threading.Thread(target=later), threading.Thread(target=reader)]
+    for thread in threads:
+        thread.start()
+    try:
+        wire.write_frame(full_w, {"op": "written"}, deadline=time.monotonic() + 20)
+    finally:
+        os.close(full_w)
+        for thread in threads:
+            thread.join()
+        for fd in (late_r, late_w, full_r):
+            os.close(fd)
+    assert read == [{"op": "late", "arrays": []}]
 
 
 def test_past_its_deadline_a_frame_is_neither_waited_for_nor_written_to_a_full_pipe():

@@ -130,7 +130,7 @@ def _deeper(text: bytes, limit: int) -> bool:
     """Whether brackets nest more than `limit` deep in `text`, counted at C speed."""
     marks = text.translate(None, _NOT_BRACKETS)
     level, chunk = 0, 1 << 20
-    for start in range(0, len(marks) if len(marks) > limit else 0, chunk):
+    for start in range(0, len(marks), chunk):
         part = np.frombuffer(marks, np.uint8, min(chunk, len(marks) - start), start)
         closing = (part == ord("]")) | (part == ord("}"))
         running = level + np.cumsum(1 - 2 * closing.astype(np.int64))
