@@ -180,7 +180,7 @@ class _Runner:
 
     def _start(self, deadline: float) -> Confined:
         settings = {"cell_output_bytes": self.limits.cell_output_bytes}
-        left = max(self.limits.notebook_timeout - self.spent, 0.0)
+        left = self.limits.notebook_timeout - self.spent  # (a cell starts only with time left)
         process = Confined(
             "cells.py", settings, self.limits, self.unsandboxed, self.hide, cpu_budget=left
         )

@@ -93,6 +93,8 @@ def test_a_small_class_is_graded_once_each_and_every_outcome_recorded(small_clas
         assert kept["total"] == run.outcomes[student].total
         assert len(kept["fingerprint"]) == 64
     assert not list((course / STATE_DIR / ASSIGNMENT).glob("*.part"))
+    assert (course / STATE_DIR / ASSIGNMENT / "jobs.log").exists()  # by grading jobs here,
+    assert not (course / STATE_DIR / "workers").exists()  # not by Dask workers
     assert statuses(quiz_run) == {"quizzer": "graded"}
 
 
@@ -157,6 +159,19 @@ def test_where_no_sandbox_can_be_made_a_class_is_not_graded(small_class, tmp_pat
     assert proc.returncode == 2, proc.stdout + proc.stderr
     (line,) = proc.stderr.splitlines()
     assert "cannot sandbox student code: bubblewrap is not installed" in line
+
+
+def test_a_scheduler_that_cannot_be_reached_is_said_before_anything_is_graded(small_class):
+    import dask
+
+    from attention_course.classgrade.nbgrader_api import CourseError
+
+    course, _, _, _, _ = small_class
+    with (
+        dask.config.set({"distributed.comm.timeouts.connect": "1s"}),
+        pytest.raises(CourseError, match="^cannot reach the Dask scheduler at tcp://127.0.0.1:1"),
+    ):
+        autograde_class(ASSIGNMENT, course, force=True, scheduler="tcp://127.0.0.1:1")
 
 
 def test_a_gradebook_that_does_not_answer_stops_the_run_in_one_line(small_class, monkeypatch):

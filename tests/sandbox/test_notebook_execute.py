@@ -97,6 +97,19 @@ def test_a_cell_past_its_time_is_interrupted_and_the_budget_ends_the_notebook():
     assert run.out_of_time and run.died_at is None and run.processes == 1
 
 
+def test_after_a_process_dies_the_next_has_what_is_left_of_the_notebooks_cpu_time():
+    """The first process spins most of a second, then ends; the next one's cell spins on and
+    is stopped where the notebook's 1.8 s run out, before its own cell's second."""
+    limits = Limits(notebook_cell_timeout=1.0, notebook_timeout=1.8, grace=0.5)
+    spin = "import time\nend = time.process_time() + {}\nwhile time.process_time() < end:\n    pass"
+    nb = notebook(spin.format(0.8) + "\nimport os\nos._exit(1)", spin.format(60))
+    run = execute_notebook(nb, limits)
+    died, spun = nb.cells[1:]
+    assert [o.ename for o in died.outputs] == ["DeadKernelError"]
+    assert texts(spun) == "(stopped: the notebook used up its 1.8 s)\n"
+    assert run.processes == 2 and run.out_of_time
+
+
 def test_past_the_notebooks_output_cap_a_cells_outputs_are_replaced_by_a_note():
     limits = Limits(notebook_output_bytes=3000)
     nb = notebook("print('a' * 1000)", "print('b' * 1500)", "print('c' * 500)")

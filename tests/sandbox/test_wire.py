@@ -162,6 +162,14 @@ def test_the_caps_on_a_frames_arrays_refuse_one_more_and_no_fewer():
     assert _read(_zeros(1, dims=32))[1][0].shape == (1,) * 32
     with pytest.raises(wire.WireError, match="malformed array shape"):
         _read(_zeros(1, dims=33))
+    odd = wire.Caps(1 << 20, 1 << 12, 999)  # one side past the cap, told as such
+    with pytest.raises(wire.WireError, match=r"^an array of more than 999 elements$"):
+        _read(_array({"dtype": "|u1", "shape": [1000], "offset": 0}, b"\0" * 1000), odd)
+    with pytest.raises(wire.WireError) as refused:  # a dtype is shown by its first 20 characters
+        _read(_array(dict(SPEC, dtype="float64" + "x" * 30)))
+    assert (
+        str(refused.value) == f"an array of dtype {('float64' + 'x' * 13)!r} is not plain numbers"
+    )
 
 
 def test_nesting_is_counted_across_a_header_of_more_than_a_million_brackets():
