@@ -12,6 +12,7 @@ import os
 import shutil
 import socket
 import sys
+import threading
 import time
 
 import pytest
@@ -101,6 +102,22 @@ def test_a_worker_keeps_its_grading_job_for_the_next_task(course):
         assert grade_submission(task_of(course, student))["status"] == "graded"
         jobs.append([job.proc.pid for _, job in cluster._idle if job.proc.poll() is None])
     assert len(jobs[0]) == 1 and jobs[1] == jobs[0]
+
+
+def test_a_task_waits_its_patience_for_a_claim_let_go_then_grades(course):
+    """Another run holds the submission for a moment (a stopped run's task winding down):
+    the task waits for it, within its patience, then claims and grades it."""
+    _write(course, "waited", sample_notebooks(ASSIGNMENT, course)["demo-stub"])
+    other = State(course, ASSIGNMENT)
+    assert other.lock("waited")
+    letting_go = threading.Timer(0.5, other.unlock, ["waited"])
+    letting_go.start()
+    try:
+        said = grade_submission(task_of(course, "waited", patience=30.0))
+    finally:
+        letting_go.join()
+        other.close()
+    assert said["status"] == "graded", said
 
 
 def test_a_worker_without_the_course_folder_refuses(course, tmp_path):
