@@ -68,6 +68,9 @@ def test_a_worker_refuses_a_task_sent_by_other_grading_code_then_grades_it_with_
         grader.write_text(original)
     assert said["status"] == "error" and OTHER_CODE in said["reason"], said
     assert said["worker"] == f"{socket.gethostname()}:{os.getpid()}"
+    for other in ("0" * 64, "f" * 64):  # a digest before the worker's, and one after it
+        said = grade_submission(dict(task, code=other))
+        assert said["status"] == "error" and OTHER_CODE in said["reason"], said
     nothing_recorded(course, "full")
 
     said = grade_submission(task)
