@@ -149,6 +149,14 @@ def lock_key(*parts: str) -> int:
     return int.from_bytes(digest[:8], "big", signed=True)
 
 
+def _try_lock(conn: psycopg.Connection[tuple[Any, ...]], key: int) -> bool:
+    """Take advisory lock `key` for the connection's session if it is free (whether it was)."""
+    row = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
+    assert row is not None  # a SELECT of one function: one row
+    (free,) = row
+    return bool(free)
+
+
 class SubmissionLocks:
     """Per-submission locks every grader of the course sees, wherever it runs: PostgreSQL
     session advisory locks, held on one connection of this run; they go when it ends, however
@@ -167,8 +175,7 @@ class SubmissionLocks:
     def _connect(self) -> psycopg.Connection[tuple[Any, ...]]:
         conn = connect(self.db_url)
         for student, key in list(self.held.items()):  # a new session holds nothing yet
-            row = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
-            if not (row is not None and row[0]):
+            if not _try_lock(conn, key):
                 del self.held[student]
                 self.lost.add(student)
         return conn
@@ -182,8 +189,7 @@ class SubmissionLocks:
                 if self.conn is None or self.conn.closed or self.conn.broken:
                     self.conn = None
                     self.conn = self._connect()
-                row = self.conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
-                return row is not None and bool(row[0])  # one row: true when it was free
+                return _try_lock(self.conn, key)
             except (psycopg.Error, GradebookUnavailable) as exc:  # the server went away
                 self._drop()
                 attempt += 1

@@ -31,7 +31,7 @@ def test_a_postgresql_url_gets_the_timeouts_and_keeps_its_own():
     assert plain == "postgresql+psycopg://me@127.0.0.1:5432/course"
     assert dict(parse_qsl(query)) == TIMEOUTS
     url = gradebook.normalize("postgresql://me:secret@127.0.0.1:5432/course?connect_timeout=3")
-    assert url.startswith("postgresql+psycopg://")
+    assert url.startswith("postgresql+psycopg://me:secret@127.0.0.1:5432/course?")  # its password
     for key, value in TIMEOUTS.items():
         assert f"{key}={'3' if key == 'connect_timeout' else value}" in url
     assert gradebook.normalize(url) == url  # once is enough
