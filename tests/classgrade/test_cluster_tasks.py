@@ -123,6 +123,28 @@ def test_a_task_waits_its_patience_for_a_claim_let_go_then_grades(course):
     assert said["status"] == "graded", said
 
 
+def test_with_the_benchmarks_stages_on_a_job_grades_and_counts_the_gradebook(
+    course, tmp_path, monkeypatch
+):
+    """ATTENTION_COURSE_STAGES (benchmarks/grading_speed.py): the job's Gradebook methods and
+    database statements are counted as the stage "gradebook", and grading is as without."""
+    from attention_course import trace
+    from attention_course.classgrade import cluster
+    from attention_course.classgrade.nbgrader_api import gradebook_settings
+
+    stages = tmp_path / "stages.jsonl"
+    monkeypatch.setenv(trace.STAGES_ENV, str(stages))
+    _write(course, "staged", sample_notebooks(ASSIGNMENT, course)["demo-stub"])
+    job = cluster._start_job(course, False, gradebook_settings(course)[0])
+    try:
+        reply, _ = cluster._ask(job, task_of(course, "staged"), 120.0, lambda: True)
+    finally:
+        job.kill()
+    assert (reply["graded"], reply["total"]) == (True, 0.0), reply
+    (line,) = [json.loads(text) for text in stages.read_text().splitlines()]
+    assert line["student"] == "staged" and line["stages"]["gradebook"][0] > 0, line
+
+
 def test_a_worker_without_the_course_folder_refuses(course, tmp_path):
     task = dict(task_of(course, "full"), course=str(tmp_path / "elsewhere"))
     said = grade_submission(task)

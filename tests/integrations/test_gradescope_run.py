@@ -79,7 +79,8 @@ def test_a_notebook_is_graded_with_each_function_a_test(tmp_path, notebooks, cap
 
 def test_no_notebook_is_zero_for_every_function_saying_what_to_upload(tmp_path):
     root = stand_in(tmp_path, **{"notes.txt": "my answers are in my head"})
-    assert gradescope_run.run(root, COURSE_ROOT) == 0
+    (root / "source" / "course").symlink_to(COURSE_ROOT)  # the course part, where the zip has it
+    assert gradescope_run.run(root) == 0
     got = results(root)
     why = f"No notebook (.ipynb) in your submission: upload {ASSIGNMENT}.ipynb."
     assert got["score"] == 0.0
