@@ -103,6 +103,11 @@ def test_a_notebook_past_its_cap_is_refused_and_other_files_are_not_notebooks(su
     with open(submission / "work.ipynb", "wb") as f:
         f.truncate(3 * MiB)  # exactly at the cap
     assert len(safety.check_submission_folder(submission, 3 * MiB)) == 3
+    with open(submission / "work.ipynb", "wb") as f:  # sizes in MB of 1024 * 1024 bytes
+        f.truncate(700 * MiB)
+    assert refusal(submission, 600 * MiB) == (
+        "work.ipynb is 700 MB, more than the 600 MB a notebook may be: refused"
+    )
 
 
 def test_a_folder_past_256_mb_in_all_is_refused(submission):
@@ -113,6 +118,9 @@ def test_a_folder_past_256_mb_in_all_is_refused(submission):
     with open(submission / "data" / "c.npy", "wb") as f:
         f.truncate(1 * MiB)
     assert refusal(submission) == "the submission holds 257 MB, more than 256 MB: refused"
+    with open(submission / "data" / "c.npy", "wb") as f:  # sizes in MB of 1024 * 1024 bytes
+        f.truncate(1000 * MiB)
+    assert refusal(submission) == "the submission holds 1256 MB, more than 256 MB: refused"
 
 
 def test_a_grading_folder_is_walked_the_same_way(tmp_path):
