@@ -116,6 +116,9 @@ def test_a_folder_past_256_mb_in_all_is_refused(submission):
             f.truncate(size)
     assert len(safety.check_submission_folder(submission, 32 * MiB)) == 4  # 256 MB exactly
     with open(submission / "data" / "c.npy", "wb") as f:
+        f.write(b"!")  # one byte more
+    refusal(submission)
+    with open(submission / "data" / "c.npy", "wb") as f:
         f.truncate(1 * MiB)
     assert refusal(submission) == "the submission holds 257 MB, more than 256 MB: refused"
     with open(submission / "data" / "c.npy", "wb") as f:  # sizes in MB of 1024 * 1024 bytes
