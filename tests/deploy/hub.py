@@ -43,7 +43,7 @@ from attention_course.classgrade.nbgrader_api import copy_course
 from attention_course.integrations.jupyterhub import HubPlan, hub_config_text, write_hub
 from attention_course.settings import EXCHANGE_ENV
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, VIEWPORT
-from tests.course import COURSE_ROOT
+from tests.course import COURSE, COURSE_ROOT
 from tests.deploy.conftest import Account, EngineVenv, clean_env, shared_folder
 from tests.processes import free_port, stop_process
 
@@ -208,9 +208,11 @@ def deploy_hub(
     roles: Sequence[dict] = (),
     environment: dict[str, str] | None = None,
     extra_lines: Sequence[str] = (),
+    hub_check: str = "",
 ) -> Iterator[HubDeployment]:
     """Deploy and start the course's hub as the README says, with an instructor and
-    `students` student accounts; everything is stopped and removed afterwards."""
+    `students` student accounts; everything is stopped and removed afterwards. `hub_check`
+    is the course's `[hub_check]` table (the checks' limits), added to its course.toml."""
     if os.geteuid() != 0:
         _cannot_run("a JupyterHub of local accounts needs root (run the tests as root, as CI)")
     if not os.access(PROXY, os.X_OK):
@@ -226,6 +228,9 @@ def deploy_hub(
             learners.append(make_account("achubstud"))
             accounts.append(learners[-1])
         course = copy_course(base / "course", COURSE_ROOT)
+        if hub_check:
+            with (course / "course.toml").open("a") as toml:
+                toml.write(f"\n[hub_check]\n{hub_check}\n")
         subprocess.run(["chown", "-R", f"{instructor.name}:", str(course)], check=True)
         course.chmod(0o700)  # the graders and the gradebook: the instructor's alone
         plan = HubPlan(
@@ -252,6 +257,9 @@ def deploy_hub(
         write = [_named(word, names) for word in write]
         write += ["--port", plan.port, "--hub-port", plan.hub_port]
         write += ["--proxy-api-port", plan.proxy_api_port]
+        if "--checks" in write:  # the course's grading service, on a free port
+            plan = replace(plan, checks_port=free_port())
+            write += ["--checks-port", plan.checks_port]
         wrote = subprocess.run(
             [str(w) for w in write], cwd=COURSE_ROOT, env=clean_env(), capture_output=True,
             text=True, timeout=900, umask=0o077,  # a careful root's umask
@@ -391,7 +399,10 @@ def wait_for_server(session: HubSession, name: str) -> None:
 def release(deployment: HubDeployment, assignment: str) -> None:
     """Release `assignment` into the exchange as the instructor, as on a terminal of their
     JupyterLab (which has the exchange in its environment): `attention-course release`, then
-    `nbgrader release_assignment`."""
+    `nbgrader release_assignment`. Nothing to do when it is released already (the hub is
+    shared by the deploy tests' modules)."""
+    if (deployment.exchange / COURSE.id / "outbound" / assignment).is_dir():
+        return
     instructor = deployment.instructor
     env = instructor.env(
         PATH=f"{deployment.venv.path / 'bin'}:/usr/bin:/bin",
@@ -422,8 +433,9 @@ def chromium() -> Iterator[object]:
         playwright.stop()
 
 
-def new_page(browser):
-    """A page in a fresh context (no cookies of another user), the browser tests' window size."""
-    context = browser.new_context(viewport=VIEWPORT)
+def new_page(browser, **context_options):
+    """A page in a fresh context (no cookies of another user), the browser tests' window size;
+    `context_options` go to Playwright's new_context (a time zone, a locale)."""
+    context = browser.new_context(viewport=VIEWPORT, **context_options)
     context.set_default_timeout(60_000)
     return context.new_page()

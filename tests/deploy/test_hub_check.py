@@ -1,6 +1,6 @@
 """The course's grading service on the course's JupyterHub, deployed as the README says
 (tests/deploy/hub.py: the wheel in the hub's environment, configurable-http-proxy, local accounts
-logged in through PAM) with the service's lines added to its jupyterhub_config.py. A student
+logged in through PAM, the grading service added by `--checks`). A student
 checks with the command students run, as their own account, reads PASS/FAIL lines and hints,
 reaches the limit and is told when the next check is allowed; the other student can neither
 read nor spend the first one's checks (tokens tried both ways); the instructor lists every
@@ -58,7 +58,8 @@ def request(url, token=None, body=None, method=None, **query):
 @pytest.fixture(scope="module")
 def hub(engine_venv, course_hub) -> Iterator[dict]:
     """The course's hub with the grading service (one check per assignment per hour), the
-    students' and the instructor's hub tokens, and masks_and_heads past its due date."""
+    first two students' and the instructor's hub tokens, and masks_and_heads past its due
+    date."""
     program = engine_venv.bin("attention-course")
     deployment = course_hub
     url = f"{deployment.hub.url}/services/{HUB_CHECK.service_name}/"
