@@ -163,6 +163,21 @@ def test_validate_untouched_and_completed(folder, student_lab, student_home, pag
         assert "raised in " in where and "raise NotImplementedError()" in where
 
 
+def test_no_check_button_where_the_server_has_no_grading_service(student_lab, page_factory):
+    """The course's extension is loaded, but a students' JupyterLab outside the course's hub
+    (no grading service to send to) shows no "Check with the course's graders": its server
+    says why."""
+    page = page_factory(student_lab)
+    open_notebook(page, student_lab, f"completed/{ASSIGNMENT}.ipynb")
+    loaded = page.evaluate("() => Object.keys(window._JUPYTERLAB || {})")
+    assert "@attention-course/check" in loaded, loaded
+    toolbar = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-NotebookPanel-toolbar")
+    toolbar.get_by_role("button", name="Validate").wait_for()
+    assert toolbar.get_by_role("button", name="Check with graders").count() == 0
+    answer = page.request.get(student_lab.url("/attention-course/hub-check")).json()
+    assert answer["available"] is False and "no grading service" in answer["reason"], answer
+
+
 def _nbgrader_menu(page) -> list[str]:
     page.locator(".lm-MenuBar-item", has_text="Nbgrader").click()
     menu = page.locator(".lm-Menu").last

@@ -283,6 +283,17 @@ CHECK_WINDOW = 3600
 HUB_STUDENTS = 3
 
 
+# The tests' one change to the hub the README deploys: it notices that its grading service
+# died within a second rather than thirty (a managed service's process is polled at its
+# spawner's default poll_interval, which no configuration reaches), so that the test that kills
+# the service waits for it less. Users' servers keep the usual 30 s.
+QUICK_RESTART = (
+    "from jupyterhub.services.service import _ServiceSpawner",
+    "_ServiceSpawner.poll_interval.default_value = 1",
+    "c.Spawner.poll_interval = 30",
+)
+
+
 @pytest.fixture(scope="session")
 def course_hub(engine_venv) -> Iterator[object]:
     """The course's JupyterHub, deployed once for the deploy tests as the README says
@@ -292,6 +303,8 @@ def course_hub(engine_venv) -> Iterator[object]:
     from tests.deploy.hub import deploy_hub
 
     limits = f"per_day = 1\nwindow = {CHECK_WINDOW}"
-    with deploy_hub(engine_venv, students=HUB_STUDENTS, hub_check=limits) as deployment:
+    with deploy_hub(
+        engine_venv, students=HUB_STUDENTS, hub_check=limits, extra_lines=QUICK_RESTART
+    ) as deployment:
         assert deployment.plan.checks_port is not None, "the README's hub has no --checks"
         yield deployment

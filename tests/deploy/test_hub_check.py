@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import time
 import urllib.error
@@ -254,3 +255,79 @@ def test_the_students_own_server_checks_for_them(hub, alices_check):
     assert status in (403, 404), answer
     status, answer = request(endpoint, hub["tokens"]["alice"], b"", path="../../etc/passwd")
     assert status in (400, 403, 404), answer
+
+
+def _service_processes(deployment: HubDeployment) -> tuple[int, list[int]]:
+    """The grading service's process (as root reads /proc) and its grading workers (its
+    children that multiprocessing spawned)."""
+    found, children = None, {}
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+            parent = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except OSError:
+            continue
+        if b"hub-check-service" in argv and str(deployment.course).encode() in argv:
+            found = int(proc.name)
+        elif any(b"spawn_main" in word for word in argv):
+            children[int(proc.name)] = parent
+    assert found is not None, "no grading service process"
+    return found, [pid for pid, parent in children.items() if parent == found]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _wait(condition, seconds: float, what: str) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.3)
+
+
+def test_a_check_cut_short_by_the_service_killed_is_not_counted_and_said_so(hub):
+    """bob's check is running (its causal_mask never returns) when the service is killed
+    (kill -9); the hub starts it again. The check is not lost: it is failed, its answer says
+    that it does not count, and bob's checks left are whole; the killed service's grading
+    worker and its folder of waiting notebooks are gone. His next check is graded and counted
+    once. (Last in the module: it spends bob's check of attention_basics.)"""
+    url, token = hub["url"], hub["tokens"]["bob"]
+    deployment = hub["deployment"]
+    nb = sample_notebooks("attention_basics", COURSE_ROOT)["demo-instructor"]
+    for cell in nb.cells:
+        if cell.get("id") == "causal_mask":
+            cell.source = "def causal_mask(seq_len):\n    while True:\n        pass\n"
+    status, asked = request(url + "api/checks", token, nbformat.writes(nb).encode())
+    assert status == 202, asked
+    check = url + f"api/checks/{asked['check']['id']}"
+    _wait(lambda: request(check, token)[1]["check"]["state"] == "running", 120, "not running")
+    _wait(lambda: _service_processes(deployment)[1], 60, "the service grades in no worker")
+    killed, workers = _service_processes(deployment)
+    os.kill(killed, signal.SIGKILL)
+    _wait(lambda: request(url + "api/limit", token, assignment="attention_basics")[0] == 200,
+          SERVICE_START, "the hub did not start the service again")  # fmt: skip
+    assert _service_processes(deployment)[0] != killed
+
+    status, answer = request(check, token)
+    assert status == 200 and answer["check"]["state"] == "failed", answer
+    assert "stopped before it graded this notebook" in answer["check"]["feedback"], answer
+    assert "does not count" in answer["check"]["feedback"]
+    _, limit = request(url + "api/limit", token, assignment="attention_basics")
+    assert limit["checks_left"] == 1, limit
+    _wait(lambda: not any(_alive(pid) for pid in workers), 30, "the killed service's worker lives")
+    assert not list(Path("/tmp").glob(f"attention-checks-{killed}-*"))
+
+    honest = sample_notebooks("attention_basics", COURSE_ROOT)["demo-instructor"]
+    status, again = request(url + "api/checks", token, nbformat.writes(honest).encode())
+    assert status == 202 and again["checks_left"] == 0, again
+    graded = url + f"api/checks/{again['check']['id']}"
+    _wait(lambda: request(graded, token)[1]["check"]["state"] == "graded", 240, "not graded")
+    _, listed = request(url + "api/checks", token)
+    assert [c["state"] for c in listed["checks"]] == ["failed", "graded"], listed

@@ -249,11 +249,16 @@ def test_the_instructor_collects_and_sees_the_submission_in_formgrader(hub, brow
     page.context.close()
 
 
+# The hub's one error the deploy tests cause on purpose: the grading service killed mid-check
+# (tests/deploy/test_hub_check.py), which the hub then starts again.
+SERVICE_KILLED = re.compile(r"^\[E .*\] Service course-check exited with status -9$")
+
+
 def test_the_hub_log_holds_no_error(hub, student_work):
     errors = [
         line
         for line in hub.hub.log_text().splitlines()
-        if line.startswith("[E ") or "Traceback" in line
+        if (line.startswith("[E ") or "Traceback" in line) and not SERVICE_KILLED.match(line)
     ]
     assert not errors, "\n".join(errors)
 
