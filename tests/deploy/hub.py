@@ -37,9 +37,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from attention_course.classgrade.nbgrader_api import copy_course
+from attention_course.cli.samples import sample_notebooks
 from attention_course.integrations.jupyterhub import HubPlan, hub_config_text, write_hub
 from attention_course.settings import EXCHANGE_ENV
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, VIEWPORT
@@ -415,11 +417,16 @@ def release(deployment: HubDeployment, assignment: str) -> None:
 
 
 @contextmanager
-def chromium() -> Iterator[object]:
-    """Debian's chromium, headless, through Playwright (as tests/browser/ starts it)."""
+def chromium(shots: Path | None = None) -> Iterator[object]:
+    """Debian's chromium, headless, through Playwright (as tests/browser/ starts it). `shots`,
+    the folder of its screenshots, is made and emptied of an earlier run's (`screenshot`)."""
     from playwright.sync_api import sync_playwright
 
     assert os.access(CHROMIUM, os.X_OK), f"{CHROMIUM} is missing (scripts/setup.sh installs it)"
+    if shots is not None:
+        shots.mkdir(parents=True, exist_ok=True)
+        for old in shots.glob("*.png"):
+            old.unlink()
     playwright = sync_playwright().start()
     try:
         browser = playwright.chromium.launch(
@@ -431,6 +438,33 @@ def chromium() -> Iterator[object]:
             browser.close()
     finally:
         playwright.stop()
+
+
+def screenshot(page, shots: Path, name: str) -> None:
+    page.screenshot(path=str(shots / f"{name}.png"))
+
+
+NOTEBOOK_CELLS = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell"
+
+
+def type_solutions(page, released: Path, sample: str) -> dict[str, str]:
+    """Type the sample student `sample`'s solution cells (`attention-course demo`'s samples)
+    into the notebook open on `page`, a copy of the released notebook `released`, as a student
+    types them (unsaved); returns what was typed, by cell id."""
+    assignment = released.stem
+    by_id = {c.get("id"): c.source for c in sample_notebooks(assignment, COURSE_ROOT)[sample].cells}
+    typed = {}
+    cells = page.locator(NOTEBOOK_CELLS)
+    for index, cell in enumerate(nbformat.read(released, 4).cells):
+        if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution"):
+            target = cells.nth(index)
+            target.scroll_into_view_if_needed()
+            target.locator(".cm-content").click()
+            page.keyboard.press("Control+a")
+            page.keyboard.insert_text(by_id[cell.get("id")])
+            typed[cell.get("id")] = by_id[cell.get("id")]
+    page.keyboard.press("Escape")
+    return typed
 
 
 def new_page(browser, **context_options):

@@ -18,12 +18,18 @@ from zoneinfo import ZoneInfo
 import nbformat
 import pytest
 
-from attention_course.cli.samples import sample_notebooks
 from tests.browser.conftest import SCREENSHOTS
-from tests.browser.page_checks import LINES
-from tests.course import COURSE_ROOT
+from tests.browser.page_checks import DIALOG_FIT, LINES
 from tests.deploy.conftest import CHECK_WINDOW
-from tests.deploy.hub import HubDeployment, chromium, log_in_page, new_page, release
+from tests.deploy.hub import (
+    HubDeployment,
+    chromium,
+    log_in_page,
+    new_page,
+    release,
+    screenshot,
+    type_solutions,
+)
 
 pytestmark = pytest.mark.deploy  # one venv for tests/deploy/ (tests/conftest.py GROUPS)
 
@@ -33,34 +39,18 @@ TIME_ZONE = "Asia/Kolkata"  # the student's: UTC+5:30, so no minute of it is UTC
 BUTTON = "Check with graders"
 CHECK_TIMEOUT_MS = 300_000  # a check queued behind others on a busy machine
 TOOLBAR = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-NotebookPanel-toolbar"
-CELLS = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell"
 DIALOG = ".jp-Dialog.ac-check-dialog"
-
-# Each line of the open check dialog wider than its box, and whether the dialog reaches past
-# the window's edges.
-FIT = """() => {
-  const dialog = document.querySelector('.ac-check-dialog');
-  const lines = [...dialog.querySelectorAll('.ac-check-line, p')];
-  const box = dialog.querySelector('.jp-Dialog-content').getBoundingClientRect();
-  return {
-    lines: lines.length,
-    wider: lines.filter(e => e.scrollWidth > e.clientWidth).map(e => e.innerText.slice(0, 80)),
-    outside: box.left < 0 || box.right > document.documentElement.clientWidth,
-  };
-}"""
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    with chromium() as browser:
-        SHOTS.mkdir(parents=True, exist_ok=True)
-        for old in SHOTS.glob("*.png"):
-            old.unlink()
+    """Chromium for the module; this run's screenshots only in its folder."""
+    with chromium(SHOTS) as browser:
         yield browser
 
 
 def _shot(page, name: str) -> None:
-    page.screenshot(path=str(SHOTS / f"{name}.png"))
+    screenshot(page, SHOTS, name)
 
 
 def _fetch(deployment: HubDeployment, student) -> None:
@@ -78,7 +68,8 @@ def _fetch(deployment: HubDeployment, student) -> None:
 def _fit(page, width: int) -> dict:
     page.set_viewport_size({"width": width, "height": 900})
     page.wait_for_function("w => document.documentElement.clientWidth === w", arg=width)
-    return {**page.evaluate(FIT), **page.evaluate(LINES, f"{DIALOG} .ac-check-line")}
+    lines = f"{DIALOG} .ac-check-line, {DIALOG} .ac-check p"
+    return {**page.evaluate(DIALOG_FIT, lines), **page.evaluate(LINES, lines)}
 
 
 def _close(page) -> None:
@@ -119,20 +110,7 @@ def pressed(course_hub, browser) -> dict:
     page.wait_for_selector("#jp-main-statusbar >> text=Idle")
 
     path = student.home / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
-    released = nbformat.read(path, 4)
-    sample = sample_notebooks(ASSIGNMENT, COURSE_ROOT)["demo-partial"]
-    partial = {c.get("id"): c.source for c in sample.cells}
-    typed = {}
-    cells = page.locator(CELLS)
-    for index, cell in enumerate(released.cells):
-        if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution"):
-            target = cells.nth(index)
-            target.scroll_into_view_if_needed()
-            target.locator(".cm-content").click()
-            page.keyboard.press("Control+a")
-            page.keyboard.insert_text(partial[cell.get("id")])
-            typed[cell.get("id")] = partial[cell.get("id")]
-    page.keyboard.press("Escape")
+    typed = type_solutions(page, path, "demo-partial")
     assert page.locator(".lm-DockPanel-tabBar .jp-mod-dirty").count() == 1  # not saved yet
 
     page.locator(TOOLBAR).get_by_role("button", name=BUTTON).click()
@@ -212,7 +190,7 @@ def test_the_student_reads_the_pass_fail_lines_and_hints_the_service_recorded(pr
 def test_every_line_of_the_answer_is_whole_at_1400_and_900_px(pressed):
     for width, fit in pressed["fits"].items():
         assert fit["wider"] == [] and fit["cut"] == [] and not fit["outside"], (width, fit)
-        assert fit["lines"] >= 20 and fit["wrapped"] >= 1, (width, fit)  # long hints, wrapped
+        assert fit["blocks"] >= 20 and fit["wrapped"] >= 1, (width, fit)  # long hints, wrapped
 
 
 def test_the_second_press_says_when_the_next_check_is_allowed_in_her_time(pressed):

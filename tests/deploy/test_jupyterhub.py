@@ -18,7 +18,6 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from attention_course.cli.samples import sample_notebooks
 from attention_course.integrations.jupyterhub import installed_already, jupyterhub_requirement
 from attention_course.integrations.wheel import build_wheel
 from attention_course.settings import EXCHANGE_ENV
@@ -33,7 +32,9 @@ from tests.deploy.hub import (
     logged_in,
     new_page,
     release,
+    screenshot,
     start_server,
+    type_solutions,
     wait_for_server,
 )
 
@@ -43,7 +44,6 @@ ASSIGNMENT = "attention_basics"
 SHOTS = SCREENSHOTS / "hub"
 SUCCESS = "Success! Your notebook passes all the tests."
 NEWS_TEXT = "official Jupyter news"  # JupyterLab's question to every user about its news
-NOTEBOOK_CELLS = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell"
 
 
 @pytest.fixture(scope="module")
@@ -63,15 +63,12 @@ def hub(course_hub) -> Iterator[HubDeployment]:
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
     """Chromium for the module; this run's screenshots only in its folder."""
-    with chromium() as browser:
-        SHOTS.mkdir(parents=True, exist_ok=True)
-        for old in SHOTS.glob("*.png"):
-            old.unlink()
+    with chromium(SHOTS) as browser:
         yield browser
 
 
 def _shot(page, name: str) -> None:
-    page.screenshot(path=str(SHOTS / f"{name}.png"))
+    screenshot(page, SHOTS, name)
 
 
 @dataclass
@@ -107,20 +104,9 @@ def student_work(hub, browser) -> StudentWork:
     fetched.locator(".nested_list_item a", has_text=ASSIGNMENT).click()
     page.wait_for_selector("#jp-main-statusbar >> text=Idle")
 
-    released_nb = nbformat.read(student.home / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4)
-    instructor_nb = sample_notebooks(ASSIGNMENT, COURSE_ROOT)["demo-instructor"]
-    solutions = {c.get("id"): c.source for c in instructor_nb.cells}
-    typed = {}
-    cells = page.locator(NOTEBOOK_CELLS)
-    for index, cell in enumerate(released_nb.cells):
-        if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution"):
-            target = cells.nth(index)
-            target.scroll_into_view_if_needed()
-            target.locator(".cm-content").click()
-            page.keyboard.press("Control+a")
-            page.keyboard.insert_text(solutions[cell.get("id")])
-            typed[cell.get("id")] = solutions[cell.get("id")]
-    page.keyboard.press("Escape")
+    typed = type_solutions(
+        page, student.home / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", "demo-instructor"
+    )
     page.keyboard.press("Control+s")
     page.wait_for_selector(".lm-DockPanel-tabBar .jp-mod-dirty", state="detached")
     validation = validate(page)
