@@ -339,7 +339,8 @@ class HubSession:
 
 def log_in(hub: RunningHub, account: HubAccount, password: str | None = None) -> HubSession:
     """Log in through the hub's login form (as `account`, with its password unless another is
-    given); the session is logged in only if the password was right (see `logged_in`)."""
+    given); the session is logged in only if the password was right (see `logged_in`). As in
+    a browser, the hub then starts the account's server (its redirect to /hub/spawn)."""
     session = HubSession(hub)
     session.request("GET", "/hub/login")
     session.request(

@@ -99,7 +99,8 @@ def server_environment(hub_url: str, account, token: str) -> dict[str, str]:
     home page does) and read its environment (as root, from /proc): what every terminal and
     kernel of theirs sees, the server's own hub token and the service's address included."""
     status, answer = request(f"{hub_url}/hub/api/users/{account.name}/server", token, b"{}")
-    assert status in (201, 202), answer
+    # 400: running already (logging in through the hub's form, as user_token does, starts it)
+    assert status in (201, 202) or "is already running" in answer.get("message", ""), answer
     deadline = time.monotonic() + SERVER_START_TIMEOUT
     while True:
         _, model = request(f"{hub_url}/hub/api/users/{account.name}", token)
