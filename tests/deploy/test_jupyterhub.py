@@ -160,7 +160,7 @@ def test_the_environment_holds_this_engine_and_the_hubs_jupyterhub(hub, tmp_path
 def test_each_server_runs_as_its_account_with_its_configuration(hub):
     """Each user's JupyterLab is a process of their own account, with the students' or the
     instructor's configuration; students have no formgrader."""
-    servers = _singleuser_processes()
+    servers = _singleuser_processes(hub.plan.venv)
     expected = {hub.instructor.uid: str(hub.plan.instructor_config)}
     expected |= {s.uid: str(hub.plan.student_config) for s in hub.students}
     assert sorted(servers) == sorted(expected), servers
@@ -173,8 +173,10 @@ def test_each_server_runs_as_its_account_with_its_configuration(hub):
         assert answer[0] == status, (account.name, answer[0])
 
 
-def _singleuser_processes() -> dict[int, dict[str, str]]:
-    """uid -> environment of every jupyterhub-singleuser process of this hub's environment."""
+def _singleuser_processes(venv: Path) -> dict[int, dict[str, str]]:
+    """uid -> environment of every jupyterhub-singleuser process of the hub's environment
+    `venv` (not another hub's: the machine may run others)."""
+    program = str(venv / "bin" / "jupyterhub-singleuser").encode()
     found = {}
     for proc in Path("/proc").iterdir():
         try:
@@ -183,7 +185,7 @@ def _singleuser_processes() -> dict[int, dict[str, str]]:
             uid = proc.stat().st_uid
         except OSError:
             continue
-        if any(a.endswith(b"/jupyterhub-singleuser") for a in argv[:2]):
+        if program in argv[:2]:
             env = dict(e.decode().partition("=")[::2] for e in environ if b"=" in e)
             found[uid] = env
     return found
