@@ -361,6 +361,7 @@ def jupyterhub(args: argparse.Namespace) -> int:
         hub_port=args.hub_port,
         proxy_api_port=args.proxy_api_port,
         proxy=args.proxy,
+        checks_port=args.checks_port if args.checks else None,
     )
     hub.check_plan(plan)
     plan = dataclasses.replace(plan, proxy=hub.which_proxy(args.proxy))
