@@ -170,6 +170,10 @@ class Cgroup:
             _made[name] = group
         return group
 
+    def procs_files(self) -> list[str]:
+        """Where a process writes its pid to join (a zygote's child, before it enters)."""
+        return list(self._procs)
+
     def join(self) -> None:
         """Move the calling process in (call it in the child, before exec)."""
         pid = str(os.getpid()).encode()

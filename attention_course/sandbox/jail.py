@@ -35,6 +35,7 @@ import site
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -232,13 +233,21 @@ def host_uid(cmd: list[str]) -> int | None:
     return None
 
 
-def rlimits(limits: Limits) -> Callable[[], None]:
-    """Per-process limits, set in the sandbox's first process before it execs."""
+def rlimits(limits: Limits) -> dict[str, int]:
+    """Per-process limits of a sandboxed program (resource's names), set before it starts."""
+    return {
+        "RLIMIT_AS": limits.memory_bytes,
+        "RLIMIT_FSIZE": limits.file_bytes,
+        "RLIMIT_CORE": 0,
+    }
+
+
+def set_rlimits(values: dict[str, int]) -> Callable[[], None]:
+    """`rlimits`' values set in a process that is about to exec (a preexec_fn)."""
 
     def apply() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        for name, value in values.items():
+            resource.setrlimit(getattr(resource, name), (value, value))
 
     return apply
 
@@ -263,8 +272,8 @@ def mpl_cache() -> Path | None:
     return folder
 
 
-def _explain(stderr: str) -> str:
-    text = stderr.strip().splitlines()[-1] if stderr.strip() else "no message"
+def _explain(reason: str, stderr: str) -> str:
+    text = stderr.strip().splitlines()[-1] if stderr.strip() else reason
     if "namespace" in text.lower() or "permission" in text.lower():
         return (
             f"bubblewrap cannot create a sandbox here ({text}); allow unprivileged user "
@@ -272,15 +281,6 @@ def _explain(stderr: str) -> str:
             "kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu)"
         )
     return f"bubblewrap cannot create a sandbox here ({text})"
-
-
-# What the probe runs inside: not root, and under a seccomp filter (mode 2), else _UNFILTERED.
-_UNFILTERED = 3
-_PROBE = f"""import os, sys
-assert os.getuid() != 0
-status = dict(line.split(":", 1) for line in open("/proc/self/status") if ":" in line)
-sys.exit(0 if status["Seccomp"].strip() == "2" else {_UNFILTERED})
-"""
 
 
 _probing = threading.Lock()
@@ -311,22 +311,19 @@ def _probe() -> Status:
     unfiltered = syscall_filter.available()
     if unfiltered is not None:
         return Status(False, "", f"no system call filter can be built here: {unfiltered}", None)
+    from attention_course.sandbox.confined import Confined, Died
+    from attention_course.sandbox.zygotes import ZygoteLost
+
+    # A sandbox made as grading makes them, its program forked by the zygote: it runs nothing
+    # unless it is unprivileged, without capabilities and under the filter (inside/zygote.py).
+    trial = Status(True, mode, "", cgroups.available())
     try:
-        with syscall_filter.descriptor() as fd:
-            result = subprocess.run(
-                command([sys.executable, "-I", "-c", _PROBE], Limits(), mode, filter_fd=fd),
-                env=environment(),
-                capture_output=True,
-                text=True,
-                timeout=60,
-                pass_fds=(fd,),
-            )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return Status(False, "", f"bubblewrap did not start ({exc.__class__.__name__})", None)
-    if result.returncode == _UNFILTERED:
-        return Status(False, "", "bubblewrap started the sandbox without its filter", None)
-    if result.returncode != 0:
-        return Status(False, "", _explain(result.stderr), None)
+        with Confined("worker.py", {}, Limits()) as process:
+            process.launch(trial, time.monotonic() + 60)
+    except Died as exc:
+        return Status(False, "", _explain(str(exc), process.stderr_tail(3)), None)
+    except (OSError, ZygoteLost) as exc:
+        return Status(False, "", f"the sandbox did not start ({exc})", None)
     who = "a fresh unprivileged uid per sandbox" if mode == "root" else f"uid {os.getuid()}"
     calls = len(syscall_filter.denied())
     detail = f"bubblewrap {_bwrap_version()}, {who}, no network, no capabilities, "
