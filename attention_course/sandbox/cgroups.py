@@ -176,7 +176,11 @@ class Cgroup:
 
     def join(self) -> None:
         """Move the calling process in (call it in the child, before exec)."""
-        pid = str(os.getpid()).encode()
+        self.add(os.getpid())
+
+    def add(self, process: int) -> None:
+        """Move process `process` in."""
+        pid = str(process).encode()
         for path in self._procs:  # plain os calls: this runs between fork and exec
             fd = os.open(path, os.O_WRONLY)
             try:

@@ -113,7 +113,7 @@ class Confined:
             self._popen()
         else:
             with contextlib.ExitStack() as stack:  # the filter's descriptor, once bwrap has it
-                self._fork(status, until, stack)
+                self._fork(status, until, stack, lambda: _stopped(timeout))
         self._drainer = threading.Thread(target=self._drain, daemon=True)
         self._drainer.start()
         reply = self._receive(until, lambda: _stopped(timeout))
@@ -139,7 +139,13 @@ class Confined:
             preexec_fn=jail.set_rlimits(jail.rlimits(self.limits)),
         )
 
-    def _fork(self, status: jail.Status, until: float, stack: contextlib.ExitStack) -> None:
+    def _fork(
+        self,
+        status: jail.Status,
+        until: float,
+        stack: contextlib.ExitStack,
+        late: Callable[[], str],
+    ) -> None:
         """A fresh sandbox around a placeholder (bubblewrap, as `jail.command` makes it), and
         the program forked into it by the zygote, never past `until`. The zygote's imports and
         the sandbox's start run side by side."""
@@ -163,8 +169,13 @@ class Confined:
         )
         self._placeholder = placeholder
         target = _placeholder_ready(placeholder, until)
+        if target is None and time.monotonic() >= until:
+            raise self._dead(late())
         if target is None:
             raise self._dead(f"did not start properly{_last_line(placeholder)}")
+        if self._cgroup is not None:  # the whole sandbox in its cgroup, its placeholder too
+            for pid in [placeholder.pid, *cputime.descendants(placeholder.pid)]:
+                self._cgroup.add(pid)
         requests, replies, errors = os.pipe(), os.pipe(), os.pipe()
         request = {
             "target": target,

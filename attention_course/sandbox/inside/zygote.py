@@ -10,9 +10,9 @@ student code itself, and it ends when the grading process closes the socket.
 
 Each fork is a child that, as the zygote's user on the host, clears its supplementary groups,
 joins the sandbox's cgroup and sets its limits; then joins the namespaces of the sandbox's
-placeholder process (made by bubblewrap as for any sandbox): the user namespace that owns the
-others first (after it, no privilege is left on the host), then its pid, network, ipc, uts,
-cgroup and mount namespaces, its root, and its own user namespace last; becomes the sandbox's
+placeholder process (made by bubblewrap as for any sandbox): its pid, network, ipc, uts,
+cgroup and mount namespaces, its root, and its own user namespace last (as an ordinary account,
+the user namespace that owns the others comes first: its capabilities are those that join them); becomes the sandbox's
 user, drops every capability (bounding, permitted, effective, inheritable, ambient), sets
 no_new_privs, keeps only its pipes and sealed inputs, loads the sandbox's seccomp filter and
 forks again: the process that runs the program is a member of the sandbox's pid namespace, and
@@ -118,12 +118,17 @@ def _join(target: int, cgroup_procs: list[str], rlimits: dict[str, int], root: b
     if owner < 0:
         _check(-1, "the owner of the sandbox's namespaces")
     try:
-        _check(_libc.setns(owner, CLONE["user"]), "setns user (owner)")
+        # As root, every namespace can be joined from the host's (root has CAP_SYS_ADMIN in
+        # every user namespace): its own user namespace last, as nsenter(1) does. As an ordinary
+        # account, the capabilities to join them are those of the user namespace that owns them
+        # (its creator's, which we are): that one first.
+        if not root:
+            _check(_libc.setns(owner, CLONE["user"]), "setns user (owner)")
         for name in JOINED:
             _check(_libc.setns(fds[name], CLONE[name]), f"setns {name}")
         os.fchdir(top)
         os.chroot(".")
-        if os.fstat(fds["user"]).st_ino != os.fstat(owner).st_ino:
+        if root or os.fstat(fds["user"]).st_ino != os.fstat(owner).st_ino:
             _check(_libc.setns(fds["user"], CLONE["user"]), "setns user")
     finally:
         for fd in (*fds.values(), top, owner):
