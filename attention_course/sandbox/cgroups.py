@@ -215,6 +215,14 @@ class Cgroup:
                 pass
         return sorted(found)
 
+    def kill(self) -> None:
+        """Kill every process inside (once: one that is starting may be missed)."""
+        for pid in self.pids():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
     def remove(self) -> None:
         """Kill whatever is left inside and remove the cgroup."""
         for _ in range(50):

@@ -278,10 +278,19 @@ class Confined:
                     pass
         if self._placeholder is not None:
             self._placeholder.wait()
-        if proc is not None:
+        if isinstance(proc, subprocess.Popen):
+            proc.wait()
+        elif proc is not None:  # its pid namespace is gone with the placeholder: it ends now
             try:
-                proc.wait(timeout=None if isinstance(proc, subprocess.Popen) else 10)
-            except (subprocess.TimeoutExpired, zygotes.ZygoteLost):
+                proc.wait(timeout=1)
+            except subprocess.TimeoutExpired:  # (a sandbox with no pid namespace of its own)
+                if self._uid is not None:
+                    _kill_uid(self._uid)
+                if self._cgroup is not None:
+                    self._cgroup.kill()
+                with contextlib.suppress(subprocess.TimeoutExpired, zygotes.ZygoteLost):
+                    proc.wait(timeout=10)
+            except zygotes.ZygoteLost:
                 pass  # (its cgroup and its uid are killed below)
         if self._cgroup is not None:
             self.peak_memory = self._cgroup.peak_memory()
