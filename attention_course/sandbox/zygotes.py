@@ -34,6 +34,14 @@ PLACEHOLDER = ["/bin/sh", "-c", "echo ready; exec cat"]  # a sandbox's first pro
 UNCONTAINED = 121  # inside/zygote.py: the program refused to run, not contained
 
 
+# The zygote's whole command line (its children show it in /proc/self/cmdline): it reads where
+# its script is from its socket (its stdin), and runs it as the file it is inside the sandbox.
+_BOOT = (
+    "import json, socket; s = socket.socket(fileno=0); c = json.loads(s.recv(1 << 16, "
+    "socket.MSG_PEEK)); exec(compile(open(c['script']).read(), '{inside}/zygote.py', 'exec'))"
+)
+
+
 def kind_of(script: str) -> str:
     """The zygote a program is forked from: the notebook run's imports IPython and matplotlib."""
     return "cells" if script == "cells.py" else "worker"
@@ -81,21 +89,22 @@ class Zygote:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._errors = tempfile.TemporaryFile()
         cache = jail.mpl_cache()
+        script = jail.INSIDE_DIR / "zygote.py"
+        config = {"kind": kind, "host": str(jail.INSIDE_DIR), "inside": jail.INSIDE}
+        config["mpl"] = str(cache or "")
         try:
+            self._proc = subprocess.Popen(
+                [sys.executable, "-I", "-c", _BOOT.format(inside=jail.INSIDE)],
+                env=jail.environment(),
+                cwd="/",
+                stdin=theirs,
+                stdout=subprocess.DEVNULL,
+                stderr=self._errors,
+                start_new_session=True,
+            )
+            config["script"] = str(script)
             with syscall_filter.descriptor() as program:
-                argv = [sys.executable, "-I", str(jail.INSIDE_DIR / "zygote.py"), kind]
-                argv += [str(jail.INSIDE_DIR), jail.INSIDE, str(cache or "")]
-                argv += [str(theirs.fileno()), str(program)]
-                self._proc = subprocess.Popen(
-                    argv,
-                    env=jail.environment(),
-                    cwd="/",
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.DEVNULL,
-                    stderr=self._errors,
-                    pass_fds=(theirs.fileno(), program),
-                    start_new_session=True,
-                )
+                socket.send_fds(ours, [json.dumps(config).encode()], [program])
         finally:
             theirs.close()
         self._sock = ours

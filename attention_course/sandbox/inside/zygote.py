@@ -52,6 +52,7 @@ JOINED = ("pid", "net", "ipc", "uts", "cgroup", "mnt")  # after the owning user 
 NS_GET_USERNS = 0xB701  # ioctl: the user namespace that owns a namespace
 
 PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
 PR_CAPBSET_DROP = 24
 PR_SET_NO_NEW_PRIVS = 38
 PR_CAP_AMBIENT = 47
@@ -209,7 +210,8 @@ def _relay(pid: int) -> NoReturn:
             os._exit(os.WEXITSTATUS(status))
         if os.WIFSIGNALED(status):
             sig = os.WTERMSIG(status)
-            signal.signal(sig, signal.SIG_DFL)
+            if sig not in (signal.SIGKILL, signal.SIGSTOP):  # (theirs cannot be changed)
+                signal.signal(sig, signal.SIG_DFL)
             os.kill(os.getpid(), sig)
             os._exit(128 + sig)
 
@@ -258,6 +260,7 @@ def _become(request: dict[str, Any], fds: list[int], state: dict[str, Any]) -> N
             _close_all_but([])  # the program's pipes: its own to close
             _relay(pid)
         _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        _prctl(PR_SET_DUMPABLE, 1)  # as after an exec: its own /proc/self is its own
         os.setsid()
         wrong = _contained(filtered)
         if wrong:
@@ -391,15 +394,21 @@ def serve(sock: socket.socket, state: dict[str, Any]) -> None:
 
 
 def main() -> None:
-    kind, host, inside, mpl_cache = sys.argv[1:5]
-    sock = socket.socket(fileno=int(sys.argv[5]))
-    with os.fdopen(int(sys.argv[6]), "rb") as f:
+    """Its socket is its stdin; its first message says what to prepare (and holds the system
+    call filter): nothing of the host is in its command line, which its children show."""
+    sock = socket.socket(fileno=os.dup(0))
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    data, fds, _, _ = socket.recv_fds(sock, 1 << 16, 1)
+    config = json.loads(data)
+    with os.fdopen(fds[0], "rb") as f:
         program = f.read()
     state: dict[str, Any] = {
         "filter": program,
         "root": os.geteuid() == 0,
         "zygote": os.getpid(),
-        "scripts": _prepare(kind, host, inside, mpl_cache),
+        "scripts": _prepare(config["kind"], config["host"], config["inside"], config["mpl"]),
     }
     gc.collect()
     gc.freeze()
