@@ -26,7 +26,7 @@ import sys
 import tempfile
 import threading
 import time
-from typing import Any
+from typing import IO, Any
 
 from attention_course.sandbox import jail, syscall_filter
 
@@ -87,7 +87,7 @@ class Zygote:
         self._next = 0
         self._send_lock = threading.Lock()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self._errors = tempfile.TemporaryFile()
+        self._errors: IO[bytes] = tempfile.TemporaryFile()
         cache = jail.mpl_cache()
         script = jail.INSIDE_DIR / "zygote.py"
         config = {"kind": kind, "host": str(jail.INSIDE_DIR), "inside": jail.INSIDE}
@@ -97,7 +97,7 @@ class Zygote:
                 [sys.executable, "-I", "-c", _BOOT.format(inside=jail.INSIDE)],
                 env=jail.environment(),
                 cwd="/",
-                stdin=theirs,
+                stdin=theirs.fileno(),
                 stdout=subprocess.DEVNULL,
                 stderr=self._errors,
                 start_new_session=True,

@@ -154,7 +154,10 @@ def _run(filtered: bool) -> dict:
         "namespaces": NAMESPACES,
     }
     source = f"import sys\nsys.argv = ['-c', {json.dumps(plan)!r}]\n"
-    source += SCRIPT.replace("print(json.dumps(found))", "def result():\n    return np.frombuffer(json.dumps(found).encode(), np.uint8)")
+    source += SCRIPT.replace(
+        "print(json.dumps(found))",
+        "def result():\n    return np.frombuffer(json.dumps(found).encode(), np.uint8)",
+    )
     step = {"timeout": 60, "wall": 120, "idle": 0.0}
     call = {"op": "call", "function": "result", "args": [], "kwargs": {}, **step}
     with Confined("worker.py", {}, DEFAULT, filtered=filtered) as worker:

@@ -273,9 +273,7 @@ def test_a_zygote_killed_mid_grading_is_a_fault_of_grading_then_a_fresh_one_goes
 HANGS = {"    gc.collect()\n": "    import time\n    time.sleep(600)\n"}
 
 
-def test_a_zygote_that_hangs_never_holds_grading_past_the_submissions_time(
-    tmp_path, monkeypatch
-):
+def test_a_zygote_that_hangs_never_holds_grading_past_the_submissions_time(tmp_path, monkeypatch):
     """A zygote that never becomes ready: grading gives up by the clock at the submission's
     deadline (far before the start-up's own limit) with a fault of grading, not a score."""
     jail.require()

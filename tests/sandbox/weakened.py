@@ -42,9 +42,10 @@ def weakened_zygote(
 
 # The layers of the zygote's child, each as the line that makes it and the check of it (the
 # child refuses to run when the kernel shows the layer missing: both go for the doctor to see).
+CAPABILITY_CHECK = '    wrong = [n for n in ("CapEff", "CapPrm", "CapBnd", "CapAmb", "CapInh") if int(status[n], 16)]\n'  # noqa: E501
 NO_CAPABILITY_DROP = {
     "        _drop_capabilities()\n": "",
-    '    wrong = [n for n in ("CapEff", "CapPrm", "CapBnd", "CapAmb", "CapInh") if int(status[n], 16)]\n': "    wrong: list[str] = []\n",
+    CAPABILITY_CHECK: "    wrong: list[str] = []\n",
 }
 NO_FILTER = {
     '            _load_filter(state["filter"])\n': "            pass\n",

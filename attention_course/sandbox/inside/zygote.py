@@ -12,12 +12,12 @@ Each fork is a child that, as the zygote's user on the host, clears its suppleme
 joins the sandbox's cgroup and sets its limits; then joins the namespaces of the sandbox's
 placeholder process (made by bubblewrap as for any sandbox): its pid, network, ipc, uts,
 cgroup and mount namespaces, its root, and its own user namespace last (as an ordinary account,
-the user namespace that owns the others comes first: its capabilities are those that join them); becomes the sandbox's
-user, drops every capability (bounding, permitted, effective, inheritable, ambient), sets
-no_new_privs, keeps only its pipes and sealed inputs, loads the sandbox's seccomp filter and
-forks again: the process that runs the program is a member of the sandbox's pid namespace, and
-checks from /proc/self/status that it holds no capability and is under the filter before it
-runs anything else. The first child waits for it and ends the same way, for the zygote to report.
+the user namespace that owns the others comes first: its capabilities are those that join
+them); becomes the sandbox's user, drops every capability (bounding, permitted, effective,
+inheritable, ambient), sets no_new_privs, keeps only its pipes and sealed inputs, loads the
+sandbox's seccomp filter and forks again: the process that runs the program is a member of the
+sandbox's pid namespace, and checks from /proc/self/status that it holds no capability and is
+under the filter before it runs anything else. The first child waits for it and ends the same way, for the zygote to report.
 """
 
 import ctypes
@@ -346,7 +346,7 @@ def serve(sock: socket.socket, state: dict[str, Any]) -> None:
     _send(sock, {"op": "ready", "pid": os.getpid()})
     while True:
         try:
-            ready, _, _ = select.select([sock, wake_r], [], [])
+            ready, _, _ = select.select([sock.fileno(), wake_r], [], [])
         except InterruptedError:
             continue
         if wake_r in ready:
@@ -363,7 +363,7 @@ def serve(sock: socket.socket, state: dict[str, Any]) -> None:
                     break
                 if pid in children:
                     _send(sock, {"op": "exit", "id": children.pop(pid), "status": status})
-        if sock in ready:
+        if sock.fileno() in ready:
             try:
                 data, fds, _, _ = socket.recv_fds(sock, 1 << 16, 64)
             except OSError:
