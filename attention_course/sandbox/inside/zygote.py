@@ -17,7 +17,8 @@ them); becomes the sandbox's user, drops every capability (bounding, permitted, 
 inheritable, ambient), sets no_new_privs, keeps only its pipes and sealed inputs, loads the
 sandbox's seccomp filter and forks again: the process that runs the program is a member of the
 sandbox's pid namespace, and checks from /proc/self/status that it holds no capability and is
-under the filter before it runs anything else. The first child waits for it and ends the same way, for the zygote to report.
+under the filter before it runs anything else. The first child waits for it and ends the same
+way, for the zygote to report.
 """
 
 import ctypes
