@@ -225,9 +225,32 @@ def _alive(pids: list[int]) -> list[int]:
     return left
 
 
-def test_a_program_that_kills_its_placeholder_and_leaves_a_daemon_leaves_nothing(tmp_path):
-    """A daemon of its own session, then the sandbox's placeholder killed (the program dies
-    with its pid namespace): after close, no process of the sandbox is alive, on the host."""
+def _leaves_nothing(seen: list[int]) -> None:
+    deadline = time.monotonic() + 5
+    while _alive(seen) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _alive(seen) == []
+
+
+def test_a_daemon_is_gone_once_its_sandbox_is_closed():
+    """A daemon of its own session, its parent gone: once the sandbox is closed, no process of
+    it is alive on the host (its placeholder, the zygote's child, the program, the daemon)."""
+    jail.require()
+    worker = Confined("worker.py", {}, DEFAULT)
+    try:
+        worker.start(time.monotonic() + 60)
+        _cell(worker, DAEMON)
+        time.sleep(0.3)
+        seen = worker.processes()
+        assert len(seen) >= 5, seen  # the placeholder's, the program's and the daemon
+    finally:
+        worker.close()
+    _leaves_nothing(seen)
+
+
+def test_a_program_that_kills_its_placeholder_ends_its_whole_sandbox():
+    """The sandbox's placeholder killed from inside: the sandbox's pid namespace ends with it,
+    the program and its daemon too (the program's death is its own), and nothing is left."""
     jail.require()
     worker = Confined("worker.py", {}, DEFAULT)
     try:
@@ -235,17 +258,13 @@ def test_a_program_that_kills_its_placeholder_and_leaves_a_daemon_leaves_nothing
         _cell(worker, DAEMON + KILL_PLACEHOLDER)
         time.sleep(0.3)
         seen = worker.processes()
-        assert len(seen) >= 5, seen  # the placeholder's, the program's and the daemon
         start = time.monotonic()
         with pytest.raises(Died, match="was killed"):
             _call(worker, "kill_placeholder")
         assert time.monotonic() - start < 5
+        _leaves_nothing(seen)
     finally:
         worker.close()
-    deadline = time.monotonic() + 5
-    while _alive(seen) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert _alive(seen) == []
 
 
 def _sleeper_run(limits: Limits | None = None):
