@@ -129,10 +129,10 @@ def sandbox_floor(cpu: CpuClock, runs: int, env: dict[str, str]) -> list:
     worker, `runs` times: a fresh sandbox each, forked from the process's zygote."""
     code = (
         "import sys, time\n"
-        "from attention_course.sandbox import jail\n"
+        "from attention_course.sandbox import confined\n"
         "from attention_course.sandbox.confined import Confined\n"
         "from attention_course.settings import Limits\n"
-        "jail.require()\n"
+        "confined.require()\n"
         "for _ in range(int(sys.argv[1])):\n"
         "    with Confined('worker.py', {}, Limits()) as worker:\n"
         "        worker.start(time.monotonic() + 60)\n"

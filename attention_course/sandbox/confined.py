@@ -14,6 +14,7 @@ changes what is asked next or for how long.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import select
 import shutil
@@ -30,6 +31,7 @@ from typing import IO, Any
 import numpy as np
 
 from attention_course import trace
+from attention_course.errors import SandboxUnavailable
 from attention_course.sandbox import cgroups, cputime, jail, syscall_filter, zygotes
 from attention_course.sandbox.inside import wire
 from attention_course.settings import Limits
@@ -103,7 +105,7 @@ class Confined:
         """Start the process and wait for it to say it is ready (Died if it does not), never
         past `deadline` (time.monotonic()). ZygoteLost: the zygote it is forked from ended or
         hung (a fault of grading)."""
-        self.launch(jail.require(self.unsandboxed), deadline)
+        self.launch(require(self.unsandboxed), deadline)
 
     def launch(self, status: jail.Status, deadline: float) -> None:
         """`start` on a machine whose sandbox is `status` (the probe's own start)."""
@@ -572,3 +574,64 @@ def _kill_uid(uid: int) -> None:
         if not found:
             return
         time.sleep(0.01)
+
+
+# ------------------------------------------------------------------ the machine's sandbox
+
+_probing = threading.Lock()
+
+
+def probe() -> jail.Status:
+    """Whether student code can be sandboxed on this machine, and how (checked once per
+    process: a caller waits for a probe already under way, `probe_soon`'s)."""
+    with _probing:
+        return _probe()
+
+
+def probe_soon() -> None:
+    """Start the probe in the background, for a process that has other work to do before it
+    needs the answer (`check`: its imports); `probe` then waits for it."""
+    threading.Thread(target=probe, name="attention-course-probe", daemon=True).start()
+
+
+@functools.cache
+def _probe() -> jail.Status:
+    if shutil.which("bwrap") is None:
+        return jail.Status(
+            False, "", "bubblewrap is not installed (apt-get install bubblewrap)", None
+        )
+    mode = "root" if os.geteuid() == 0 else "user"
+    if mode == "root" and shutil.which("setpriv") is None:
+        return jail.Status(False, "", "setpriv is not installed (apt-get install util-linux)", None)
+    unfiltered = syscall_filter.available()
+    if unfiltered is not None:
+        return jail.Status(
+            False, "", f"no system call filter can be built here: {unfiltered}", None
+        )
+    # A sandbox made as grading makes them, its program forked by the zygote: it runs nothing
+    # unless it is unprivileged, without capabilities and under the filter (inside/zygote.py).
+    trial = jail.Status(True, mode, "", cgroups.available())
+    try:
+        with Confined("worker.py", {}, Limits()) as process:
+            process.launch(trial, time.monotonic() + 60)
+    except Died as exc:
+        return jail.Status(False, "", jail.explain(str(exc), process.stderr_tail(3)), None)
+    except (OSError, zygotes.ZygoteLost) as exc:
+        return jail.Status(False, "", f"the sandbox did not start ({exc})", None)
+    who = "a fresh unprivileged uid per sandbox" if mode == "root" else f"uid {os.getuid()}"
+    calls = len(syscall_filter.denied())
+    detail = f"bubblewrap {jail.bwrap_version()}, {who}, no network, no capabilities, "
+    detail += f"{calls} system calls denied (seccomp)"
+    return jail.Status(True, mode, detail, cgroups.available())
+
+
+def require(unsandboxed: bool = False) -> jail.Status:
+    """The probe's status, or SandboxUnavailable with how to fix it (unless the caller asked
+    explicitly for unsandboxed grading)."""
+    status = probe()
+    if not status.ok and not unsandboxed:
+        raise SandboxUnavailable(
+            f"cannot sandbox student code: {status.detail}; "
+            "or grade without a sandbox with --unsandboxed (marked UNSANDBOXED in every result)"
+        )
+    return status

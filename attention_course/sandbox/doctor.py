@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from attention_course.sandbox import cgroups, jail, syscall_filter
+from attention_course.sandbox import cgroups, confined, jail, syscall_filter
 from attention_course.sandbox.confined import Confined, Died
 from attention_course.sandbox.zygotes import ZygoteLost
 from attention_course.settings import DEFAULT, MiB
@@ -30,7 +30,7 @@ class Check:
 
 def diagnose(course: Path) -> list[Check]:
     """Every guarantee of the sandbox, checked on this machine (SandboxUnavailable if none)."""
-    status = jail.require()
+    status = confined.require()
     checks = [Check("sandbox", True, status.detail)]
     course = course.resolve()
     entries = sorted(p.name for p in course.iterdir()) if course.is_dir() else []

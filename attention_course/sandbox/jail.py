@@ -35,14 +35,11 @@ import site
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from attention_course.errors import SandboxUnavailable
-from attention_course.sandbox import syscall_filter
 from attention_course.settings import Limits
 
 INSIDE_DIR = Path(__file__).resolve().with_name("inside")
@@ -272,7 +269,8 @@ def mpl_cache() -> Path | None:
     return folder
 
 
-def _explain(reason: str, stderr: str) -> str:
+def explain(reason: str, stderr: str) -> str:
+    """Why bubblewrap made no sandbox, and how to fix it (one line)."""
     text = stderr.strip().splitlines()[-1] if stderr.strip() else reason
     if "namespace" in text.lower() or "permission" in text.lower():
         return (
@@ -283,69 +281,9 @@ def _explain(reason: str, stderr: str) -> str:
     return f"bubblewrap cannot create a sandbox here ({text})"
 
 
-_probing = threading.Lock()
-
-
-def probe() -> Status:
-    """Whether student code can be sandboxed on this machine, and how (checked once per
-    process: a caller waits for a probe already under way, `probe_soon`'s)."""
-    with _probing:
-        return _probe()
-
-
-def probe_soon() -> None:
-    """Start the probe in the background, for a process that has other work to do before it
-    needs the answer (`check`: its imports); `probe` then waits for it."""
-    threading.Thread(target=probe, name="attention-course-probe", daemon=True).start()
-
-
-@functools.cache
-def _probe() -> Status:
-    from attention_course.sandbox import cgroups
-
-    if shutil.which("bwrap") is None:
-        return Status(False, "", "bubblewrap is not installed (apt-get install bubblewrap)", None)
-    mode = "root" if os.geteuid() == 0 else "user"
-    if mode == "root" and shutil.which("setpriv") is None:
-        return Status(False, "", "setpriv is not installed (apt-get install util-linux)", None)
-    unfiltered = syscall_filter.available()
-    if unfiltered is not None:
-        return Status(False, "", f"no system call filter can be built here: {unfiltered}", None)
-    from attention_course.sandbox.confined import Confined, Died
-    from attention_course.sandbox.zygotes import ZygoteLost
-
-    # A sandbox made as grading makes them, its program forked by the zygote: it runs nothing
-    # unless it is unprivileged, without capabilities and under the filter (inside/zygote.py).
-    trial = Status(True, mode, "", cgroups.available())
-    try:
-        with Confined("worker.py", {}, Limits()) as process:
-            process.launch(trial, time.monotonic() + 60)
-    except Died as exc:
-        return Status(False, "", _explain(str(exc), process.stderr_tail(3)), None)
-    except (OSError, ZygoteLost) as exc:
-        return Status(False, "", f"the sandbox did not start ({exc})", None)
-    who = "a fresh unprivileged uid per sandbox" if mode == "root" else f"uid {os.getuid()}"
-    calls = len(syscall_filter.denied())
-    detail = f"bubblewrap {_bwrap_version()}, {who}, no network, no capabilities, "
-    detail += f"{calls} system calls denied (seccomp)"
-    return Status(True, mode, detail, cgroups.available())
-
-
-def _bwrap_version() -> str:
+def bwrap_version() -> str:
     try:
         out = subprocess.run(["bwrap", "--version"], capture_output=True, text=True).stdout
     except OSError:
         return "?"
     return out.split()[-1] if out.split() else "?"
-
-
-def require(unsandboxed: bool = False) -> Status:
-    """The probe's status, or SandboxUnavailable with how to fix it (unless the caller asked
-    explicitly for unsandboxed grading)."""
-    status = probe()
-    if not status.ok and not unsandboxed:
-        raise SandboxUnavailable(
-            f"cannot sandbox student code: {status.detail}; "
-            "or grade without a sandbox with --unsandboxed (marked UNSANDBOXED in every result)"
-        )
-    return status

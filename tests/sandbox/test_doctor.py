@@ -16,7 +16,7 @@ from collections.abc import Callable
 import pytest
 
 from attention_course.cli.main import main
-from attention_course.sandbox import cgroups, jail
+from attention_course.sandbox import cgroups, confined, jail
 from tests.course import COURSE_ROOT
 from tests.sandbox import weakened
 
@@ -202,7 +202,7 @@ def _assert_fails(code: int, report: dict, out: str, expected: set[str]) -> None
 @pytest.fixture
 def sandbox_status():
     """The machine's sandbox, probed before anything is weakened (the probe is kept)."""
-    return jail.require()
+    return confined.require()
 
 
 @pytest.mark.parametrize("weakening", sorted(COMMANDS))

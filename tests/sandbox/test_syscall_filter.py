@@ -20,7 +20,7 @@ import time
 
 import pytest
 
-from attention_course.sandbox import jail, syscall_filter
+from attention_course.sandbox import confined, syscall_filter
 from attention_course.sandbox.confined import Confined
 from attention_course.settings import DEFAULT
 from tests.course import COURSE_ROOT
@@ -143,7 +143,7 @@ print(json.dumps(found))
 def _run(filtered: bool) -> dict:
     """The script's findings, from a grading worker made as grading makes it (its filter
     loaded by the zygote's child), or the same without the filter."""
-    status = jail.probe()
+    status = confined.probe()
     if not status.ok:
         pytest.fail(f"no sandbox on this machine: {status.detail}")
     plan = {

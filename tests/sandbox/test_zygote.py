@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from attention_course.sandbox import jail, zygotes
+from attention_course.sandbox import confined, jail, zygotes
 from attention_course.sandbox.confined import Confined, Died
 from attention_course.sandbox.program import Call, SandboxError, run_program
 from attention_course.settings import DEFAULT, GRADING_KEY_ENV, Limits
@@ -120,7 +120,7 @@ def _cell(worker: Confined, source: str) -> None:
 def seen():
     """What student code finds inside one worker, forked from a zygote that started while the
     grading process held SENTINEL as its grading key (in its environment and its memory)."""
-    status = jail.require()
+    status = confined.require()
     key = os.environ.get(GRADING_KEY_ENV)
     os.environ[GRADING_KEY_ENV] = SENTINEL
     os.environ["ATTENTION_COURSE_TEST_SENTINEL"] = SENTINEL
@@ -235,7 +235,7 @@ def _leaves_nothing(seen: list[int]) -> None:
 def test_a_daemon_is_gone_once_its_sandbox_is_closed():
     """A daemon of its own session, its parent gone: once the sandbox is closed, no process of
     it is alive on the host (its placeholder, the zygote's child, the program, the daemon)."""
-    jail.require()
+    confined.require()
     worker = Confined("worker.py", {}, DEFAULT)
     try:
         worker.start(time.monotonic() + 60)
@@ -251,7 +251,7 @@ def test_a_daemon_is_gone_once_its_sandbox_is_closed():
 def test_a_program_that_kills_its_placeholder_ends_its_whole_sandbox():
     """The sandbox's placeholder killed from inside: the sandbox's pid namespace ends with it,
     the program and its daemon too (the program's death is its own), and nothing is left."""
-    jail.require()
+    confined.require()
     worker = Confined("worker.py", {}, DEFAULT)
     try:
         worker.start(time.monotonic() + 60)
@@ -273,7 +273,7 @@ def _sleeper_run(limits: Limits | None = None):
 
 
 def test_a_zygote_killed_mid_grading_is_a_fault_of_grading_then_a_fresh_one_goes_on():
-    jail.require()
+    confined.require()
     killed = zygotes.zygote("worker")
     killed.wait_ready(time.monotonic() + 60)
     assert killed.pid is not None
@@ -295,7 +295,7 @@ HANGS = {"    gc.collect()\n": "    import time\n    time.sleep(600)\n"}
 def test_a_zygote_that_hangs_never_holds_grading_past_the_submissions_time(tmp_path, monkeypatch):
     """A zygote that never becomes ready: grading gives up by the clock at the submission's
     deadline (far before the start-up's own limit) with a fault of grading, not a score."""
-    jail.require()
+    confined.require()
     limits = Limits(submission_timeout=2.0, startup_timeout=60.0, grace=0.5)
     with weakened.weakened_zygote(monkeypatch, tmp_path, HANGS):
         start = time.monotonic()
@@ -316,7 +316,7 @@ def test_a_zygote_that_hangs_never_holds_grading_past_the_submissions_time(tmp_p
 def test_a_child_that_is_not_contained_refuses_to_run(layer, missing, tmp_path, monkeypatch):
     """Its layer gone (the check of it kept): the program never runs, and the grading worker's
     start is a fault of grading that says why."""
-    jail.require()
+    confined.require()
     with weakened.weakened_zygote(monkeypatch, tmp_path, layer):
         with pytest.raises(SandboxError, match=f"not contained, refused to run: .*{missing}"):
             _sleeper_run()
