@@ -48,7 +48,7 @@ STEPS = (
     ("the command line (parser, its imports)", "cli/main.py", "build_parser"),
     ("check, in all", "cli/handlers.py", "check"),
     ("  reading the notebook", "grading/notebook.py", "read_notebook"),
-    ("  waiting for the sandbox's probe", "sandbox/jail.py", "probe"),
+    ("  waiting for the sandbox's probe", "sandbox/confined.py", "probe"),
     ("  importing the graders", "grading/runner.py", "collect"),
     ("  the grader tests, the sandbox's run in them", "grading/runner.py", "run_tests"),
     ("    the sandboxed worker, in all", "sandbox/program.py", "run_worker"),
