@@ -20,7 +20,7 @@ ASSIGNMENT = "attention_basics"
 GRADE = """
 import json, sys
 from pathlib import Path
-from attention_course.sandbox import confined, jail
+from attention_course.sandbox import confined
 from attention_course.classgrade.run import autograde_class
 from attention_course.classgrade.nbgrader_api import gradebook_scores
 from attention_course.cli.samples import write_submissions
