@@ -48,7 +48,7 @@ STEPS = (
     ("the command line (parser, its imports)", "cli/main.py", "build_parser"),
     ("check, in all", "cli/handlers.py", "check"),
     ("  reading the notebook", "grading/notebook.py", "read_notebook"),
-    ("  waiting for the sandbox's probe", "sandbox/jail.py", "probe"),
+    ("  waiting for the sandbox's probe", "sandbox/confined.py", "probe"),
     ("  importing the graders", "grading/runner.py", "collect"),
     ("  the grader tests, the sandbox's run in them", "grading/runner.py", "run_tests"),
     ("    the sandboxed worker, in all", "sandbox/program.py", "run_worker"),
@@ -125,17 +125,17 @@ def full_marks(text: str) -> bool:
 
 
 def sandbox_floor(cpu: CpuClock, runs: int, env: dict[str, str]) -> list:
-    """One sandbox importing numpy, started as grading starts its worker, `runs` times."""
+    """One grading worker's sandbox (numpy imported), started and closed as grading starts its
+    worker, `runs` times: a fresh sandbox each, forked from the process's zygote."""
     code = (
-        "import subprocess, sys\n"
-        "from attention_course.sandbox import jail, syscall_filter\n"
+        "import sys, time\n"
+        "from attention_course.sandbox import confined\n"
+        "from attention_course.sandbox.confined import Confined\n"
         "from attention_course.settings import Limits\n"
-        "status = jail.require()\n"
+        "confined.require()\n"
         "for _ in range(int(sys.argv[1])):\n"
-        "    with syscall_filter.descriptor() as fd:  # bubblewrap reads it to its end\n"
-        "        argv = [sys.executable, '-I', '-c', 'import numpy']\n"
-        "        cmd = jail.command(argv, Limits(), status.mode, filter_fd=fd)\n"
-        "        subprocess.run(cmd, env=jail.environment(), pass_fds=(fd,), check=True)\n"
+        "    with Confined('worker.py', {}, Limits()) as worker:\n"
+        "        worker.start(time.monotonic() + 60)\n"
     )
     one = timed(cpu, [sys.executable, "-c", code, "0"], env)  # the probe and set-up alone
     many = timed(cpu, [sys.executable, "-c", code, str(runs)], env)
@@ -222,7 +222,7 @@ def main() -> None:
                 ("attention-course --help", [str(CLI), "--help"]),
             )
         }
-        floors["a sandbox importing numpy"] = sandbox_floor(cpu, args.runs, env)
+        floors["a grading worker's sandbox (zygote)"] = sandbox_floor(cpu, args.runs, env)
         runs = [timed(cpu, check, env) for _ in range(args.runs)]
         wrong = sum(not full_marks(r[3]) for r in runs)
         print(f"\ncheck of one notebook ({path.name}), {args.runs} runs, median (min-max):")

@@ -86,6 +86,7 @@ MODULES: dict[str, list[str]] = {
 # The trust boundary (the sandbox) and the class run, named together as groups. Their tests
 # start sandboxes, grading jobs and servers: each module gets the few that observe it directly.
 SANDBOX = "tests/sandbox/test_sandbox.py"
+ZYGOTE = "tests/sandbox/test_zygote.py"  # the zygote's guarantees, observed
 FRAMES = [
     f"{SANDBOX}::{name}"
     for name in (
@@ -114,6 +115,7 @@ SANDBOX_TESTS: dict[str, list[str]] = {
     ],
     "attention_course/sandbox/confined.py": [
         SANDBOX,
+        ZYGOTE,
         "tests/sandbox/test_cgroup_limits.py::"
         "test_a_worker_killed_for_its_memory_is_told_so_and_another_kill_is_not",
         "tests/sandbox/test_backups.py",
@@ -138,6 +140,15 @@ SANDBOX_TESTS: dict[str, list[str]] = {
         "tests/sandbox/test_observed.py",
     ],
     "attention_course/sandbox/inside/wire.py": ["tests/sandbox/test_wire.py", *FRAMES],
+    "attention_course/sandbox/zygotes.py": [ZYGOTE, SANDBOX, "tests/sandbox/test_backups.py"],
+    "attention_course/sandbox/inside/zygote.py": [
+        ZYGOTE,
+        "tests/sandbox/test_doctor.py",
+        "--deselect tests/sandbox/test_doctor.py::test_a_mounted_course_fails_its_own_line",
+        "tests/sandbox/test_observed.py",
+        "tests/sandbox/test_syscall_filter.py",
+        "tests/sandbox/test_backups.py",
+    ],
     "attention_course/sandbox/execute.py": [
         "tests/sandbox/test_notebook_execute.py",
         "tests/sandbox/test_backups.py",

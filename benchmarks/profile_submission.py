@@ -39,7 +39,7 @@ from attention_course.classgrade.nbgrader_api import (  # noqa: E402
 )
 from attention_course.cli.samples import sample_notebooks  # noqa: E402
 from attention_course.grading import preprocessors  # noqa: E402
-from attention_course.sandbox import jail  # noqa: E402
+from attention_course.sandbox import confined  # noqa: E402
 
 COURSE_ROOT = Path(__file__).resolve().parent.parent  # this repository's course
 
@@ -114,7 +114,7 @@ def main() -> None:
     )
     rest = statistics.median(r[1] for r in auto) - inner
     print(f"{'nbgrader itself (reading, cells, gradebook)':<46} {'':>14} {rest:14.2f} cpu")
-    mode = jail.probe().mode
+    mode = confined.probe().mode
     chain = "bwrap, setpriv, bwrap, python" if mode == "root" else "bwrap, python"
     print(
         f"sandboxes per submission: {statistics.median(SANDBOXES):g} (median; each starts "

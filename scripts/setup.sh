@@ -79,6 +79,20 @@ if command -v npm >/dev/null 2>&1; then
       echo "setup: warning: npm could not install $proxy_package; the JupyterHub test cannot run"
     fi
   fi
+  # JupyterLab's builder for the course's JupyterLab extension (labextension/, built into
+  # attention_course/labextension/ by scripts/build_labextension.py), as its lock pins it, into
+  # .venv/node_tools/labextension.
+  lab_tools=.venv/node_tools/labextension
+  if ! cmp -s labextension/package-lock.json "$lab_tools/package-lock.json" \
+    || [ ! -d "$lab_tools/node_modules/@jupyter/builder" ]; then
+    echo "setup: installing JupyterLab's extension builder into $lab_tools ..."
+    mkdir -p "$lab_tools"
+    cp labextension/package.json labextension/package-lock.json "$lab_tools/"
+    if ! npm ci --prefix "$lab_tools" --no-audit --no-fund >/dev/null 2>&1; then
+      rm -f "$lab_tools/package-lock.json"
+      echo "setup: warning: npm could not install it; the JupyterLab extension cannot be rebuilt"
+    fi
+  fi
 else
-  echo "setup: warning: node/npm are not installed; the quiz export and JupyterHub tests need them (apt-get install nodejs npm)"
+  echo "setup: warning: node/npm are not installed; the quiz export and JupyterHub tests and the JupyterLab extension's build need them (apt-get install nodejs npm)"
 fi

@@ -111,7 +111,7 @@ def test_no_import_circles() -> None:
 
 def test_the_checks_can_fail() -> None:
     """The rules above see a lazy import inside a function and a relative one."""
-    sample = ENGINE / "sandbox" / "jail.py"
+    sample = ENGINE / "sandbox" / "confined.py"
     assert "attention_course.errors" in imports(sample)
     assert any(wing(m) == "quiz" for m in GRAPH["attention_course.grading.quiz_answers"])
     assert WINGS.index(wing("attention_course.cli.main")) > WINGS.index(

@@ -49,7 +49,7 @@ from attention_course.classgrade.outcomes import TRANSIENT, describe, of_excepti
 from attention_course.errors import GradebookUnavailable
 from attention_course.grading.fingerprint import grading_code
 from attention_course.grading.submissions import inspect
-from attention_course.sandbox import jail
+from attention_course.sandbox import confined
 from attention_course.settings import DEFAULT, DEFAULT_JOBS, RETRIES, Retries
 
 __all__ = ["STATE_DIR", "ClassRun", "Outcome", "autograde_class"]
@@ -82,7 +82,7 @@ def autograde_class(
     """
     remote = scheduler is not None and scheduler != "local"
     if not remote:  # a remote cluster's workers check their own sandbox
-        jail.require(unsandboxed)
+        confined.require(unsandboxed)
     db_url, course_id = gradebook_settings(root)
     names = students if students is not None else submitted_students(assignment, root)
     shared = (

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from attention_course.cli import handlers
 from attention_course.cli.options import add_course_option, fraction, positive
-from attention_course.settings import COURSE_FILE, DB_ENV, DEFAULT_JOBS, HUB, SIMILARITY
+from attention_course.settings import COURSE_FILE, DB_ENV, DEFAULT_JOBS, HUB, HUB_CHECK, SIMILARITY
 
 _course = add_course_option
 
@@ -292,6 +292,20 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         default=HUB.proxy,
         metavar="PROGRAM",
         help=f"configurable-http-proxy (default: {HUB.proxy} on PATH)",
+    )
+    p.add_argument(
+        "--checks",
+        action="store_true",
+        help="also run the course's grading service: students check notebooks with the hidden "
+        "graders before the deadline (JupyterLab's \"Check with the course's graders\"; its "
+        "limits are course.toml's [hub_check])",
+    )
+    p.add_argument(
+        "--checks-port",
+        type=positive,
+        default=HUB_CHECK.port,
+        metavar="PORT",
+        help=f"with --checks: the grading service's port on 127.0.0.1 (default: {HUB_CHECK.port})",
     )
     p.add_argument("--python", metavar="PYTHON", help="the Python of a new environment")
     _course(p, "the course the hub serves (its instructor's own folder)")

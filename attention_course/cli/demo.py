@@ -23,7 +23,7 @@ from attention_course.quiz.loading import load_bank
 from attention_course.reports.class_report import class_report
 from attention_course.reports.files import write_report
 from attention_course.reports.tables import class_run_lines, class_table, score_columns
-from attention_course.sandbox import jail
+from attention_course.sandbox import confined
 from attention_course.settings import DEFAULT_JOBS
 
 
@@ -47,7 +47,7 @@ def _new_course(source: Course, where: Path | None) -> Path:
 
 def run_demo(source: Course, where: Path | None = None) -> int:
     start = time.monotonic()
-    status = jail.require()  # no sandbox, no grading: say so before anything else
+    status = confined.require()  # no sandbox, no grading: say so before anything else
     root = _new_course(source, where)
     course = Course.load(root)
     print(f"0. student code runs in a sandbox: {status.detail}")

@@ -71,7 +71,7 @@ def release(args: argparse.Namespace) -> int:
 
 def check(args: argparse.Namespace) -> int:
     from attention_course.grading.notebook import NotebookError, detect_assignment, read_notebook
-    from attention_course.sandbox import jail
+    from attention_course.sandbox import confined
 
     path: Path = args.notebook
     course = _the_course(args)
@@ -86,7 +86,7 @@ def check(args: argparse.Namespace) -> int:
     except NotebookError as exc:
         raise UserError(str(exc)) from None
     if assignment != course.quiz_assignment:  # (the quiz runs no student code)
-        jail.probe_soon()  # a sandbox starts and stops while the graders and numpy are imported
+        confined.probe_soon()  # a sandbox starts and stops while the graders and numpy are imported
     from attention_course.grading.graders import GradingError, grade_file, limit_grader_memory
     from attention_course.grading.quizcheck import check_quiz
     from attention_course.reports.tables import function_table, gradescope_results
@@ -361,6 +361,7 @@ def jupyterhub(args: argparse.Namespace) -> int:
         hub_port=args.hub_port,
         proxy_api_port=args.proxy_api_port,
         proxy=args.proxy,
+        checks_port=args.checks_port if args.checks else None,
     )
     hub.check_plan(plan)
     plan = dataclasses.replace(plan, proxy=hub.which_proxy(args.proxy))

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from attention_course.course import Course, find_course
 from attention_course.grading import seeds
-from attention_course.sandbox import jail
+from attention_course.sandbox import confined
 from attention_course.sandbox.program import submission_deadline
 from attention_course.settings import DEFAULT, GiB
 
@@ -176,7 +176,7 @@ def grade_file(
     course's grading key (seeds.py); the report keeps it (`GradeReport.seed`).
     Raises SandboxUnavailable when no sandbox can be made here, unless `unsandboxed`.
     """
-    jail.require(unsandboxed)
+    confined.require(unsandboxed)
     deadline = submission_deadline(DEFAULT)  # one for the whole submission, by the clock
     course = course or find_course()
     spec = course.assignment(assignment)

@@ -84,7 +84,8 @@ def check(
     wait: float,
 ) -> dict[str, Any]:
     """Ask a check of `notebook` and wait up to `wait` seconds for its answer: the check
-    (state, score, feedback) and the checks left; ServiceError when it is refused."""
+    (state, score, feedback), the checks left and the limit (per_day, window_seconds);
+    ServiceError when it is refused."""
     query = {"assignment": assignment} if assignment else {}
     asked = call(url, token, "api/checks", notebook, **query)
     found = asked["check"]
@@ -92,4 +93,5 @@ def check(
     while found["state"] in ("queued", "running") and time.monotonic() < deadline:
         time.sleep(POLL_SECONDS)
         found = call(url, token, f"api/checks/{found['id']}")["check"]
-    return {"check": found, "checks_left": asked.get("checks_left")}
+    limit: dict[str, Any] = {k: asked[k] for k in ("per_day", "window_seconds") if k in asked}
+    return {"check": found, "checks_left": asked.get("checks_left"), **limit}

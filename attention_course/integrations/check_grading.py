@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import multiprocessing
+import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,16 +50,29 @@ def grade_check(course_root: str, assignment: str, notebook: str, late_note: str
     return Graded(report.score, report.max_score, "\n\n".join(lines) + "\n", f"seed {report.seed}")
 
 
-def _start_worker() -> None:
+PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent dies
+
+
+def _start_worker(service: int) -> None:
+    """A grading worker: dies with the service (killed, it would otherwise wait forever on
+    its queue), with the graders' memory limit."""
+    import ctypes
+    import os
+    import signal
+
     from attention_course.grading.graders import limit_grader_memory
 
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) != 0 or os.getppid() != service:
+        os._exit(1)  # no such guard here, or the service is already gone
     limit_grader_memory()
 
 
 class GradingPool:
     """At most `workers` checks graded at once, each in a worker process (spawned, so that it
-    holds nothing of the service's; the graders' memory limit set in it). A worker that dies
-    fails its check as grading's fault, and the pool is made again."""
+    holds nothing of the service's; the graders' memory limit set in it; it dies with the
+    service). A worker that dies fails its check as grading's fault, and the pool is made
+    again."""
 
     def __init__(self, workers: int):
         self.workers = workers
@@ -67,7 +81,10 @@ class GradingPool:
 
     def _new(self) -> concurrent.futures.ProcessPoolExecutor:
         return concurrent.futures.ProcessPoolExecutor(
-            self.workers, multiprocessing.get_context("spawn"), initializer=_start_worker
+            self.workers,
+            multiprocessing.get_context("spawn"),
+            initializer=_start_worker,
+            initargs=(os.getpid(),),
         )
 
     def grade(self, course_root: Path, assignment: str, notebook: Path, late_note: str) -> Graded:

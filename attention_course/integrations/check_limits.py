@@ -34,6 +34,11 @@ from attention_course.settings import AFTER_DUE, COURSE_FILE, HUB_CHECK, HubChec
 QUEUED, RUNNING, GRADED, REJECTED, FAILED = "queued", "running", "graded", "rejected", "failed"
 COUNTED = (QUEUED, RUNNING, GRADED, REJECTED)
 PENDING = (QUEUED, RUNNING)
+# What the student reads of a check the service stopped before grading.
+INTERRUPTED = (
+    "not checked: the course's grading service stopped before it graded this notebook "
+    "(not your fault); this check does not count: check again\n"
+)
 
 _metadata = sa.MetaData()
 checks_table = sa.Table(
@@ -293,14 +298,20 @@ class CheckRecords:
             conn.commit()
 
     def interrupted(self, now: float) -> int:
-        """Checks a service that stopped left waiting or running: failed (they do not count),
-        so that their students may ask again. The number of them."""
+        """Checks a service that stopped (or was killed) left waiting or running: failed, so
+        that they do not count and their students may ask again, and their students are told
+        so. The number of them."""
         t = checks_table
         with self.engine.connect() as conn:
             result = conn.execute(
                 t.update()
                 .where(t.c.state.in_(PENDING))
-                .values(state=FAILED, finished=now, detail="the service stopped before grading it")
+                .values(
+                    state=FAILED,
+                    finished=now,
+                    feedback=INTERRUPTED,
+                    detail="the service stopped before grading it",
+                )
             )
             conn.commit()
         return int(result.rowcount)

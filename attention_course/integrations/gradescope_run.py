@@ -141,7 +141,7 @@ def grade_submission(root: Path, config: dict, course: Course) -> dict:
 
 def run(root: Path, course_dir: Path | None = None) -> int:
     """Grade and write `<root>/results/results.json`, whatever happens. Returns an exit code."""
-    from attention_course.sandbox import jail
+    from attention_course.sandbox import confined
 
     start = time.monotonic()
     code, config = 0, None
@@ -149,7 +149,7 @@ def run(root: Path, course_dir: Path | None = None) -> int:
         config = json.loads((root / "source" / CONFIG).read_text())
         course = Course.load(course_dir or root / "source" / "course")
         print(f"graded by attention-course {attention_course.__version__}; course: {course.root}")
-        status = jail.probe()
+        status = confined.probe()
         sandbox = status.detail if status.ok else f"NONE ({status.detail})"
         if not status.ok and config.get("unsandboxed"):
             sandbox += "; grading UNSANDBOXED as the autograder was built to"

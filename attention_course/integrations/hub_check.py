@@ -123,6 +123,22 @@ def hub_config_lines(
     ]
 
 
+FOLDER_PREFIX = "attention-checks-"  # + the service's pid: its notebooks waiting to be graded
+
+
+def _remove_stale_folders() -> None:
+    """The folders of this account's services that are no longer running (killed: they
+    could not remove them), with the notebooks they held."""
+    for folder in Path(tempfile.gettempdir()).glob(FOLDER_PREFIX + "*-*"):
+        pid = folder.name[len(FOLDER_PREFIX) :].split("-")[0]
+        try:
+            mine = folder.is_dir() and folder.lstat().st_uid == os.getuid()
+        except OSError:
+            continue
+        if mine and pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            shutil.rmtree(folder, ignore_errors=True)
+
+
 @dataclass
 class Pending:
     path: Path
@@ -154,7 +170,8 @@ class CheckService:
         self.queue = FairQueue()
         self.pool = GradingPool(settings.workers)
         self.pending: dict[str, Pending] = {}
-        self.folder = Path(tempfile.mkdtemp(prefix="attention-checks-"))  # mode 0700
+        _remove_stale_folders()
+        self.folder = Path(tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-"))  # 0700
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
 
@@ -218,6 +235,7 @@ class CheckService:
             if isinstance(found, Refusal):
                 return 429, {
                     "error": found.text(),
+                    "reason": found.reason,
                     "next_allowed": iso(found.next_allowed),
                     "next_allowed_text": (
                         readable(found.next_allowed) if found.next_allowed is not None else None
@@ -227,7 +245,13 @@ class CheckService:
             keep = True
             self.queue.put(student, found.id)
             left = self.records.left(student, assignment, self.settings, now)
-            return 202, {"check": found.answer(), "checks_left": left, "note": decision.message}
+            return 202, {
+                "check": found.answer(),
+                "checks_left": left,
+                "per_day": self.settings.per_day,
+                "window_seconds": self.settings.window,
+                "note": decision.message,
+            }
         finally:
             if not keep:
                 shutil.rmtree(folder, ignore_errors=True)

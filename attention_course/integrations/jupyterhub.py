@@ -9,8 +9,11 @@ outside the course folder (which holds the graders and must stay the instructor'
 `install_environment` installs this package from its wheel, and JupyterHub, into one virtual
 environment every account can run: the hub's own and every user's server's.
 
-More hub services (`c.JupyterHub.services`), their roles (`c.JupyterHub.load_roles`), variables
-for every user's server and lines of configuration of one's own are passed to `write_hub`.
+With `checks_port`, the hub also runs the course's grading service (hub_check.py) on that port,
+as the instructor: students check notebooks with the hidden graders from JupyterLab (the course's
+"Check with the course's graders" button, lab_check.py) or a terminal. More hub services
+(`c.JupyterHub.services`), their roles (`c.JupyterHub.load_roles`), variables for every user's
+server and lines of configuration of one's own are passed to `write_hub`.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from attention_course.errors import UserError
 from attention_course.integrations.student_config import (
     FILE_MODE,
     FOLDER_MODE,
+    LAB_CHECK,
     course_settings,
     write_student_config,
 )
@@ -66,6 +70,7 @@ class HubPlan:
     roles: tuple[dict, ...] = ()  # entries of c.JupyterHub.load_roles
     environment: dict[str, str] = field(default_factory=dict)  # for every user's server
     extra_lines: tuple[str, ...] = ()  # configuration lines of one's own, appended as they are
+    checks_port: int | None = None  # the course's grading service on this port (None: none)
 
     @property
     def config_file(self) -> Path:
@@ -139,7 +144,7 @@ def write_hub(plan: HubPlan) -> list[Path]:
     plan.exchange.mkdir(parents=True, exist_ok=True)
     plan.exchange.chmod(EXCHANGE_MODE)
     files = write_student_config(plan.student_config, course_id, str(plan.exchange))
-    files.append(_write_instructor_config(plan, course_id))
+    files += _write_instructor_config(plan, course_id)
     plan.config_file.write_text(hub_config_text(plan))
     plan.config_file.chmod(CONFIG_MODE)
     return [*files, plan.config_file]
@@ -154,19 +159,26 @@ def _shared_folder(folder: Path) -> None:
     folder.chmod(FOLDER_MODE)
 
 
-def _write_instructor_config(plan: HubPlan, course_id: str) -> Path:
+def _write_instructor_config(plan: HubPlan, course_id: str) -> list[Path]:
     """The instructor's Jupyter configuration: nbgrader finds the course (formgrader, the
-    Assignments tab) and the shared exchange."""
+    Assignments tab) and the shared exchange; the server has the endpoint of the course's
+    "Check with the course's graders" button (lab_check.py), so that the instructor can try
+    what students see."""
     folder = plan.instructor_config
     _shared_folder(folder)
-    path = folder / "nbgrader_config.json"
-    data = {
-        "CourseDirectory": {"root": str(plan.course.resolve()), "course_id": course_id},
-        "Exchange": {"root": str(plan.exchange.resolve())},
+    files = {
+        folder / "nbgrader_config.json": {
+            "CourseDirectory": {"root": str(plan.course.resolve()), "course_id": course_id},
+            "Exchange": {"root": str(plan.exchange.resolve())},
+        },
+        folder / "jupyter_server_config.json": {
+            "ServerApp": {"jpserver_extensions": {LAB_CHECK: True}}
+        },
     }
-    path.write_text(json.dumps(data, indent=2) + "\n")
-    path.chmod(FILE_MODE)
-    return path
+    for path, data in files.items():
+        path.write_text(json.dumps(data, indent=2) + "\n")
+        path.chmod(FILE_MODE)
+    return list(files)
 
 
 def hub_config_text(plan: HubPlan) -> str:
@@ -234,6 +246,11 @@ def hub_config_text(plan: HubPlan) -> str:
         f"c.JupyterHub.services = {pprint.pformat(list(plan.services), width=90)}",
         f"c.JupyterHub.load_roles = {pprint.pformat(list(plan.roles), width=90)}",
     ]
+    if plan.checks_port is not None:
+        from attention_course.integrations.hub_check import hub_config_lines
+
+        program = plan.venv / "bin" / "attention-course"
+        lines += ["", *hub_config_lines(program, plan.checks_port)]
     if plan.extra_lines:
         lines += ["", "# Added for this course.", *plan.extra_lines]
     return "\n".join(lines) + "\n"

@@ -23,13 +23,15 @@ from pathlib import Path
 
 from attention_course.course import find_course
 
+# The endpoints of the "Check with the course's graders" button (on the course's hub).
+LAB_CHECK = "attention_course.integrations.lab_check"
 # Server extensions: off for students, or added for them.
 SERVER_EXTENSIONS = {
     "nbgrader.server_extensions.formgrader": False,
     "nbgrader.server_extensions.course_list": False,
     "attention_course.integrations.jupyter_validate": True,
     "attention_course.integrations.jupyter_assignments": True,
-    "attention_course.integrations.lab_check": True,  # checks with the course's graders (hub)
+    LAB_CHECK: True,
 }
 # JupyterLab plugins of nbgrader that only instructors need.
 INSTRUCTOR_PLUGINS = (

@@ -3,7 +3,9 @@ students' environment, Dask workers), built from the engine that is running.
 
 The wheel holds the `attention_course` package only: no course, no graders, no answers. It is
 built from this package's own files and metadata (so an installed engine can build it too, not
-only a checkout), and the same files give the same bytes.
+only a checkout), and the same files give the same bytes. The package's prebuilt JupyterLab
+extension (labextension/) is also installed where JupyterLab finds it,
+{prefix}/share/jupyter/labextensions/ (the wheel's data), as pyproject.toml's data-files install it.
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ import attention_course
 
 DIST = "attention-course"
 PACKAGE = Path(attention_course.__file__).resolve().parent
-DATA_SUFFIXES = (".py", ".j2", ".json", ".yaml")
+DATA_SUFFIXES = (".py", ".j2", ".json", ".yaml", ".js")
+LABEXTENSION = PACKAGE / "labextension"  # prebuilt (scripts/build_labextension.py)
+LABEXTENSION_DATA = "share/jupyter/labextensions/@attention-course/check"
 EPOCH = (1980, 1, 1, 0, 0, 0)
 
 
@@ -88,6 +92,15 @@ def build_wheel(folder: Path) -> Path:
     info = f"attention_course-{version()}.dist-info"
     entries: list[tuple[str, bytes]] = [
         ("attention_course/" + p.relative_to(PACKAGE).as_posix(), p.read_bytes()) for p in _files()
+    ]
+    entries += [
+        (
+            f"attention_course-{version()}.data/data/{LABEXTENSION_DATA}/"
+            + p.relative_to(LABEXTENSION).as_posix(),
+            p.read_bytes(),
+        )
+        for p in _files()
+        if LABEXTENSION in p.parents
     ]
     entries += [
         (f"{info}/METADATA", _metadata_text().encode()),

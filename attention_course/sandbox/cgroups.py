@@ -189,9 +189,17 @@ class Cgroup:
             _made[name] = group
         return group
 
+    def procs_files(self) -> list[str]:
+        """Where a process writes its pid to join (a zygote's child, before it enters)."""
+        return list(self._procs)
+
     def join(self) -> None:
         """Move the calling process in (call it in the child, before exec)."""
-        pid = str(os.getpid()).encode()
+        self.add(os.getpid())
+
+    def add(self, process: int) -> None:
+        """Move process `process` in."""
+        pid = str(process).encode()
         for path in self._procs:  # plain os calls: this runs between fork and exec
             fd = os.open(path, os.O_WRONLY)
             try:
@@ -236,6 +244,14 @@ class Cgroup:
             except (OSError, ValueError):
                 pass
         return sorted(found)
+
+    def kill(self) -> None:
+        """Kill every process inside (once: one that is starting may be missed)."""
+        for pid in self.pids():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
     def remove(self) -> None:
         """Kill whatever is left inside and remove the cgroup."""

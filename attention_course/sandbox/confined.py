@@ -1,7 +1,8 @@
 """One sandboxed process that answers requests, driven by the grading process under its own clock.
 
-`Confined(script, settings, limits)` starts `inside/<script>` in the sandbox (`jail.py`) with
-pipes for requests, replies and stderr. `request` sends a frame and waits for the reply under
+`Confined(script, settings, limits)` starts `inside/<script>` in a fresh sandbox (`jail.py`),
+forked from this process's zygote of its kind (`zygotes.py`), with pipes for requests, replies
+and stderr. `request` sends a frame and waits for the reply under
 limits that only this side keeps: the step's CPU time (the sandbox's own, all its processes:
 counted by its cgroup, or from /proc), a wall-clock backstop for code that sleeps, and the
 caller's absolute deadline. A busy machine slows a step down but does not stop it. A process
@@ -13,6 +14,7 @@ changes what is asked next or for how long.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import select
 import shutil
@@ -29,7 +31,8 @@ from typing import IO, Any
 import numpy as np
 
 from attention_course import trace
-from attention_course.sandbox import cgroups, cputime, jail, syscall_filter
+from attention_course.errors import SandboxUnavailable
+from attention_course.sandbox import cgroups, cputime, jail, syscall_filter, zygotes
 from attention_course.sandbox.inside import wire
 from attention_course.settings import Limits
 
@@ -67,10 +70,12 @@ class Confined:
         hide: Sequence[Path] = (),
         cpu_budget: float | None = None,
         pass_fds: Sequence[int] = (),
+        filtered: bool = True,
     ):
         """`cpu_budget`: the CPU seconds the process may use in all, its start included (a
         request that would go past it is stopped there). `pass_fds`: descriptors the process
-        inherits, at the same numbers (read-only ones: it runs student code)."""
+        inherits, at the same numbers (read-only ones: it runs student code). `filtered=False`:
+        no system call filter (for doctor, which tries the layers under it)."""
         self.limits = limits
         self.unsandboxed = unsandboxed
         self._settings = dict(settings, nproc=limits.processes)
@@ -79,7 +84,9 @@ class Confined:
         self._script = script
         self._hide = list(hide)
         self._caps = wire.Caps(limits.frame_bytes, limits.frame_bytes, limits.result_elements)
-        self._proc: subprocess.Popen[bytes] | None = None
+        self._proc: subprocess.Popen[bytes] | _Forked | None = None
+        self._placeholder: subprocess.Popen[bytes] | None = None  # the sandbox's first process
+        self._filtered = filtered
         self._cgroup: cgroups.Cgroup | None = None
         self._scratch: str | None = None
         self._stderr = bytearray()
@@ -90,65 +97,113 @@ class Confined:
         self.cpu_used = 0.0  # CPU seconds the sandbox had used when last read (and at the end)
         self.peak_memory: int | None = None
         self._reported = False  # its CPU time told to the benchmarks' stages (trace.py)
+        self._drainer: threading.Thread | None = None
 
     # ------------------------------------------------------------------ start and stop
 
     def start(self, deadline: float) -> None:
         """Start the process and wait for it to say it is ready (Died if it does not), never
-        past `deadline` (time.monotonic())."""
-        status = jail.require(self.unsandboxed)
-        env = jail.environment()
+        past `deadline` (time.monotonic()). ZygoteLost: the zygote it is forked from ended or
+        hung (a fault of grading)."""
+        self.launch(require(self.unsandboxed), deadline)
+
+    def launch(self, status: jail.Status, deadline: float) -> None:
+        """`start` on a machine whose sandbox is `status` (the probe's own start)."""
         timeout = self.limits.startup_timeout  # wall clock: no student code runs yet
         until = min(deadline, time.monotonic() + timeout)  # from before the process starts
-        with contextlib.ExitStack() as stack:  # the filter's descriptor, once bwrap has it
-            self._popen(status, env, stack)
-        threading.Thread(target=self._drain, daemon=True).start()
+        if self.unsandboxed or not status.ok:
+            self._popen()
+        else:
+            with contextlib.ExitStack() as stack:  # the filter's descriptor, once bwrap has it
+                self._fork(status, until, stack, lambda: _stopped(timeout))
+        self._drainer = threading.Thread(target=self._drain, daemon=True)
+        self._drainer.start()
         reply = self._receive(until, lambda: _stopped(timeout))
         if reply[0].get("op") != "ready":
             raise self._dead("did not start properly")
 
-    def _popen(self, status: jail.Status, env: dict[str, str], stack: contextlib.ExitStack) -> None:
-        """Start the process: in a sandbox under its system call filter (whose descriptor goes
-        on `stack`), or unsandboxed."""
-        pass_fds: tuple[int, ...] = ()
-        if self.unsandboxed or not status.ok:
-            self._scratch = tempfile.mkdtemp(prefix="attention-unsandboxed-")
-            env.update(HOME=self._scratch, MPLCONFIGDIR=f"{self._scratch}/.matplotlib")
-            env["IPYTHONDIR"] = f"{self._scratch}/.ipython"
-            argv = jail.python_argv(self._script, self._settings, str(jail.INSIDE_DIR))
-            cwd = self._scratch
-        else:
-            fd = stack.enter_context(syscall_filter.descriptor())
-            pass_fds = (fd,)
-            script = jail.python_argv(self._script, self._settings)
-            argv = jail.command(script, self.limits, status.mode, self._hide, filter_fd=fd)
-            self._uid = jail.host_uid(argv)
-            cwd = "/"
-            if status.cgroup:
-                self._cgroup = cgroups.Cgroup.create(
-                    cgroups.fresh_name(), self.limits.memory_bytes, self.limits.processes
-                )
-        limit = jail.rlimits(self.limits)
-        group = self._cgroup
-
-        def before_exec() -> None:
-            limit()
-            if group is not None:
-                group.join()
-
+    def _popen(self) -> None:
+        """Start the process unsandboxed (limits only)."""
+        env = jail.environment()
+        self._scratch = tempfile.mkdtemp(prefix="attention-unsandboxed-")
+        env.update(HOME=self._scratch, MPLCONFIGDIR=f"{self._scratch}/.matplotlib")
+        env["IPYTHONDIR"] = f"{self._scratch}/.ipython"
+        argv = jail.python_argv(self._script, self._settings, str(jail.INSIDE_DIR))
         self._proc = subprocess.Popen(
             argv,
-            cwd=cwd,
+            cwd=self._scratch,
             env=env,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
-            pass_fds=(*self._pass_fds, *pass_fds),  # the sealed inputs', the filter's
-            preexec_fn=before_exec,
+            pass_fds=self._pass_fds,  # the sealed inputs'
+            preexec_fn=jail.set_rlimits(jail.rlimits(self.limits)),
         )
 
-    def _started(self) -> subprocess.Popen[bytes]:
+    def _fork(
+        self,
+        status: jail.Status,
+        until: float,
+        stack: contextlib.ExitStack,
+        late: Callable[[], str],
+    ) -> None:
+        """A fresh sandbox around a placeholder (bubblewrap, as `jail.command` makes it), and
+        the program forked into it by the zygote, never past `until`. The zygote's imports and
+        the sandbox's start run side by side."""
+        zygote = zygotes.zygote(zygotes.kind_of(self._script))
+        fd = stack.enter_context(syscall_filter.descriptor())
+        argv = jail.command(zygotes.PLACEHOLDER, self.limits, status.mode, self._hide, filter_fd=fd)
+        self._uid = jail.host_uid(argv)
+        if status.cgroup:
+            self._cgroup = cgroups.Cgroup.create(
+                cgroups.fresh_name(), self.limits.memory_bytes, self.limits.processes
+            )
+        placeholder = subprocess.Popen(
+            argv,
+            cwd="/",
+            env=jail.environment(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            pass_fds=(fd,),
+        )
+        self._placeholder = placeholder
+        target = _placeholder_ready(placeholder, until)
+        if target is None and time.monotonic() >= until:
+            raise self._dead(late())
+        if target is None:
+            raise self._dead(f"did not start properly{_last_line(placeholder)}")
+        if self._cgroup is not None:  # the whole sandbox in its cgroup, its placeholder too
+            for pid in [placeholder.pid, *cputime.descendants(placeholder.pid)]:
+                self._cgroup.add(pid)
+        requests, replies, errors = os.pipe(), os.pipe(), os.pipe()
+        request = {
+            "target": target,
+            "uid": jail.SANDBOX_UID,
+            "cgroup": [] if self._cgroup is None else self._cgroup.procs_files(),
+            "rlimits": jail.rlimits(self.limits),
+            "pass_fds": list(self._pass_fds),
+            "seccomp": self._filtered,
+            "script": self._script,
+            "argv": jail.python_argv(self._script, self._settings)[2:],
+            "env": jail.environment(),
+        }
+        theirs = [requests[0], replies[1], errors[1], *self._pass_fds]
+        try:
+            child = zygote.fork(request, theirs, until)
+        except zygotes.ZygoteLost:
+            for end in (requests[1], replies[0], errors[0]):
+                os.close(end)
+            self.close()
+            raise
+        finally:
+            for end in (requests[0], replies[1], errors[1]):
+                os.close(end)
+        self._proc = _Forked(placeholder, child, requests[1], replies[0], errors[0])
+
+    def _started(self) -> subprocess.Popen[bytes] | _Forked:
         """The process `start` started."""
         if self._proc is None:
             raise RuntimeError("the sandboxed process was not started")
@@ -168,7 +223,7 @@ class Confined:
         (the process and everything it started; None once it is gone)."""
         used = self._cgroup.cpu_seconds() if self._cgroup is not None else None
         if used is None and self._proc is not None and self._proc.poll() is None:
-            used = cputime.tree_cpu_seconds(self._proc.pid)
+            used = cputime.tree_cpu_seconds(self._proc.pid or -1)
         if used is not None:
             self.cpu_used = max(self.cpu_used, used)
         return used
@@ -179,8 +234,20 @@ class Confined:
 
     @property
     def pid(self) -> int | None:
-        """The host pid of the sandbox's first process (None before it is started)."""
+        """The host pid of the program's first process (None before it is started): in a
+        sandbox, the zygote's child that waits for the program (outside its pid namespace)."""
         return self._proc.pid if self._proc is not None else None
+
+    def processes(self) -> list[int]:
+        """Every living process of the sandbox but its first (which lays it out, as root): the
+        placeholder's, and the program's with what it started."""
+        found: list[int] = []
+        for root in (self._placeholder, self._proc):
+            if root is not None and root.pid is not None:
+                if root is self._proc:
+                    found.append(root.pid)
+                found += cputime.descendants(root.pid)
+        return found
 
     @property
     def host_uid(self) -> int | None:
@@ -195,22 +262,38 @@ class Confined:
 
         With a `grace`, a process that is done is first asked to end (its request pipe is
         closed) and given that long, so that it ends as a process should (and its CPU time is
-        counted where it belongs); then, or at once, it is killed."""
+        counted where it belongs); then, or at once, it is killed: the sandbox's first process
+        (all of its pid namespace dies with it), its cgroup and its host uid."""
         proc = self._proc
-        if proc is not None and proc.poll() is None and grace > 0:
+        if proc is not None and _running(proc) and grace > 0:
             try:
                 if proc.stdin is not None:
                     proc.stdin.close()
                 proc.wait(timeout=grace)
-            except (OSError, subprocess.TimeoutExpired):
+            except (OSError, subprocess.TimeoutExpired, zygotes.ZygoteLost):
                 pass
-        if proc is not None and proc.poll() is None:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        if proc is not None:
+        for first in (self._placeholder, proc if isinstance(proc, subprocess.Popen) else None):
+            if first is not None and first.poll() is None:
+                try:
+                    os.killpg(first.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+        if self._placeholder is not None:
+            self._placeholder.wait()
+        if isinstance(proc, subprocess.Popen):
             proc.wait()
+        elif proc is not None:  # its pid namespace is gone with the placeholder: it ends now
+            try:
+                proc.wait(timeout=1)
+            except subprocess.TimeoutExpired:  # (a sandbox with no pid namespace of its own)
+                if self._uid is not None:
+                    _kill_uid(self._uid)
+                if self._cgroup is not None:
+                    self._cgroup.kill()
+                with contextlib.suppress(subprocess.TimeoutExpired, zygotes.ZygoteLost):
+                    proc.wait(timeout=10)
+            except zygotes.ZygoteLost:
+                pass  # (its cgroup and its uid are killed below)
         if self._cgroup is not None:
             self.peak_memory = self._cgroup.peak_memory()
             self.cpu_seconds()  # the last of it, into cpu_used
@@ -221,13 +304,16 @@ class Confined:
             trace.sandbox_done(self.cpu_used, self.peak_memory)
         if self._uid is not None:
             _kill_uid(self._uid)
+        pipes = [] if self._placeholder is None else [self._placeholder.stdin]
+        pipes += [self._placeholder.stdout, self._placeholder.stderr] if self._placeholder else []
         if proc is not None:  # once nothing of the sandbox holds them (a read would wait)
-            for stream in (proc.stdin, proc.stdout, proc.stderr):
-                try:
-                    if stream is not None:
-                        stream.close()
-                except OSError:
-                    pass
+            pipes += [proc.stdin, proc.stdout, proc.stderr]
+        for stream in pipes:
+            try:
+                if stream is not None:
+                    stream.close()
+            except OSError:
+                pass
         if self._scratch is not None:
             shutil.rmtree(self._scratch, ignore_errors=True)
             self._scratch = None
@@ -362,13 +448,20 @@ class Confined:
         return Died(reason)
 
     def _exit_reason(self) -> str:
+        """Why the process is gone, from its exit status (the zygote's word, or this process's
+        own child's: never the program's)."""
         proc = self._started()
         try:
             code = proc.wait(timeout=2)
         except subprocess.TimeoutExpired:
             return "stopped answering"
+        except zygotes.ZygoteLost:
+            self.close()
+            raise
+        if self._drainer is not None:  # what it wrote last, for the messages that quote it
+            self._drainer.join(timeout=1)
         killed = self._cgroup.oom_kills() if self._cgroup is not None else 0
-        sig = -code if code < 0 else (code - 128 if code > 128 and not self.unsandboxed else 0)
+        sig = -code if code < 0 else 0
         if sig == signal.SIGKILL:
             if killed:
                 return "was killed: it used more than the memory limit"
@@ -379,6 +472,69 @@ class Confined:
             except ValueError:
                 return f"was killed by signal {sig}"
         return f"ended with exit code {code} (os._exit or a crash?)"
+
+
+class _Forked:
+    """A program the zygote forked into a sandbox, as much of subprocess.Popen as is used here:
+    its pipes, its pid, its exit status (the zygote's report)."""
+
+    def __init__(
+        self,
+        placeholder: subprocess.Popen[bytes],
+        child: zygotes.Child,
+        stdin: int,
+        stdout: int,
+        stderr: int,
+    ) -> None:
+        self.placeholder = placeholder
+        self.child = child
+        self.stdin: IO[bytes] | None = open(stdin, "wb", buffering=0)
+        self.stdout: IO[bytes] | None = open(stdout, "rb", buffering=0)
+        self.stderr: IO[bytes] | None = open(stderr, "rb", buffering=0)
+
+    @property
+    def pid(self) -> int | None:
+        return self.child.pid
+
+    def poll(self) -> int | None:
+        return self.child.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        try:
+            return self.child.wait(timeout)
+        except TimeoutError:
+            raise subprocess.TimeoutExpired("the sandboxed program", timeout or 0.0) from None
+
+
+def _running(proc: subprocess.Popen[bytes] | _Forked) -> bool:
+    return proc.poll() is None
+
+
+def _placeholder_ready(placeholder: subprocess.Popen[bytes], until: float) -> int | None:
+    """The host pid of the sandbox's placeholder once it has said it is ready (its namespaces
+    are those the program joins), or None if it ended or `until` passed first."""
+    fd = _pipe(placeholder.stdout).fileno()
+    got = b""
+    while not got.endswith(b"\n"):
+        left = until - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            return None
+        chunk = os.read(fd, 64)
+        if not chunk:
+            return None
+        got += chunk
+    if got != b"ready\n":
+        return None
+    found = cputime.descendants(placeholder.pid)
+    return found[-1] if found else None
+
+
+def _last_line(placeholder: subprocess.Popen[bytes]) -> str:
+    """What bubblewrap said, when it ended before its placeholder was ready."""
+    if placeholder.poll() is None or placeholder.stderr is None:
+        return ""
+    text = placeholder.stderr.read(8192).decode(errors="replace").strip()
+    return f" ({text.splitlines()[-1]})" if text else ""
 
 
 def _pipe(stream: IO[bytes] | None) -> IO[bytes]:
@@ -410,3 +566,64 @@ def _kill_uid(uid: int) -> None:
         if not found:
             return
         time.sleep(0.01)
+
+
+# ------------------------------------------------------------------ the machine's sandbox
+
+_probing = threading.Lock()
+
+
+def probe() -> jail.Status:
+    """Whether student code can be sandboxed on this machine, and how (checked once per
+    process: a caller waits for a probe already under way, `probe_soon`'s)."""
+    with _probing:
+        return _probe()
+
+
+def probe_soon() -> None:
+    """Start the probe in the background, for a process that has other work to do before it
+    needs the answer (`check`: its imports); `probe` then waits for it."""
+    threading.Thread(target=probe, name="attention-course-probe", daemon=True).start()
+
+
+@functools.cache
+def _probe() -> jail.Status:
+    if shutil.which("bwrap") is None:
+        return jail.Status(
+            False, "", "bubblewrap is not installed (apt-get install bubblewrap)", None
+        )
+    mode = "root" if os.geteuid() == 0 else "user"
+    if mode == "root" and shutil.which("setpriv") is None:
+        return jail.Status(False, "", "setpriv is not installed (apt-get install util-linux)", None)
+    unfiltered = syscall_filter.available()
+    if unfiltered is not None:
+        return jail.Status(
+            False, "", f"no system call filter can be built here: {unfiltered}", None
+        )
+    # A sandbox made as grading makes them, its program forked by the zygote: it runs nothing
+    # unless it is unprivileged, without capabilities and under the filter (inside/zygote.py).
+    trial = jail.Status(True, mode, "", cgroups.available())
+    try:
+        with Confined("worker.py", {}, Limits()) as process:
+            process.launch(trial, time.monotonic() + 60)
+    except Died as exc:
+        return jail.Status(False, "", jail.explain(str(exc), process.stderr_tail(3)), None)
+    except (OSError, zygotes.ZygoteLost) as exc:
+        return jail.Status(False, "", f"the sandbox did not start ({exc})", None)
+    who = "a fresh unprivileged uid per sandbox" if mode == "root" else f"uid {os.getuid()}"
+    calls = len(syscall_filter.denied())
+    detail = f"bubblewrap {jail.bwrap_version()}, {who}, no network, no capabilities, "
+    detail += f"{calls} system calls denied (seccomp)"
+    return jail.Status(True, mode, detail, cgroups.available())
+
+
+def require(unsandboxed: bool = False) -> jail.Status:
+    """The probe's status, or SandboxUnavailable with how to fix it (unless the caller asked
+    explicitly for unsandboxed grading)."""
+    status = probe()
+    if not status.ok and not unsandboxed:
+        raise SandboxUnavailable(
+            f"cannot sandbox student code: {status.detail}; "
+            "or grade without a sandbox with --unsandboxed (marked UNSANDBOXED in every result)"
+        )
+    return status

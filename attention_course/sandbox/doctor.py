@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import signal
 import socket
-import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from attention_course.sandbox import cgroups, cputime, jail, syscall_filter
-from attention_course.sandbox.confined import Confined
+from attention_course.sandbox import cgroups, confined, jail, syscall_filter
+from attention_course.sandbox.confined import Confined, Died
+from attention_course.sandbox.zygotes import ZygoteLost
 from attention_course.settings import DEFAULT, MiB
 
 
@@ -31,7 +30,7 @@ class Check:
 
 def diagnose(course: Path) -> list[Check]:
     """Every guarantee of the sandbox, checked on this machine (SandboxUnavailable if none)."""
-    status = jail.require()
+    status = confined.require()
     checks = [Check("sandbox", True, status.detail)]
     course = course.resolve()
     entries = sorted(p.name for p in course.iterdir()) if course.is_dir() else []
@@ -56,7 +55,7 @@ def diagnose(course: Path) -> list[Check]:
             process.start(time.monotonic() + 60)
             seen = _from_the_host(process)  # while the probe waits for its request
             found = process.request(request, timeout=30)[0]["found"]
-    unfiltered = _unfiltered_namespaces(status.mode)
+    unfiltered = _unfiltered_namespaces()
     visible = sorted(set(found["visible"]) - python)
     shown = f"nothing of {course} is visible inside"
     if python:
@@ -126,7 +125,7 @@ class HostView:
 
 def _from_the_host(process: Confined) -> HostView:
     view = HostView({}, {}, [])
-    for pid in cputime.descendants(process.pid or -1):
+    for pid in process.processes():
         try:
             status = dict(
                 line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
@@ -147,6 +146,8 @@ def _unprivileged(found: dict[str, Any], seen: HostView, mode: str) -> Check:
     problems = []
     if found["capabilities"] != 0:
         problems.append(f"capabilities {found['capabilities']:#x}")
+    if not found["no_new_privs"]:
+        problems.append("no_new_privs not set (a setuid program would gain privileges)")
     if not uids:
         problems.append("no process of the sandbox was seen from the host")
     elif 0 in uids or (mode == "root" and len(uids) != 1):
@@ -156,7 +157,8 @@ def _unprivileged(found: dict[str, Any], seen: HostView, mode: str) -> Check:
     if problems:
         return Check("unprivileged", False, "; ".join(problems))
     who = f"host uid {min(uids)}" if mode == "root" else "your own uid, in a user namespace"
-    return Check("unprivileged", True, f"{who}, no capabilities, no supplementary groups")
+    detail = f"{who}, no capabilities, no supplementary groups, no_new_privs"
+    return Check("unprivileged", True, detail)
 
 
 def _size(n: int) -> str:
@@ -186,33 +188,17 @@ def _limit(
     return Check(name, False, f"{detail}; the sandbox's own cgroup ({cgroup}) allows {got}")
 
 
-# Run in a sandbox without the system call filter: the layers under it must stop a user
-# namespace too (--disable-userns).
-_NAMESPACE = """import ctypes, os
-libc = ctypes.CDLL(None, use_errno=True)
-if os.fork() == 0:
-    os._exit(0 if libc.unshare(0x10000000) == 0 else 1)
-print("made a user namespace" if os.waitstatus_to_exitcode(os.wait()[1]) == 0 else "")
-"""
-
-
-def _unfiltered_namespaces(mode: str) -> str:
-    """What a sandbox without its system call filter made ("" when nothing)."""
-    argv = [sys.executable, "-I", "-c", _NAMESPACE]
+def _unfiltered_namespaces() -> str:
+    """What a sandbox without its system call filter made ("" when nothing): the layers under
+    the filter must stop a user namespace too (--disable-userns)."""
+    request = {"op": "probe", "course": "/", "entries": [], "port": 0, "calls": []}
     try:
-        proc = subprocess.run(
-            jail.command(argv, DEFAULT, mode, filter_fd=None),
-            env=jail.environment(),
-            capture_output=True,
-            text=True,
-            timeout=60,
-            preexec_fn=jail.rlimits(DEFAULT),
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"the sandbox did not run ({exc.__class__.__name__})"
-    if proc.returncode != 0:
-        return f"the sandbox did not run (exit code {proc.returncode})"
-    return proc.stdout.strip()
+        with Confined("probe.py", {}, DEFAULT, filtered=False) as process:
+            process.start(time.monotonic() + 60)
+            found = process.request(request, timeout=30)[0]["found"]
+    except (Died, ZygoteLost) as exc:
+        return f"the sandbox did not run ({exc})"
+    return "made a user namespace" if found["user_namespace"] else ""
 
 
 def _filtered(

@@ -40,8 +40,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from attention_course.errors import SandboxUnavailable
-from attention_course.sandbox import syscall_filter
 from attention_course.settings import Limits
 
 INSIDE_DIR = Path(__file__).resolve().with_name("inside")
@@ -232,13 +230,21 @@ def host_uid(cmd: list[str]) -> int | None:
     return None
 
 
-def rlimits(limits: Limits) -> Callable[[], None]:
-    """Per-process limits, set in the sandbox's first process before it execs."""
+def rlimits(limits: Limits) -> dict[str, int]:
+    """Per-process limits of a sandboxed program (resource's names), set before it starts."""
+    return {
+        "RLIMIT_AS": limits.memory_bytes,
+        "RLIMIT_FSIZE": limits.file_bytes,
+        "RLIMIT_CORE": 0,
+    }
+
+
+def set_rlimits(values: dict[str, int]) -> Callable[[], None]:
+    """`rlimits`' values set in a process that is about to exec (a preexec_fn)."""
 
     def apply() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        for name, value in values.items():
+            resource.setrlimit(getattr(resource, name), (value, value))
 
     return apply
 
@@ -263,8 +269,9 @@ def mpl_cache() -> Path | None:
     return folder
 
 
-def _explain(stderr: str) -> str:
-    text = stderr.strip().splitlines()[-1] if stderr.strip() else "no message"
+def explain(reason: str, stderr: str) -> str:
+    """Why bubblewrap made no sandbox, and how to fix it (one line)."""
+    text = stderr.strip().splitlines()[-1] if stderr.strip() else reason
     if "namespace" in text.lower() or "permission" in text.lower():
         return (
             f"bubblewrap cannot create a sandbox here ({text}); allow unprivileged user "
@@ -274,81 +281,9 @@ def _explain(stderr: str) -> str:
     return f"bubblewrap cannot create a sandbox here ({text})"
 
 
-# What the probe runs inside: not root, and under a seccomp filter (mode 2), else _UNFILTERED.
-_UNFILTERED = 3
-_PROBE = f"""import os, sys
-assert os.getuid() != 0
-status = dict(line.split(":", 1) for line in open("/proc/self/status") if ":" in line)
-sys.exit(0 if status["Seccomp"].strip() == "2" else {_UNFILTERED})
-"""
-
-
-_probing = threading.Lock()
-
-
-def probe() -> Status:
-    """Whether student code can be sandboxed on this machine, and how (checked once per
-    process: a caller waits for a probe already under way, `probe_soon`'s)."""
-    with _probing:
-        return _probe()
-
-
-def probe_soon() -> None:
-    """Start the probe in the background, for a process that has other work to do before it
-    needs the answer (`check`: its imports); `probe` then waits for it."""
-    threading.Thread(target=probe, name="attention-course-probe", daemon=True).start()
-
-
-@functools.cache
-def _probe() -> Status:
-    from attention_course.sandbox import cgroups
-
-    if shutil.which("bwrap") is None:
-        return Status(False, "", "bubblewrap is not installed (apt-get install bubblewrap)", None)
-    mode = "root" if os.geteuid() == 0 else "user"
-    if mode == "root" and shutil.which("setpriv") is None:
-        return Status(False, "", "setpriv is not installed (apt-get install util-linux)", None)
-    unfiltered = syscall_filter.available()
-    if unfiltered is not None:
-        return Status(False, "", f"no system call filter can be built here: {unfiltered}", None)
-    try:
-        with syscall_filter.descriptor() as fd:
-            result = subprocess.run(
-                command([sys.executable, "-I", "-c", _PROBE], Limits(), mode, filter_fd=fd),
-                env=environment(),
-                capture_output=True,
-                text=True,
-                timeout=60,
-                pass_fds=(fd,),
-            )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return Status(False, "", f"bubblewrap did not start ({exc.__class__.__name__})", None)
-    if result.returncode == _UNFILTERED:
-        return Status(False, "", "bubblewrap started the sandbox without its filter", None)
-    if result.returncode != 0:
-        return Status(False, "", _explain(result.stderr), None)
-    who = "a fresh unprivileged uid per sandbox" if mode == "root" else f"uid {os.getuid()}"
-    calls = len(syscall_filter.denied())
-    detail = f"bubblewrap {_bwrap_version()}, {who}, no network, no capabilities, "
-    detail += f"{calls} system calls denied (seccomp)"
-    return Status(True, mode, detail, cgroups.available())
-
-
-def _bwrap_version() -> str:
+def bwrap_version() -> str:
     try:
         out = subprocess.run(["bwrap", "--version"], capture_output=True, text=True).stdout
     except OSError:
         return "?"
     return out.split()[-1] if out.split() else "?"
-
-
-def require(unsandboxed: bool = False) -> Status:
-    """The probe's status, or SandboxUnavailable with how to fix it (unless the caller asked
-    explicitly for unsandboxed grading)."""
-    status = probe()
-    if not status.ok and not unsandboxed:
-        raise SandboxUnavailable(
-            f"cannot sandbox student code: {status.detail}; "
-            "or grade without a sandbox with --unsandboxed (marked UNSANDBOXED in every result)"
-        )
-    return status

@@ -16,7 +16,7 @@ fails with EPERM inside the sandbox, whatever its arguments (the rest is allowed
 The filter is compiled by libseccomp (through `pyseccomp`) once per grading process, and
 bubblewrap loads it (`--seccomp FD`) as the last step before it starts the sandbox's first
 program, after the sandbox is made and before any of its code runs; it cannot be removed. Where
-it cannot be built, `available` says why, and the sandbox is not made (`jail.probe`).
+it cannot be built, `available` says why, and the sandbox is not made (`confined.probe`).
 """
 
 from __future__ import annotations

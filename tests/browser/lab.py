@@ -15,6 +15,7 @@ from pathlib import Path
 from tests.processes import free_port, stop_process
 
 BIN = Path(sys.executable).parent
+LABEXTENSION = Path(__file__).resolve().parents[2] / "attention_course" / "labextension"
 START_TIMEOUT = 90  # seconds for JupyterLab to answer
 RUN_TIMEOUT_MS = 180_000  # running a whole notebook, validating one
 
@@ -62,7 +63,8 @@ def start_lab(
     too, where nbgrader looks for nbgrader_config.py). `state` holds its settings, workspaces,
     runtime files and log, and its own JUPYTER_CONFIG_DIR (empty, so the user's ~/.jupyter is
     never read); `config_path` goes on JUPYTER_CONFIG_PATH, as students' configuration does
-    (README, Students' JupyterLab). `lab_settings` are added to LAB_SETTINGS."""
+    (README, Students' JupyterLab). `lab_settings` are added to LAB_SETTINGS. The course's own
+    JupyterLab extension is installed in its data folder."""
     settings = state / "settings"
     for name, data in {**LAB_SETTINGS, **(lab_settings or {})}.items():
         path = settings / name
@@ -70,6 +72,11 @@ def start_lab(
         path.write_text(json.dumps(data))
     config_dir = state / "config"
     config_dir.mkdir(parents=True, exist_ok=True)
+    # The course's JupyterLab extension where an installed wheel puts it (this checkout's
+    # editable install puts no data files anywhere): {data dir}/labextensions.
+    extension = state / "data" / "labextensions" / "@attention-course" / "check"
+    extension.parent.mkdir(parents=True, exist_ok=True)
+    extension.symlink_to(LABEXTENSION, target_is_directory=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("JUPYTER")}
     if config_path is not None:
         env["JUPYTER_CONFIG_PATH"] = str(config_path)

@@ -1,5 +1,5 @@
-"""What the browser tests measure on a page, as JavaScript run in it: cut-off lines, typeset
-formulas, raw LaTeX."""
+"""What the browser tests measure on a page, as JavaScript run in it: cut-off lines, a dialog
+that fits, typeset formulas, raw LaTeX."""
 
 from __future__ import annotations
 
@@ -66,6 +66,19 @@ LINES = r"""(selector) => {
     finish();
   }
   return {cut, lines, wrapped};
+}"""
+
+# Each block of the open dialog (the elements the selector matches) wider than its box
+# (scrolled or cut), and whether the dialog reaches past the window's edges.
+DIALOG_FIT = r"""(selector) => {
+  const blocks = [...document.querySelectorAll(selector)];
+  const dialog = blocks.length ? blocks[0].closest('.jp-Dialog-content') : null;
+  const box = (dialog || document.querySelector('.jp-Dialog-content')).getBoundingClientRect();
+  return {
+    blocks: blocks.length,
+    wider: blocks.filter(e => e.scrollWidth > e.clientWidth).map(e => e.innerText.slice(0, 80)),
+    outside: box.left < 0 || box.right > document.documentElement.clientWidth,
+  };
 }"""
 
 # Each <math> element: drawn with a size, and laid out as mathematics (a fraction's numerator

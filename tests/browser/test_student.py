@@ -13,7 +13,7 @@ import pytest
 
 from tests.browser.conftest import ASSIGNMENT, COURSE_ID, screenshot
 from tests.browser.lab import ERROR_OUTPUT, cells, close_dialog, open_notebook, run_all, validate
-from tests.browser.page_checks import LINES
+from tests.browser.page_checks import DIALOG_FIT, LINES
 from tests.course import COURSE_ROOT
 
 SUCCESS = "Success! Your notebook passes all the tests."
@@ -78,18 +78,6 @@ def _dialog_entries(page) -> list[tuple[str, str]]:
     return list(zip(blocks[0::2], blocks[1::2], strict=True))
 
 
-# Each block of the Validate dialog wider than its box (scrolled or cut), and whether the
-# dialog reaches past the window's edges.
-DIALOG_FIT = """() => {
-  const blocks = [...document.querySelectorAll('.jp-Dialog #validation-message pre')];
-  const box = document.querySelector('.jp-Dialog-content').getBoundingClientRect();
-  return {
-    blocks: blocks.length,
-    wider: blocks.filter(e => e.scrollWidth > e.clientWidth).map(e => e.innerText.slice(0, 80)),
-    outside: box.left < 0 || box.right > document.documentElement.clientWidth,
-  };
-}"""
-
 # Scrolls the dialog to its block with the longest line (for the screenshot).
 SHOW_LONGEST = """() => {
   const longest = e => Math.max(...e.innerText.split('\\n').map(line => line.length));
@@ -103,7 +91,7 @@ def _validate_lines(page, width: int) -> dict:
     page.set_viewport_size({"width": width, "height": 900})
     page.wait_for_function("w => document.documentElement.clientWidth === w", arg=width)
     return {
-        **page.evaluate(DIALOG_FIT),
+        **page.evaluate(DIALOG_FIT, ".jp-Dialog #validation-message pre"),
         **page.evaluate(LINES, ".jp-Dialog #validation-message pre"),
     }
 
@@ -161,6 +149,21 @@ def test_validate_untouched_and_completed(folder, student_lab, student_home, pag
     for where, error in entries:
         assert error.startswith("NotImplementedError: ") and "is not written yet" in error
         assert "raised in " in where and "raise NotImplementedError()" in where
+
+
+def test_no_check_button_where_the_server_has_no_grading_service(student_lab, page_factory):
+    """The course's extension is loaded, but a students' JupyterLab outside the course's hub
+    (no grading service to send to) shows no "Check with the course's graders": its server
+    says why."""
+    page = page_factory(student_lab)
+    open_notebook(page, student_lab, f"completed/{ASSIGNMENT}.ipynb")
+    loaded = page.evaluate("() => Object.keys(window._JUPYTERLAB || {})")
+    assert "@attention-course/check" in loaded, loaded
+    toolbar = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-NotebookPanel-toolbar")
+    toolbar.get_by_role("button", name="Validate").wait_for()
+    assert toolbar.get_by_role("button", name="Check with graders").count() == 0
+    answer = page.request.get(student_lab.url("/attention-course/hub-check")).json()
+    assert answer["available"] is False and "no grading service" in answer["reason"], answer
 
 
 def _nbgrader_menu(page) -> list[str]:

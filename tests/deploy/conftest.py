@@ -278,21 +278,33 @@ def account() -> Iterator[Account]:
 
 # One check per assignment per CHECK_WINDOW seconds on the deploy tests' hub.
 CHECK_WINDOW = 3600
+# Its students: the first two for the grading service's own tests (test_hub_check.py), the third
+# presses the Check button in Chromium (test_check_button.py), so neither spends the other's checks.
+HUB_STUDENTS = 3
+
+
+# The tests' one change to the hub the README deploys: it notices that its grading service
+# died within a second rather than thirty (a managed service's process is polled at its
+# spawner's default poll_interval, which no configuration reaches), so that the test that kills
+# the service waits for it less. Users' servers keep the usual 30 s.
+QUICK_RESTART = (
+    "from jupyterhub.services.service import _ServiceSpawner",
+    "_ServiceSpawner.poll_interval.default_value = 1",
+    "c.Spawner.poll_interval = 30",
+)
 
 
 @pytest.fixture(scope="session")
 def course_hub(engine_venv) -> Iterator[object]:
     """The course's JupyterHub, deployed once for the deploy tests as the README says
-    (tests/deploy/hub.py), with the course's grading service added as its instructions say
-    (`hub-check-service --config-lines`, one check per assignment per CHECK_WINDOW). Each
-    module's fixture starts, releases and stops what it needs on it."""
+    (tests/deploy/hub.py), the course's grading service included (`--checks`), its limit in
+    the course's course.toml (one check per assignment per CHECK_WINDOW). Each module's fixture
+    starts, releases and stops what it needs on it."""
     from tests.deploy.hub import deploy_hub
-    from tests.processes import free_port
 
-    lines = engine_venv.run(
-        "attention-course", "hub-check-service", "--config-lines", "--port", str(free_port()),
-        "--per-day", "1", "--window", str(CHECK_WINDOW),
-    )  # fmt: skip
-    assert lines.returncode == 0, lines.stderr
-    with deploy_hub(engine_venv, extra_lines=lines.stdout.splitlines()) as deployment:
+    limits = f"per_day = 1\nwindow = {CHECK_WINDOW}"
+    with deploy_hub(
+        engine_venv, students=HUB_STUDENTS, hub_check=limits, extra_lines=QUICK_RESTART
+    ) as deployment:
+        assert deployment.plan.checks_port is not None, "the README's hub has no --checks"
         yield deployment

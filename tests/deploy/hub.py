@@ -37,13 +37,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from attention_course.classgrade.nbgrader_api import copy_course
+from attention_course.cli.samples import sample_notebooks
 from attention_course.integrations.jupyterhub import HubPlan, hub_config_text, write_hub
 from attention_course.settings import EXCHANGE_ENV
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, VIEWPORT
-from tests.course import COURSE_ROOT
+from tests.course import COURSE, COURSE_ROOT
 from tests.deploy.conftest import Account, EngineVenv, clean_env, shared_folder
 from tests.processes import free_port, stop_process
 
@@ -208,9 +210,11 @@ def deploy_hub(
     roles: Sequence[dict] = (),
     environment: dict[str, str] | None = None,
     extra_lines: Sequence[str] = (),
+    hub_check: str = "",
 ) -> Iterator[HubDeployment]:
     """Deploy and start the course's hub as the README says, with an instructor and
-    `students` student accounts; everything is stopped and removed afterwards."""
+    `students` student accounts; everything is stopped and removed afterwards. `hub_check`
+    is the course's `[hub_check]` table (the checks' limits), added to its course.toml."""
     if os.geteuid() != 0:
         _cannot_run("a JupyterHub of local accounts needs root (run the tests as root, as CI)")
     if not os.access(PROXY, os.X_OK):
@@ -226,6 +230,9 @@ def deploy_hub(
             learners.append(make_account("achubstud"))
             accounts.append(learners[-1])
         course = copy_course(base / "course", COURSE_ROOT)
+        if hub_check:
+            with (course / "course.toml").open("a") as toml:
+                toml.write(f"\n[hub_check]\n{hub_check}\n")
         subprocess.run(["chown", "-R", f"{instructor.name}:", str(course)], check=True)
         course.chmod(0o700)  # the graders and the gradebook: the instructor's alone
         plan = HubPlan(
@@ -252,6 +259,9 @@ def deploy_hub(
         write = [_named(word, names) for word in write]
         write += ["--port", plan.port, "--hub-port", plan.hub_port]
         write += ["--proxy-api-port", plan.proxy_api_port]
+        if "--checks" in write:  # the course's grading service, on a free port
+            plan = replace(plan, checks_port=free_port())
+            write += ["--checks-port", plan.checks_port]
         wrote = subprocess.run(
             [str(w) for w in write], cwd=COURSE_ROOT, env=clean_env(), capture_output=True,
             text=True, timeout=900, umask=0o077,  # a careful root's umask
@@ -329,7 +339,8 @@ class HubSession:
 
 def log_in(hub: RunningHub, account: HubAccount, password: str | None = None) -> HubSession:
     """Log in through the hub's login form (as `account`, with its password unless another is
-    given); the session is logged in only if the password was right (see `logged_in`)."""
+    given); the session is logged in only if the password was right (see `logged_in`). As in
+    a browser, the hub then starts the account's server (its redirect to /hub/spawn)."""
     session = HubSession(hub)
     session.request("GET", "/hub/login")
     session.request(
@@ -391,7 +402,10 @@ def wait_for_server(session: HubSession, name: str) -> None:
 def release(deployment: HubDeployment, assignment: str) -> None:
     """Release `assignment` into the exchange as the instructor, as on a terminal of their
     JupyterLab (which has the exchange in its environment): `attention-course release`, then
-    `nbgrader release_assignment`."""
+    `nbgrader release_assignment`. Nothing to do when it is released already (the hub is
+    shared by the deploy tests' modules)."""
+    if (deployment.exchange / COURSE.id / "outbound" / assignment).is_dir():
+        return
     instructor = deployment.instructor
     env = instructor.env(
         PATH=f"{deployment.venv.path / 'bin'}:/usr/bin:/bin",
@@ -404,11 +418,16 @@ def release(deployment: HubDeployment, assignment: str) -> None:
 
 
 @contextmanager
-def chromium() -> Iterator[object]:
-    """Debian's chromium, headless, through Playwright (as tests/browser/ starts it)."""
+def chromium(shots: Path | None = None) -> Iterator[object]:
+    """Debian's chromium, headless, through Playwright (as tests/browser/ starts it). `shots`,
+    the folder of its screenshots, is made and emptied of an earlier run's (`screenshot`)."""
     from playwright.sync_api import sync_playwright
 
     assert os.access(CHROMIUM, os.X_OK), f"{CHROMIUM} is missing (scripts/setup.sh installs it)"
+    if shots is not None:
+        shots.mkdir(parents=True, exist_ok=True)
+        for old in shots.glob("*.png"):
+            old.unlink()
     playwright = sync_playwright().start()
     try:
         browser = playwright.chromium.launch(
@@ -422,8 +441,36 @@ def chromium() -> Iterator[object]:
         playwright.stop()
 
 
-def new_page(browser):
-    """A page in a fresh context (no cookies of another user), the browser tests' window size."""
-    context = browser.new_context(viewport=VIEWPORT)
+def screenshot(page, shots: Path, name: str) -> None:
+    page.screenshot(path=str(shots / f"{name}.png"))
+
+
+NOTEBOOK_CELLS = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell"
+
+
+def type_solutions(page, released: Path, sample: str) -> dict[str, str]:
+    """Type the sample student `sample`'s solution cells (`attention-course demo`'s samples)
+    into the notebook open on `page`, a copy of the released notebook `released`, as a student
+    types them (unsaved); returns what was typed, by cell id."""
+    assignment = released.stem
+    by_id = {c.get("id"): c.source for c in sample_notebooks(assignment, COURSE_ROOT)[sample].cells}
+    typed = {}
+    cells = page.locator(NOTEBOOK_CELLS)
+    for index, cell in enumerate(nbformat.read(released, 4).cells):
+        if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution"):
+            target = cells.nth(index)
+            target.scroll_into_view_if_needed()
+            target.locator(".cm-content").click()
+            page.keyboard.press("Control+a")
+            page.keyboard.insert_text(by_id[cell.get("id")])
+            typed[cell.get("id")] = by_id[cell.get("id")]
+    page.keyboard.press("Escape")
+    return typed
+
+
+def new_page(browser, **context_options):
+    """A page in a fresh context (no cookies of another user), the browser tests' window size;
+    `context_options` go to Playwright's new_context (a time zone, a locale)."""
+    context = browser.new_context(viewport=VIEWPORT, **context_options)
     context.set_default_timeout(60_000)
     return context.new_page()

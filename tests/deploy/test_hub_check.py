@@ -1,6 +1,6 @@
 """The course's grading service on the course's JupyterHub, deployed as the README says
 (tests/deploy/hub.py: the wheel in the hub's environment, configurable-http-proxy, local accounts
-logged in through PAM) with the service's lines added to its jupyterhub_config.py. A student
+logged in through PAM, the grading service added by `--checks`). A student
 checks with the command students run, as their own account, reads PASS/FAIL lines and hints,
 reaches the limit and is told when the next check is allowed; the other student can neither
 read nor spend the first one's checks (tokens tried both ways); the instructor lists every
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import time
 import urllib.error
@@ -58,7 +59,8 @@ def request(url, token=None, body=None, method=None, **query):
 @pytest.fixture(scope="module")
 def hub(engine_venv, course_hub) -> Iterator[dict]:
     """The course's hub with the grading service (one check per assignment per hour), the
-    students' and the instructor's hub tokens, and masks_and_heads past its due date."""
+    first two students' and the instructor's hub tokens, and masks_and_heads past its due
+    date."""
     program = engine_venv.bin("attention-course")
     deployment = course_hub
     url = f"{deployment.hub.url}/services/{HUB_CHECK.service_name}/"
@@ -97,7 +99,8 @@ def server_environment(hub_url: str, account, token: str) -> dict[str, str]:
     home page does) and read its environment (as root, from /proc): what every terminal and
     kernel of theirs sees, the server's own hub token and the service's address included."""
     status, answer = request(f"{hub_url}/hub/api/users/{account.name}/server", token, b"{}")
-    assert status in (201, 202), answer
+    # 400: running already (logging in through the hub's form, as user_token does, starts it)
+    assert status in (201, 202) or "is already running" in answer.get("message", ""), answer
     deadline = time.monotonic() + SERVER_START_TIMEOUT
     while True:
         _, model = request(f"{hub_url}/hub/api/users/{account.name}", token)
@@ -216,8 +219,9 @@ def test_another_student_can_neither_read_nor_spend_the_first_ones_checks(hub, a
 def test_the_instructor_lists_every_check(hub, alices_check):
     status, listed = request(hub["url"] + "api/checks", hub["tokens"]["teacher"], all="1")
     assert status == 200
-    (record,) = listed["checks"]
-    assert record["student"] == hub["people"]["alice"].name and record["state"] == "graded"
+    alice = hub["people"]["alice"].name
+    (record,) = [c for c in listed["checks"] if c["student"] == alice]  # others: other tests'
+    assert record["state"] == "graded"
     assert record["detail"].startswith("seed ")  # for the instructor; alice's answer has none
     assert record["assignment"] == "attention_basics" and record["score"] is not None
     course = hub["deployment"].course
@@ -253,3 +257,79 @@ def test_the_students_own_server_checks_for_them(hub, alices_check):
     assert status in (403, 404), answer
     status, answer = request(endpoint, hub["tokens"]["alice"], b"", path="../../etc/passwd")
     assert status in (400, 403, 404), answer
+
+
+def _service_processes(deployment: HubDeployment) -> tuple[int, list[int]]:
+    """The grading service's process (as root reads /proc) and its grading workers (its
+    children that multiprocessing spawned)."""
+    found, children = None, {}
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+            parent = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except OSError:
+            continue
+        if b"hub-check-service" in argv and str(deployment.course).encode() in argv:
+            found = int(proc.name)
+        elif any(b"spawn_main" in word for word in argv):
+            children[int(proc.name)] = parent
+    assert found is not None, "no grading service process"
+    return found, [pid for pid, parent in children.items() if parent == found]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _wait(condition, seconds: float, what: str) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.3)
+
+
+def test_a_check_cut_short_by_the_service_killed_is_not_counted_and_said_so(hub):
+    """bob's check is running (its causal_mask never returns) when the service is killed
+    (kill -9); the hub starts it again. The check is not lost: it is failed, its answer says
+    that it does not count, and bob's checks left are whole; the killed service's grading
+    worker and its folder of waiting notebooks are gone. His next check is graded and counted
+    once. (Last in the module: it spends bob's check of attention_basics.)"""
+    url, token = hub["url"], hub["tokens"]["bob"]
+    deployment = hub["deployment"]
+    nb = sample_notebooks("attention_basics", COURSE_ROOT)["demo-instructor"]
+    for cell in nb.cells:
+        if cell.get("id") == "causal_mask":
+            cell.source = "def causal_mask(seq_len):\n    while True:\n        pass\n"
+    status, asked = request(url + "api/checks", token, nbformat.writes(nb).encode())
+    assert status == 202, asked
+    check = url + f"api/checks/{asked['check']['id']}"
+    _wait(lambda: request(check, token)[1]["check"]["state"] == "running", 120, "not running")
+    _wait(lambda: _service_processes(deployment)[1], 60, "the service grades in no worker")
+    killed, workers = _service_processes(deployment)
+    os.kill(killed, signal.SIGKILL)
+    _wait(lambda: request(url + "api/limit", token, assignment="attention_basics")[0] == 200,
+          SERVICE_START, "the hub did not start the service again")  # fmt: skip
+    assert _service_processes(deployment)[0] != killed
+
+    status, answer = request(check, token)
+    assert status == 200 and answer["check"]["state"] == "failed", answer
+    assert "stopped before it graded this notebook" in answer["check"]["feedback"], answer
+    assert "does not count" in answer["check"]["feedback"]
+    _, limit = request(url + "api/limit", token, assignment="attention_basics")
+    assert limit["checks_left"] == 1, limit
+    _wait(lambda: not any(_alive(pid) for pid in workers), 30, "the killed service's worker lives")
+    assert not list(Path("/tmp").glob(f"attention-checks-{killed}-*"))
+
+    honest = sample_notebooks("attention_basics", COURSE_ROOT)["demo-instructor"]
+    status, again = request(url + "api/checks", token, nbformat.writes(honest).encode())
+    assert status == 202 and again["checks_left"] == 0, again
+    graded = url + f"api/checks/{again['check']['id']}"
+    _wait(lambda: request(graded, token)[1]["check"]["state"] == "graded", 240, "not graded")
+    _, listed = request(url + "api/checks", token)
+    assert [c["state"] for c in listed["checks"]] == ["failed", "graded"], listed

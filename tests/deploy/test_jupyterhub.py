@@ -18,7 +18,6 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from attention_course.cli.samples import sample_notebooks
 from attention_course.integrations.jupyterhub import installed_already, jupyterhub_requirement
 from attention_course.integrations.wheel import build_wheel
 from attention_course.settings import EXCHANGE_ENV
@@ -33,7 +32,9 @@ from tests.deploy.hub import (
     logged_in,
     new_page,
     release,
+    screenshot,
     start_server,
+    type_solutions,
     wait_for_server,
 )
 
@@ -43,7 +44,6 @@ ASSIGNMENT = "attention_basics"
 SHOTS = SCREENSHOTS / "hub"
 SUCCESS = "Success! Your notebook passes all the tests."
 NEWS_TEXT = "official Jupyter news"  # JupyterLab's question to every user about its news
-NOTEBOOK_CELLS = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell"
 
 
 @pytest.fixture(scope="module")
@@ -63,15 +63,12 @@ def hub(course_hub) -> Iterator[HubDeployment]:
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
     """Chromium for the module; this run's screenshots only in its folder."""
-    with chromium() as browser:
-        SHOTS.mkdir(parents=True, exist_ok=True)
-        for old in SHOTS.glob("*.png"):
-            old.unlink()
+    with chromium(SHOTS) as browser:
         yield browser
 
 
 def _shot(page, name: str) -> None:
-    page.screenshot(path=str(SHOTS / f"{name}.png"))
+    screenshot(page, SHOTS, name)
 
 
 @dataclass
@@ -107,20 +104,9 @@ def student_work(hub, browser) -> StudentWork:
     fetched.locator(".nested_list_item a", has_text=ASSIGNMENT).click()
     page.wait_for_selector("#jp-main-statusbar >> text=Idle")
 
-    released_nb = nbformat.read(student.home / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4)
-    instructor_nb = sample_notebooks(ASSIGNMENT, COURSE_ROOT)["demo-instructor"]
-    solutions = {c.get("id"): c.source for c in instructor_nb.cells}
-    typed = {}
-    cells = page.locator(NOTEBOOK_CELLS)
-    for index, cell in enumerate(released_nb.cells):
-        if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution"):
-            target = cells.nth(index)
-            target.scroll_into_view_if_needed()
-            target.locator(".cm-content").click()
-            page.keyboard.press("Control+a")
-            page.keyboard.insert_text(solutions[cell.get("id")])
-            typed[cell.get("id")] = solutions[cell.get("id")]
-    page.keyboard.press("Escape")
+    typed = type_solutions(
+        page, student.home / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", "demo-instructor"
+    )
     page.keyboard.press("Control+s")
     page.wait_for_selector(".lm-DockPanel-tabBar .jp-mod-dirty", state="detached")
     validation = validate(page)
@@ -146,7 +132,7 @@ def test_only_the_right_password_logs_in(hub):
 
 
 def test_students_read_neither_the_course_nor_each_other_and_write_no_configuration(hub):
-    student, other = hub.students
+    student, other = hub.students[:2]
     for path in (
         hub.course / "grader_tests" / "test_softmax.py",
         hub.course / "nbgrader_config.py",
@@ -174,7 +160,7 @@ def test_the_environment_holds_this_engine_and_the_hubs_jupyterhub(hub, tmp_path
 def test_each_server_runs_as_its_account_with_its_configuration(hub):
     """Each user's JupyterLab is a process of their own account, with the students' or the
     instructor's configuration; students have no formgrader."""
-    servers = _singleuser_processes()
+    servers = _singleuser_processes(hub.plan.venv)
     expected = {hub.instructor.uid: str(hub.plan.instructor_config)}
     expected |= {s.uid: str(hub.plan.student_config) for s in hub.students}
     assert sorted(servers) == sorted(expected), servers
@@ -187,8 +173,10 @@ def test_each_server_runs_as_its_account_with_its_configuration(hub):
         assert answer[0] == status, (account.name, answer[0])
 
 
-def _singleuser_processes() -> dict[int, dict[str, str]]:
-    """uid -> environment of every jupyterhub-singleuser process of this hub's environment."""
+def _singleuser_processes(venv: Path) -> dict[int, dict[str, str]]:
+    """uid -> environment of every jupyterhub-singleuser process of the hub's environment
+    `venv` (not another hub's: the machine may run others)."""
+    program = str(venv / "bin" / "jupyterhub-singleuser").encode()
     found = {}
     for proc in Path("/proc").iterdir():
         try:
@@ -197,7 +185,7 @@ def _singleuser_processes() -> dict[int, dict[str, str]]:
             uid = proc.stat().st_uid
         except OSError:
             continue
-        if any(a.endswith(b"/jupyterhub-singleuser") for a in argv[:2]):
+        if program in argv[:2]:
             env = dict(e.decode().partition("=")[::2] for e in environ if b"=" in e)
             found[uid] = env
     return found
@@ -226,7 +214,7 @@ def test_a_student_fetches_fills_in_validates_and_submits_in_the_browser(hub, st
 
 
 def test_the_instructor_collects_and_sees_the_submission_in_formgrader(hub, browser, student_work):
-    student, other = hub.students
+    student, other = hub.students[:2]
     page = new_page(browser)
     log_in_page(page, hub.hub, hub.instructor)
     page.goto(f"{hub.hub.url}/user/{hub.instructor.name}/formgrader/manage_assignments")
@@ -249,11 +237,16 @@ def test_the_instructor_collects_and_sees_the_submission_in_formgrader(hub, brow
     page.context.close()
 
 
+# The hub's one error the deploy tests cause on purpose: the grading service killed mid-check
+# (tests/deploy/test_hub_check.py), which the hub then starts again.
+SERVICE_KILLED = re.compile(r"^\[E .*\] Service course-check exited with status -9$")
+
+
 def test_the_hub_log_holds_no_error(hub, student_work):
     errors = [
         line
         for line in hub.hub.log_text().splitlines()
-        if line.startswith("[E ") or "Traceback" in line
+        if (line.startswith("[E ") or "Traceback" in line) and not SERVICE_KILLED.match(line)
     ]
     assert not errors, "\n".join(errors)
 

@@ -20,14 +20,14 @@ ASSIGNMENT = "attention_basics"
 GRADE = """
 import json, sys
 from pathlib import Path
-from attention_course.sandbox import jail
+from attention_course.sandbox import confined
 from attention_course.classgrade.run import autograde_class
 from attention_course.classgrade.nbgrader_api import gradebook_scores
 from attention_course.cli.samples import write_submissions
 root, assignment = Path(sys.argv[1]), sys.argv[2]
 write_submissions(assignment, root)
 autograde_class(assignment, root)
-print(json.dumps({"mode": jail.probe().mode, "scores": gradebook_scores(assignment, root)}))
+print(json.dumps({"mode": confined.probe().mode, "scores": gradebook_scores(assignment, root)}))
 """
 
 

@@ -86,6 +86,7 @@ def test_a_service_stopped_mid_check_gives_the_check_back(records):
     assert records.interrupted(NOW + 10) == 1
     record = records.get(waiting.id)
     assert record is not None and record.state == FAILED
+    assert record.feedback is not None and "does not count" in record.feedback  # said so
     assert records.left("alice", "attention_basics", SETTINGS, NOW + 10) == 2
 
 

@@ -1,21 +1,25 @@
-"""The grading service's own answers before any grading, without a hub: what it refuses and
-why (size, JSON, assignment), the due-date policy applied, and its queue taking students in
-turn. Real SQLite gradebook; the workers are not started, so nothing is graded here."""
+"""The grading service without a hub: what it refuses before any grading and why (size, JSON,
+assignment), the due-date policy applied, its queue taking students in turn, and a hostile
+notebook graded by its own workers in the sandbox. Real SQLite gradebook; the workers are
+started by the one test that grades."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
 import nbformat
 import pytest
 
+from attention_course.cli.samples import sample_notebooks
 from attention_course.course import Course
-from attention_course.integrations.check_limits import CheckRecords
+from attention_course.integrations.check_limits import GRADED, PENDING, CheckRecords
 from attention_course.integrations.hub_check import CheckService
 from attention_course.settings import DEFAULT, HUB_CHECK
 from tests.course import COURSE_ROOT
 
-RELEASED = (COURSE_ROOT / "release" / "attention_basics" / "attention_basics.ipynb").read_bytes()
+ASSIGNMENT = "attention_basics"
+RELEASED = (COURSE_ROOT / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_bytes()
 
 
 @pytest.fixture
@@ -121,3 +125,43 @@ def test_a_gradebook_that_does_not_answer_is_one_line_and_counts_nothing(service
     checks.due = gone
     assert guarded(lambda: checks.submit("alice", RELEASED, None)) == (503, {"error": UNAVAILABLE})
     assert checks.records.list() == [] and len(checks.queue) == 0
+
+
+def _hostile_notebook() -> bytes:
+    """The instructor's attention_basics with a giant output in softmax's cell, a create_qkv
+    that ends its process (os._exit) and a causal_mask that never returns."""
+    nb = sample_notebooks(ASSIGNMENT, COURSE_ROOT)["demo-instructor"]
+    for cell in nb.cells:
+        if cell.get("id") == "softmax":
+            cell.source = 'print("x" * 20_000_000)\n' + cell.source
+        elif cell.get("id") == "create_qkv":
+            cell.source = "import os\n\ndef create_qkv(X, W_q, W_k, W_v):\n    os._exit(3)\n"
+        elif cell.get("id") == "causal_mask":
+            cell.source = "def causal_mask(seq_len):\n    while True:\n        pass\n"
+    return nbformat.writes(nb).encode()
+
+
+def test_a_hostile_notebook_costs_its_student_one_check_and_nobody_else_anything(service):
+    """Sent through the service and graded by its own workers, in the sandbox: the student
+    reads why each function lost its points, the check counts once, and the service goes on
+    to grade the next student's notebook, who gets full marks."""
+    checks = service(per_day=2, pending_per_student=1)
+    checks.start()
+    status, hostile = checks.submit("mallory", _hostile_notebook(), None)
+    assert status == 202, hostile
+    honest = nbformat.writes(sample_notebooks(ASSIGNMENT, COURSE_ROOT)["demo-instructor"])
+    status, other = checks.submit("bob", honest.encode(), None)
+    assert status == 202, other
+    deadline = time.monotonic() + 240
+    ids = (hostile["check"]["id"], other["check"]["id"])
+    while any(checks.records.get(i).state in PENDING for i in ids):
+        assert time.monotonic() < deadline, [checks.records.get(i) for i in ids]
+        time.sleep(0.5)
+    mallory, bob = (checks.records.get(i) for i in ids)
+    assert (mallory.state, mallory.score, mallory.max_score) == (GRADED, 25.0, 35.0), mallory
+    assert "causal_mask ran longer than the time limit (an endless loop?)" in mallory.feedback
+    assert "create_qkv ended with exit code 3 (os._exit or a crash?)" in mallory.feedback
+    assert "softmax: 10 / 10 points" in mallory.feedback  # its output hurts nobody
+    assert checks.records.left("mallory", ASSIGNMENT, checks.settings, checks.clock()) == 1
+    assert (bob.state, bob.score, bob.max_score) == (GRADED, 35.0, 35.0), bob
+    assert list(checks.folder.iterdir()) == []  # the notebooks are not kept

@@ -4,6 +4,7 @@ itself runs in tests/deploy/test_jupyterhub.py."""
 
 from __future__ import annotations
 
+import json
 import os
 import pwd
 import zipfile
@@ -19,9 +20,11 @@ from attention_course.integrations.jupyterhub import (
     check_plan,
     hub_config_text,
     installed_already,
+    write_hub,
 )
+from attention_course.integrations.student_config import LAB_CHECK
 from attention_course.integrations.wheel import build_wheel
-from attention_course.settings import EXCHANGE_ENV
+from attention_course.settings import CHECK_URL_ENV, EXCHANGE_ENV
 
 ME = pwd.getpwuid(os.getuid()).pw_name
 STUDENT = "nobody"  # an account every Debian machine has, its home no folder
@@ -97,6 +100,34 @@ def test_services_roles_variables_and_lines_of_ones_own_go_into_the_config(tmp_p
     assert c.JupyterHub.load_roles == [role]
     assert _spawned(c, STUDENT).environment["CHECKS_URL"] == "/services/checks/"
     assert c.JupyterHub.shutdown_on_logout is True
+
+
+def test_checks_add_the_grading_service_run_as_the_instructor(tmp_path):
+    """`--checks`: the hub runs the course's grading service (its command from the hub's
+    environment, as the instructor, who sees every check), every user and each server's token
+    may reach it, and every server knows its address; both users' servers have the endpoint
+    of the Check button (the instructor's, to try what students see)."""
+    assert "course-check" not in hub_config_text(_plan(tmp_path))  # only when asked for
+    plan = _plan(tmp_path, checks_port=8765)
+    c = _load(hub_config_text(plan))
+    (service,) = c.JupyterHub.services
+    assert service["url"] == "http://127.0.0.1:8765" and service["user"] == ME
+    assert service["command"] == [
+        str(tmp_path / "venv" / "bin" / "attention-course"), "hub-check-service",
+        "--course", str(plan.course.resolve()), "--instructors", ME,
+    ]  # fmt: skip
+    scope = "access:services!service=course-check"
+    assert c.JupyterHub.load_roles == [{"name": "user", "scopes": ["self", scope]}]
+    assert scope in c.Spawner.server_token_scopes
+    for user in (ME, STUDENT):
+        environment = _spawned(c, user).environment
+        assert environment[CHECK_URL_ENV] == "http://127.0.0.1:8123/services/course-check/"
+    nbgrader = "c = get_config()\nc.CourseDirectory.course_id = 'c'\nc.Exchange.root = '/x'\n"
+    (plan.course / "nbgrader_config.py").write_text(nbgrader)
+    write_hub(plan)
+    for folder in (plan.student_config, plan.instructor_config):
+        server = json.loads((folder / "jupyter_server_config.json").read_text())
+        assert server["ServerApp"]["jpserver_extensions"][LAB_CHECK] is True, folder
 
 
 @pytest.mark.parametrize(

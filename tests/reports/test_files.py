@@ -22,7 +22,7 @@ from attention_course.classgrade.run import autograde_class
 from attention_course.cli.samples import fill
 from attention_course.reports.class_report import ClassReport, GroupStats, ItemStats, class_report
 from attention_course.reports.files import to_markdown, write_csvs, write_report
-from attention_course.sandbox import jail
+from attention_course.sandbox import confined
 from tests.course import COURSE_ROOT
 from tests.html_page import Page
 
@@ -75,8 +75,8 @@ def assert_no_formula(path: Path) -> list[list[str]]:
 
 @pytest.fixture(scope="module")
 def hostile_class(tmp_path_factory):
-    if not jail.probe().ok:
-        pytest.fail(f"no sandbox on this machine: {jail.probe().detail}")
+    if not confined.probe().ok:
+        pytest.fail(f"no sandbox on this machine: {confined.probe().detail}")
     base = tmp_path_factory.mktemp("hostile-report")
     course = copy_course(base / "course", COURSE_ROOT)
     release(root=course, assignments=[ASSIGNMENT])

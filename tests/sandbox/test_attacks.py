@@ -33,7 +33,7 @@ import pytest
 from attention_course.classgrade.nbgrader_api import copy_course, gradebook_scores, release
 from attention_course.classgrade.run import autograde_class
 from attention_course.cli.samples import fill, sample_notebooks
-from attention_course.sandbox import jail
+from attention_course.sandbox import confined, jail
 from attention_course.settings import DEFAULT
 from tests.course import COURSE_ROOT, GRADER_DIR, REFERENCE_FILE
 
@@ -396,8 +396,8 @@ class Listener:
 def attacked_class():
     """A course copy outside /tmp (the sandbox blanks /tmp anyway, so hiding must be proved
     elsewhere), honest students and attackers, graded by `check` and by nbgrader."""
-    if not jail.probe().ok:
-        pytest.fail(f"no sandbox on this machine: {jail.probe().detail}")
+    if not confined.probe().ok:
+        pytest.fail(f"no sandbox on this machine: {confined.probe().detail}")
     before = _tree_hash(_protected())
     base = Path(tempfile.mkdtemp(prefix="attention-attacks-", dir="/var/tmp"))
     course = copy_course(base / "course", COURSE_ROOT)

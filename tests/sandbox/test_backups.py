@@ -19,7 +19,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from attention_course.sandbox import cgroups, jail
+from attention_course.sandbox import cgroups, confined, jail
 from attention_course.sandbox.confined import Confined
 from attention_course.sandbox.execute import execute_notebook
 from attention_course.settings import DEFAULT, Limits
@@ -102,7 +102,7 @@ def test_closing_a_sandbox_kills_its_users_processes_without_a_cgroup_or_pid_nam
     """A cell leaves a daemon behind (its own session, its parent gone). With no cgroup and no
     pid namespace of its own, only the sandbox's host uid tells it is the sandbox's: closing the
     sandbox kills it all the same."""
-    status = jail.require()
+    status = confined.require()
     if status.mode != "root":
         pytest.skip("an ordinary account's sandboxes run as that account: no uid of their own")
     real = jail.command

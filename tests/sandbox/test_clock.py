@@ -16,7 +16,7 @@ import time
 import nbformat
 import pytest
 
-from attention_course.sandbox import jail
+from attention_course.sandbox import confined
 from attention_course.sandbox.execute import execute_notebook
 from attention_course.sandbox.program import Call, Limits, run_program
 from tests.hogs import cpu_hogs
@@ -43,7 +43,7 @@ COUNTED = ["cgroup", "proc"]
 
 
 def _run(how: str, calls: list[Call], limits: Limits):
-    if how == "cgroup" and not jail.probe().cgroup:
+    if how == "cgroup" and not confined.probe().cgroup:
         pytest.skip("no cgroup can be made for a sandbox on this machine")
     return run_program([("code", CODE)], calls, limits, unsandboxed=how == "proc")
 
@@ -107,7 +107,7 @@ exec {bwrap} "$@"
 def test_a_sandbox_start_never_waits_past_the_submissions_time(tmp_path, monkeypatch):
     """bubblewrap takes minutes to start (a loaded machine): grading waits for it only as long
     as the submission has left, not the start-up's own limit."""
-    jail.require()  # the machine's sandbox, probed before bubblewrap is slowed down
+    confined.require()  # the machine's sandbox, probed before bubblewrap is slowed down
     slow = tmp_path / "bin"
     slow.mkdir()
     (slow / "bwrap").write_text(SLOW_BWRAP.format(bwrap=shutil.which("bwrap")))
@@ -115,7 +115,7 @@ def test_a_sandbox_start_never_waits_past_the_submissions_time(tmp_path, monkeyp
     monkeypatch.setenv("PATH", f"{slow}{os.pathsep}{os.environ['PATH']}")
     limits = Limits(submission_timeout=2.0, startup_timeout=60.0, grace=0.5)
     start = time.monotonic()
-    run = _run("cgroup" if jail.probe().cgroup else "proc", [Call("w", "work", (1,))], limits)
+    run = _run("cgroup" if confined.probe().cgroup else "proc", [Call("w", "work", (1,))], limits)
     elapsed = time.monotonic() - start
     assert run.outcomes["w"].detail == "not run: the submission used up its 2 s of grading time"
     assert run.workers == 1  # one start was tried, and given up at the submission's deadline

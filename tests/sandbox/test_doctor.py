@@ -1,6 +1,7 @@
 """`attention-course doctor` reports each guarantee on a line of its own, and each line can fail:
 the doctor is run against sandboxes weakened one layer at a time (the jail's arguments, its
-cgroup, its per-process limits changed by the test, never by anything a student reaches), and
+cgroup, its per-process limits, the zygote's child changed by the test, never by anything a
+student reaches), and
 each weakening turns its own line, and only the lines that rest on that layer, to NO, with a
 non-zero exit code."""
 
@@ -15,8 +16,9 @@ from collections.abc import Callable
 import pytest
 
 from attention_course.cli.main import main
-from attention_course.sandbox import cgroups, jail
+from attention_course.sandbox import cgroups, confined, jail
 from tests.course import COURSE_ROOT
+from tests.sandbox import weakened
 
 # Every line the doctor must print, by its whole name (what the documentation promises).
 LINES = (
@@ -109,13 +111,11 @@ def _tmp_size_times_100(args: Args) -> Args:
 COMMANDS: dict[str, tuple[Callable[[Args], Args], set[str]]] = {
     "network shared": (_replace("--unshare-all", ["--unshare-all", "--share-net"]), {"no network"}),
     "user namespaces allowed": (_drop("--disable-userns"), {"no new namespaces"}),
-    "capabilities kept": (_replace("--cap-drop", ["--cap-add"]), {"unprivileged"}),
     "root's uid": (_no_setpriv, {"unprivileged"}),
     # (root here may have no supplementary groups to keep: its own group is given instead)
     "root's group": (_replace("--clear-groups", ["--groups", "0"]), {"unprivileged"}),
     "root remounted writable": (_no_remount_root, {"read-only system"}),
     "tmp 100 times larger": (_tmp_size_times_100, {"private /tmp"}),
-    "no seccomp filter": (_drop("--seccomp", 1), {"system call filter"}),
 }
 ROOT_ONLY = {"root's uid", "root's group"}  # the stage that exists only when grading as root
 
@@ -202,7 +202,7 @@ def _assert_fails(code: int, report: dict, out: str, expected: set[str]) -> None
 @pytest.fixture
 def sandbox_status():
     """The machine's sandbox, probed before anything is weakened (the probe is kept)."""
-    return jail.require()
+    return confined.require()
 
 
 @pytest.mark.parametrize("weakening", sorted(COMMANDS))
@@ -230,6 +230,26 @@ def test_a_weakened_limit_fails_its_own_line(weakening, sandbox_status, monkeypa
         pytest.skip("no cgroup can be made for a sandbox on this machine")
     patch(monkeypatch)
     _assert_fails(*_doctor(capsys), expected)
+
+
+# The layers the zygote's child makes (inside/zygote.py): weakening -> (lines replaced, the
+# doctor's lines that must fail, whether the layer exists only when grading as root).
+CHILD: dict[str, tuple[dict[str, str], set[str], bool]] = {
+    "capabilities kept": (weakened.NO_CAPABILITY_DROP, {"unprivileged"}, False),
+    "no seccomp filter": (weakened.NO_FILTER, {"system call filter"}, False),
+    "root's groups kept": (weakened.KEEPS_GROUPS, {"unprivileged"}, True),
+}
+
+
+@pytest.mark.parametrize("weakening", sorted(CHILD))
+def test_a_weakened_zygote_child_fails_its_own_line(
+    weakening, sandbox_status, monkeypatch, capsys, tmp_path
+):
+    replace, expected, root_only = CHILD[weakening]
+    if root_only and sandbox_status.mode != "root":
+        pytest.skip("that layer exists only when grading as root")
+    with weakened.weakened_zygote(monkeypatch, tmp_path, replace):
+        _assert_fails(*_doctor(capsys), expected)
 
 
 def test_a_mounted_course_fails_its_own_line(sandbox_status, monkeypatch, capsys):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from attention_course.sandbox import jail
+from attention_course.sandbox import confined
 from attention_course.sandbox.confined import Confined
 from attention_course.settings import DEFAULT
 
@@ -97,7 +97,7 @@ def _cgroup_limits(pid: int) -> dict[str, object]:
 def two_sandboxes():
     """Two workers started and asked at once by two threads; then, while both still run, the
     host's view of every process of each."""
-    status = jail.require()
+    status = confined.require()
     workers: list[Confined] = []
     inside: dict[int, dict] = {}
     errors: list[BaseException] = []

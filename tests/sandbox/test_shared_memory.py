@@ -11,7 +11,7 @@ import os
 import numpy as np
 import pytest
 
-from attention_course.sandbox import jail
+from attention_course.sandbox import confined
 from attention_course.sandbox.program import SharedInputs, run_program
 
 MiB = 1024**2
@@ -68,6 +68,6 @@ def test_the_probe_names_the_bubblewrap_it_found():
 
     version = subprocess.run(["bwrap", "--version"], capture_output=True, text=True).stdout
     assert version.split()[0] == "bubblewrap"
-    status = jail.probe()
+    status = confined.probe()
     assert status.ok, status.detail
     assert status.detail.startswith(f"bubblewrap {version.split()[1]}, ")

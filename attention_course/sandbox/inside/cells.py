@@ -223,6 +223,17 @@ def _kernel_compiler() -> "type[CachingCompiler]":
         return CachingCompiler
 
 
+_prepared: dict[str, Any] = {}
+
+
+def prepare() -> None:
+    """Import what every notebook run imports, and find the kernel's compiler, ahead of any
+    notebook (a zygote does it once, before it forks: inside/zygote.py)."""
+    from IPython.core import displayhook, displaypub, error, interactiveshell  # noqa: F401
+
+    _prepared["compiler"] = _kernel_compiler()
+
+
 def make_shell(outputs: Outputs) -> "InteractiveShell":
     import io
 
@@ -315,7 +326,7 @@ def make_shell(outputs: Outputs) -> "InteractiveShell":
 
     builtins.input = no_input
     shell = Shell.instance(
-        compiler_class=_kernel_compiler(),
+        compiler_class=_prepared.get("compiler") or _kernel_compiler(),
         colors="neutral",
         history_length=0,
         cache_size=1000,

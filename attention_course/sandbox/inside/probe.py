@@ -25,12 +25,23 @@ CLONE_NEWUSER = 0x10000000
 CLONE_NEWNS = 0x00020000
 
 
-def _capabilities() -> int:
+def _status(field: str) -> str:
     with open("/proc/self/status") as f:
         for line in f:
-            if line.startswith("CapEff:"):
-                return int(line.split()[1], 16)
-    return -1
+            if line.startswith(f"{field}:"):
+                return line.split()[1]
+    return ""
+
+
+def _capabilities() -> int:
+    """Every capability this process holds in any of its sets (-1 where not shown)."""
+    sets = [_status(name) for name in ("CapEff", "CapPrm", "CapBnd", "CapAmb", "CapInh")]
+    if "" in sets:
+        return -1
+    found = 0
+    for text in sets:
+        found |= int(text, 16)
+    return found
 
 
 def _can_unshare(flags: int) -> bool:
@@ -42,11 +53,8 @@ def _can_unshare(flags: int) -> bool:
 
 
 def _seccomp_mode() -> int:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("Seccomp:"):
-                return int(line.split()[1])
-    return -1
+    mode = _status("Seccomp")
+    return int(mode) if mode else -1
 
 
 def _try_calls(calls: list[dict[str, Any]]) -> dict[str, str]:
@@ -138,6 +146,7 @@ def main() -> None:
         "address_space": resource.getrlimit(resource.RLIMIT_AS)[1],
         "file_size": resource.getrlimit(resource.RLIMIT_FSIZE)[1],
         "groups": os.getgroups(),
+        "no_new_privs": _status("NoNewPrivs") == "1",
         "pid": os.getpid(),
         "seccomp": _seccomp_mode(),
         "calls": _try_calls(request.get("calls", [])),

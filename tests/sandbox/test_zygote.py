@@ -1,0 +1,322 @@
+"""The zygote: a program forked from a pre-imported Python into a fresh sandbox holds nothing of
+the grading process or of the zygote, and is contained as a program started there would be.
+
+Every fact is observed, never reported by the child: the kernel's own /proc/self/status and
+/proc/self/fd read from inside by student code, its own memory searched for a secret the
+grading process holds, the zygote's pid signalled from inside, and, from the host, what is left
+of a sandbox once it is closed. A zygote that dies or hangs is a fault of grading, and the next
+sandbox gets a fresh one; a child that would not be contained refuses to run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from attention_course.sandbox import confined, jail, zygotes
+from attention_course.sandbox.confined import Confined, Died
+from attention_course.sandbox.program import Call, SandboxError, run_program
+from attention_course.settings import DEFAULT, GRADING_KEY_ENV, Limits
+from tests.sandbox import weakened
+
+SENTINEL = "5e7e" * 12  # a grading key no other test uses, and an environment variable's value
+
+OBSERVE = """
+import json, os, re, signal
+import numpy as np
+
+def _out(value):  # as bytes (a reply's strings are cut at 500 characters)
+    return np.frombuffer(json.dumps(value).encode(), np.uint8)
+
+def status():
+    with open("/proc/self/status") as f:
+        return _out(dict(line.rstrip("\\n").split(":\\t", 1) for line in f if ":\\t" in line))
+
+def descriptors():
+    found = {}
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            found[fd] = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            pass
+    return _out(found)
+
+def environment():
+    return _out(dict(os.environ))
+
+def memory(masked):
+    # every readable mapping of this process, searched for the bytes whose XOR with 0x5a is
+    # `masked` (so that what is searched for is not itself in this process's memory; each
+    # chunk's XOR is large enough to be a mapping of its own, gone once it is freed)
+    import numpy as np
+    wanted = bytes.fromhex(masked)
+    hits = []
+    with open("/proc/self/maps") as maps:
+        regions = [line.split() for line in maps]
+    with open("/proc/self/mem", "rb", 0) as mem:
+        for fields in regions:
+            start, end = (int(x, 16) for x in fields[0].split("-"))
+            name = fields[5] if len(fields) > 5 else ""
+            if not fields[1].startswith("r") or name in ("[vvar]", "[vsyscall]", "[vvar_vclock]"):
+                continue
+            for at in range(start, end, 1 << 22):
+                try:
+                    mem.seek(max(at - len(wanted), start))
+                    chunk = mem.read(min(1 << 22, end - at) + (at - max(at - len(wanted), start)))
+                except OSError:
+                    break
+                if wanted in (np.frombuffer(chunk, np.uint8) ^ 0x5A).tobytes():
+                    hits.append(name or hex(start))
+                    break
+    return _out(hits)
+
+def processes():
+    found = {}
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    found[pid] = f.read().replace(b"\\0", b" ").decode(errors="replace")
+            except OSError:
+                pass
+    return _out(found)
+
+def signal_zygote(pid):
+    try:
+        os.kill(pid, 0)
+        return _out("exists")
+    except OSError as exc:
+        seen = exc.errno
+    try:
+        os.kill(pid, signal.SIGKILL)
+        return _out("killed")
+    except OSError as exc:
+        return _out([seen, exc.errno])
+"""
+
+
+def _call(worker: Confined, function: str, *args: object) -> object:
+    """What the function returned (JSON, as an array of its bytes)."""
+    header = {"op": "call", "function": function, "kwargs": {}, "timeout": 20.0}
+    header["args"] = [{"value": a} for a in args]
+    reply, arrays = worker.request(dict(header, wall=80.0, idle=0.0), timeout=20.0)
+    assert reply["status"] == "ok", reply
+    return json.loads(arrays[reply["value"]["array"]].tobytes())
+
+
+def _cell(worker: Confined, source: str) -> None:
+    request = {"op": "cell", "id": "c", "source": source, "timeout": 20.0, "wall": 80.0}
+    reply, _ = worker.request(dict(request, idle=0.0), timeout=20.0)
+    assert reply["error"] is None, reply
+
+
+@pytest.fixture(scope="module")
+def seen():
+    """What student code finds inside one worker, forked from a zygote that started while the
+    grading process held SENTINEL as its grading key (in its environment and its memory)."""
+    status = confined.require()
+    key = os.environ.get(GRADING_KEY_ENV)
+    os.environ[GRADING_KEY_ENV] = SENTINEL
+    os.environ["ATTENTION_COURSE_TEST_SENTINEL"] = SENTINEL
+    held = bytes.fromhex(SENTINEL)  # noqa: F841 (in this process's memory, as a key would be)
+    zygotes.stop_all()  # a zygote started now, with the secret held here
+    try:
+        with Confined("worker.py", {}, DEFAULT) as worker:
+            worker.start(time.monotonic() + 60)
+            _cell(worker, OBSERVE)
+            zygote = zygotes.zygote("worker")
+            found = {
+                name: _call(worker, name)
+                for name in ("status", "descriptors", "environment", "processes")
+            }
+            masked = bytes(b ^ 0x5A for b in SENTINEL.encode()).hex()
+            found["memory"] = _call(worker, "memory", masked)
+            found["signal"] = _call(worker, "signal_zygote", zygote.pid)
+            found["zygote"] = zygote.pid
+            found["mode"] = status.mode
+    finally:
+        del os.environ["ATTENTION_COURSE_TEST_SENTINEL"]
+        if key is None:
+            del os.environ[GRADING_KEY_ENV]
+        else:
+            os.environ[GRADING_KEY_ENV] = key
+    return found
+
+
+def test_no_capability_no_new_privileges_and_the_filter(seen):
+    status = seen["status"]
+    for name in ("CapEff", "CapPrm", "CapBnd", "CapAmb", "CapInh"):
+        assert int(status[name], 16) == 0, (name, status[name])
+    assert status["NoNewPrivs"] == "1"
+    assert status["Seccomp"] == "2"
+    assert status["Uid"].split() == [str(jail.SANDBOX_UID)] * 4
+    assert status["Groups"].strip() == ""
+
+
+def test_no_descriptor_of_the_grading_process_or_the_zygote(seen):
+    """Only the program's pipes and /dev/null: no socket (the zygote's), no file or pipe of the
+    grading process's."""
+    kinds = {fd: target.split(":")[0] for fd, target in seen["descriptors"].items()}
+    assert "socket" not in kinds.values(), seen["descriptors"]
+    pipes = sorted(int(fd) for fd, kind in kinds.items() if kind == "pipe")
+    assert pipes == [2, 3, 4], seen["descriptors"]  # stderr, requests, replies
+    others = {t for fd, t in seen["descriptors"].items() if kinds[fd] != "pipe"}
+    assert others <= {"/dev/null", "/proc/self/fd", *(f"/proc/{p}/fd" for p in range(1, 9))}
+
+
+def test_nothing_of_the_grading_process_environment(seen):
+    assert seen["environment"].keys() == jail.environment().keys()
+    assert SENTINEL not in json.dumps(seen["environment"])
+
+
+def test_the_grading_key_is_nowhere_in_its_memory(seen):
+    """The zygote was exec'ed with the sandbox's environment, not forked from the grading
+    process: the key it held is in no page the program can read."""
+    assert seen["memory"] == []
+
+
+def test_the_zygote_is_invisible_and_cannot_be_signalled(seen):
+    """The sandbox's /proc shows its own processes only, and the zygote's pid is no process
+    there (ESRCH, not EPERM: it is not even named); the zygote lives on."""
+    assert seen["signal"] == [3, 3]
+    commands = seen["processes"]  # its own pid namespace: bubblewrap's, the placeholder, itself
+    assert sorted(commands) == ["1", "2", "3"], commands
+    assert commands["2"] == "cat ", commands
+    assert not any(str(jail.INSIDE_DIR) in cmd for cmd in commands.values()), commands
+    os.kill(seen["zygote"], 0)  # still there
+
+
+DAEMON = """
+import os, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        while True:
+            time.sleep(0.1)
+    os._exit(0)
+"""
+
+KILL_PLACEHOLDER = """
+import os, signal, time
+
+def kill_placeholder():
+    for pid in os.listdir("/proc"):
+        if pid.isdigit() and open(f"/proc/{pid}/comm").read().strip() == "cat":
+            os.kill(int(pid), signal.SIGKILL)
+    time.sleep(10)  # its pid namespace ends with the placeholder: this process too
+"""
+
+
+def _alive(pids: list[int]) -> list[int]:
+    left = []
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/status").read_text().split("State:")[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state not in ("Z", "X"):
+            left.append(pid)
+    return left
+
+
+def _leaves_nothing(seen: list[int]) -> None:
+    deadline = time.monotonic() + 5
+    while _alive(seen) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _alive(seen) == []
+
+
+def test_a_daemon_is_gone_once_its_sandbox_is_closed():
+    """A daemon of its own session, its parent gone: once the sandbox is closed, no process of
+    it is alive on the host (its placeholder, the zygote's child, the program, the daemon)."""
+    confined.require()
+    worker = Confined("worker.py", {}, DEFAULT)
+    try:
+        worker.start(time.monotonic() + 60)
+        _cell(worker, DAEMON)
+        time.sleep(0.3)
+        seen = worker.processes()
+        assert len(seen) >= 5, seen  # the placeholder's, the program's and the daemon
+    finally:
+        worker.close()
+    _leaves_nothing(seen)
+
+
+def test_a_program_that_kills_its_placeholder_ends_its_whole_sandbox():
+    """The sandbox's placeholder killed from inside: the sandbox's pid namespace ends with it,
+    the program and its daemon too (the program's death is its own), and nothing is left."""
+    confined.require()
+    worker = Confined("worker.py", {}, DEFAULT)
+    try:
+        worker.start(time.monotonic() + 60)
+        _cell(worker, DAEMON + KILL_PLACEHOLDER)
+        time.sleep(0.3)
+        seen = worker.processes()
+        start = time.monotonic()
+        with pytest.raises(Died, match="was killed"):
+            _call(worker, "kill_placeholder")
+        assert time.monotonic() - start < 5
+        _leaves_nothing(seen)
+    finally:
+        worker.close()
+
+
+def _sleeper_run(limits: Limits | None = None):
+    code = "import time\ndef nap(x):\n    time.sleep(x)\n    return x\n"
+    return run_program([("c", code)], [Call("n", "nap", (3,))], limits)
+
+
+def test_a_zygote_killed_mid_grading_is_a_fault_of_grading_then_a_fresh_one_goes_on():
+    confined.require()
+    killed = zygotes.zygote("worker")
+    killed.wait_ready(time.monotonic() + 60)
+    assert killed.pid is not None
+    timer = threading.Timer(1.0, os.kill, (killed.pid, signal.SIGKILL))
+    timer.start()
+    try:
+        with pytest.raises(zygotes.ZygoteLost):
+            _sleeper_run()
+    finally:
+        timer.cancel()
+    run = _sleeper_run()
+    assert run.outcomes["n"].value == 3
+    assert zygotes.zygote("worker").pid not in (None, killed.pid)
+
+
+HANGS = {"    gc.collect()\n": "    import time\n    time.sleep(600)\n"}
+
+
+def test_a_zygote_that_hangs_never_holds_grading_past_the_submissions_time(tmp_path, monkeypatch):
+    """A zygote that never becomes ready: grading gives up by the clock at the submission's
+    deadline (far before the start-up's own limit) with a fault of grading, not a score."""
+    confined.require()
+    limits = Limits(submission_timeout=2.0, startup_timeout=60.0, grace=0.5)
+    with weakened.weakened_zygote(monkeypatch, tmp_path, HANGS):
+        start = time.monotonic()
+        with pytest.raises(zygotes.ZygoteLost, match="did not start in time"):
+            _sleeper_run(limits)
+        elapsed = time.monotonic() - start
+    assert elapsed < limits.submission_timeout + 3, elapsed
+
+
+@pytest.mark.parametrize(
+    "layer, missing",
+    [
+        ({"        _drop_capabilities()\n": ""}, "CapEff"),
+        ({'            _load_filter(state["filter"])\n': "            pass\n"}, "Seccomp"),
+    ],
+    ids=["capabilities", "filter"],
+)
+def test_a_child_that_is_not_contained_refuses_to_run(layer, missing, tmp_path, monkeypatch):
+    """Its layer gone (the check of it kept): the program never runs, and the grading worker's
+    start is a fault of grading that says why."""
+    confined.require()
+    with weakened.weakened_zygote(monkeypatch, tmp_path, layer):
+        with pytest.raises(SandboxError, match=f"not contained, refused to run: .*{missing}"):
+            _sleeper_run()
