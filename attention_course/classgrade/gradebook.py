@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import hashlib
 import os
 import sys
@@ -81,11 +82,29 @@ def url(root: Path, configured: str | None = None) -> str:
 
 
 def find_alembic() -> None:
-    """nbgrader runs `alembic` from PATH when it makes a gradebook's tables (a PostgreSQL
-    database is empty until then): this environment's."""
+    """nbgrader stamps a new gradebook (a PostgreSQL database is empty until its first open)
+    with the head of its migrations, which it asks of an `alembic` program on PATH: a new
+    Python process that takes 2 s to say one word. It is read here instead, in this process,
+    from nbgrader's own migrations (`alembic_head`); and this environment's `alembic` is put
+    first on PATH for what else nbgrader runs it for (the upgrade of an older gradebook)."""
+    import nbgrader.api
+
+    nbgrader.api.get_alembic_version = alembic_head
     scripts = str(Path(sys.executable).parent)
     if scripts not in os.environ.get("PATH", "").split(os.pathsep):
         os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
+
+
+@functools.cache
+def alembic_head() -> str:
+    """The newest revision of nbgrader's gradebook migrations, as `alembic heads` says it."""
+    from alembic.script import ScriptDirectory
+    from nbgrader.dbutil import ALEMBIC_DIR
+
+    head = ScriptDirectory(ALEMBIC_DIR).get_current_head()
+    if head is None:
+        raise RuntimeError(f"nbgrader's migrations in {ALEMBIC_DIR} have no head")
+    return head
 
 
 def is_postgres(db_url: str) -> bool:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from attention_course import trace
+from attention_course.classgrade import gradebook
 
 _engines: dict[str, Any] = {}  # gradebook URL -> the engine every Gradebook of it shares
 _courses: set[tuple[str, str]] = set()  # (URL, course id) whose course row is known to exist
@@ -24,6 +25,8 @@ def share() -> None:
     """Make every nbgrader Gradebook of this process share one engine per URL (called once, by
     a grading job as it starts)."""
     from nbgrader.api import Gradebook
+
+    gradebook.find_alembic()  # a new gradebook is stamped without a second Python process
 
     first_open = Gradebook.__init__
 

@@ -12,7 +12,6 @@ import logging
 import os
 import re
 import shutil
-import sys
 import tempfile
 import warnings
 from pathlib import Path
@@ -61,10 +60,7 @@ def api(
     # nbgrader 0.9's own gradebook code triggers these on every autograde; they are not ours.
     warnings.filterwarnings("ignore", category=SAWarning, module="nbgrader")
 
-    # nbgrader runs `alembic` from PATH when it creates a gradebook: use this environment's.
-    scripts = str(Path(sys.executable).parent)
-    if scripts not in os.environ.get("PATH", "").split(os.pathsep):
-        os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
+    gradebook.find_alembic()  # a new gradebook is stamped without an `alembic` process
     config = _config(root)
     if release_to is not None:  # release elsewhere than release/ (registration only)
         config.CourseDirectory.release_directory = str(release_to)

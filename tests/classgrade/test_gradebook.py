@@ -302,3 +302,31 @@ def test_alembic_is_this_environments_whatever_path_the_run_was_given(monkeypatc
     assert path.endswith(":/usr/bin:/bin")
     gradebook.find_alembic()
     assert os.environ["PATH"] == path
+
+
+def test_a_new_gradebook_is_stamped_with_alembics_head_read_in_this_process(tmp_path, monkeypatch):
+    """The revision a new gradebook is stamped with is the one the `alembic heads` program
+    names, read without starting it (2 s each time: nbgrader starts it on every new gradebook)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import nbgrader.api
+    from nbgrader.dbutil import _temp_alembic_ini
+    from sqlalchemy import create_engine, text
+
+    alembic = str(Path(sys.executable).parent / "alembic")
+    with _temp_alembic_ini(f"sqlite:///{tmp_path / 'unused.db'}") as ini:
+        said = subprocess.run([alembic, "-c", ini, "heads"], capture_output=True, text=True)
+    head = said.stdout.split()[0]
+    assert said.returncode == 0 and len(head) == 12
+
+    gradebook.find_alembic()
+    started = []
+    monkeypatch.setattr(nbgrader.api.sp, "check_output", lambda *a, **k: started.append(a))
+    url = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    with nbgrader.api.Gradebook(url, "course"):
+        pass
+    with create_engine(url).connect() as db:
+        stamped = db.execute(text("SELECT version_num FROM alembic_version")).scalars().all()
+    assert stamped == [head] and started == []
