@@ -165,8 +165,13 @@ class GradingJob:
         self.requests, self.replies = self.proc.stdin, self.proc.stdout
         self.buffer = ""
         self.task: str | None = None
-        self.deadline = time.monotonic() + DEFAULT.startup_timeout + 60
         self.ready = False
+        self.time_start_from_now()
+
+    def time_start_from_now(self) -> None:
+        """Its start-up may take until a minute past the sandbox's start-up timeout from now
+        (again from the moment a run that started it ahead of need sends it work)."""
+        self.deadline = time.monotonic() + DEFAULT.startup_timeout + 60
 
     def fileno(self) -> int:
         return self.replies.fileno()

@@ -81,64 +81,67 @@ def autograde_class(
     the whole run.
     """
     remote = scheduler is not None and scheduler != "local"
-    if not remote:  # a remote cluster's workers check their own sandbox
-        confined.require(unsandboxed)
-    db_url, course_id = gradebook_settings(root)
     names = students if students is not None else submitted_students(assignment, root)
-    shared = (
-        gradebook.SubmissionLocks(db_url, course_id, assignment, retries)
-        if gradebook.is_postgres(db_url)
-        else None
-    )
-    records = gradebook.Records(db_url, course_id, assignment)
-    state = State(root, assignment, shared, records, retries)
-    tell = progress or (lambda *a: None)
+    # this machine's grading jobs start now: their imports (a second of CPU each) overlap the
+    # look at the sandbox, the submissions and the gradebook, which leaves a core idle
+    count = min(max(1, jobs), len(names)) if scheduler is None else 0
+    with Pool(root, assignment, count, unsandboxed) as pool:
+        if not remote:  # a remote cluster's workers check their own sandbox
+            confined.require(unsandboxed)
+        db_url, course_id = gradebook_settings(root)
+        shared = (
+            gradebook.SubmissionLocks(db_url, course_id, assignment, retries)
+            if gradebook.is_postgres(db_url)
+            else None
+        )
+        records = gradebook.Records(db_url, course_id, assignment)
+        state = State(root, assignment, shared, records, retries)
+        tell = progress or (lambda *a: None)
 
-    def steady(step, *args, again: bool = True):
-        """A step of the gradebook's, through its transient faults (`again`: tried again
-        here; False for a step that tries again itself); GradebookUnavailable after them."""
+        def steady(step, *args, again: bool = True):
+            """A step of the gradebook's, through its transient faults (`again`: tried again
+            here; False for a step that tries again itself); GradebookUnavailable after them."""
+            try:
+                return retrying(step, *args, retries=retries) if again else step(*args)
+            except Exception as exc:
+                if of_exception(exc) != TRANSIENT or isinstance(exc, GradebookUnavailable):
+                    raise
+                raise GradebookUnavailable(describe(exc)) from None
+
+        close = None
         try:
-            return retrying(step, *args, retries=retries) if again else step(*args)
-        except Exception as exc:
-            if of_exception(exc) != TRANSIENT or isinstance(exc, GradebookUnavailable):
-                raise
-            raise GradebookUnavailable(describe(exc)) from None
+            run, todo = _look(assignment, root, names, state, force, steady)
+            pool.keep(min(max(1, jobs), len(todo)))
+            if scheduler is not None and todo:  # an unreachable cluster is said before anything
+                from attention_course.classgrade.cluster import connect
 
-    close = None
-    try:
-        run, todo = _look(assignment, root, names, state, force, steady)
-        if scheduler is not None and todo:  # an unreachable cluster is said before anything
-            from attention_course.classgrade.cluster import connect
+                scheduler, close = connect(scheduler, jobs)
+            with gradebook.exclusive(db_url, course_id, root):  # one run sets the gradebook up
+                if not steady(registered, assignment, root):
+                    steady(register, assignment, root)
+                steady(records.setup)
+            refused = [s for s, o in run.outcomes.items() if o.status == "not graded"]
+            tell("start", len(todo) + len(refused), None)
+            for student in refused:
+                tell("done", student, run.outcomes[student])
+            if refused:
+                steady(gradebook.retry_races, record_ungraded, assignment, refused, root)
+            if todo:
+                steady(gradebook.retry_races, add_students, [s for s, _ in todo], root)
+            if todo and scheduler is not None:
+                from attention_course.classgrade.cluster import grade_on_cluster
 
-            scheduler, close = connect(scheduler, jobs)
-        with gradebook.exclusive(db_url, course_id, root):  # one run sets the gradebook up
-            if not steady(registered, assignment, root):
-                steady(register, assignment, root)
-            steady(records.setup)
-        refused = [s for s, o in run.outcomes.items() if o.status == "not graded"]
-        tell("start", len(todo) + len(refused), None)
-        for student in refused:
-            tell("done", student, run.outcomes[student])
-        if refused:
-            steady(gradebook.retry_races, record_ungraded, assignment, refused, root)
-        if todo:
-            steady(gradebook.retry_races, add_students, [s for s, _ in todo], root)
-        if todo and scheduler is not None:
-            from attention_course.classgrade.cluster import grade_on_cluster
-
-            grade_on_cluster(
-                run, todo, root, state, scheduler, unsandboxed, feedback, tell, deadline
-            )
-        elif todo:
-            _grade(
-                run, todo, root, state, max(1, jobs), unsandboxed, feedback, tell, deadline, retries
-            )
-    finally:
-        if close is not None:
-            close()
-        state.close()
-    run.outcomes = {s: run.outcomes[s] for s in names if s in run.outcomes}
-    return run
+                grade_on_cluster(
+                    run, todo, root, state, scheduler, unsandboxed, feedback, tell, deadline
+                )
+            elif todo:
+                _grade(run, todo, root, state, pool, unsandboxed, feedback, tell, deadline, retries)
+        finally:
+            if close is not None:
+                close()
+            state.close()
+        run.outcomes = {s: run.outcomes[s] for s in names if s in run.outcomes}
+        return run
 
 
 def _look(assignment, root, names, state, force, steady) -> tuple[ClassRun, list[tuple[str, str]]]:
@@ -165,8 +168,45 @@ def _look(assignment, root, names, state, force, steady) -> tuple[ClassRun, list
     return run, todo
 
 
+class Pool:
+    """The grading jobs of a run on this machine (`count` of them, started at once) and the
+    log they write to, .grading/<assignment>/jobs.log."""
+
+    def __init__(self, root: Path, assignment: str, count: int, unsandboxed: bool) -> None:
+        self.root, self.unsandboxed = root, unsandboxed
+        self.log_path = root / STATE_DIR / assignment / "jobs.log"
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self.log = open(self.log_path, "a")
+        self.jobs: list[GradingJob] = []
+        try:
+            for _ in range(count):
+                self.jobs.append(self.new())
+        except BaseException:
+            self.close()
+            raise
+
+    def new(self) -> GradingJob:
+        return GradingJob(self.root, self.unsandboxed, self.log)
+
+    def keep(self, count: int) -> None:
+        """Stop the jobs past the first `count` (fewer submissions to grade than jobs)."""
+        for job in self.jobs[count:]:
+            job.kill()
+        del self.jobs[count:]
+
+    def close(self) -> None:
+        self.keep(0)
+        self.log.close()
+
+    def __enter__(self) -> Pool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 def _grade(run, todo, root, state, jobs, unsandboxed, feedback, tell, seconds, retries) -> None:
-    log_path = state.folder / "jobs.log"
+    log_path = jobs.log_path
     prints = dict(todo)
     queue = [s for s, _ in todo]
     again = Retrying(retries)
@@ -183,41 +223,40 @@ def _grade(run, todo, root, state, jobs, unsandboxed, feedback, tell, seconds, r
                 return student
         return None
 
-    with open(log_path, "a") as log:
-        pool: list[GradingJob] = [
-            GradingJob(root, unsandboxed, log) for _ in range(min(jobs, len(queue)))
-        ]
-        try:
-            while queue or again.due or any(job.task for job in pool):
-                for job in pool:
-                    while job.ready and job.task is None:
-                        student = next_task()
-                        if student is None:
-                            break
-                        job.send(run.assignment, student, feedback, seconds)
-                # a look each second at least: at the jobs' deadlines, and a retry once due
-                retry = again.wait()
-                wait = 1.0 if retry is None else min(retry, 1.0)
-                ready, _, _ = select.select(pool, [], [], wait)
-                for job in list(pool):
-                    replies = job.read() if job in ready else []
-                    late = time.monotonic() > job.deadline
-                    if not job.ready and (replies is None or late):
-                        raise CourseError(f"a grading job did not start (see {log_path})")
-                    if replies is None or (job.task and late):
-                        _job_lost(run, job, state, prints, replies is None, seconds, tell, again)
-                        pool[pool.index(job)] = GradingJob(root, unsandboxed, log)
-                        continue
-                    for reply in replies:
-                        if reply.get("ready"):
-                            job.ready = True
-                        else:
-                            finished(run, reply, state, prints, tell, again)
-                            job.task = None
-        finally:
+    pool = jobs.jobs
+    for job in pool:  # started ahead: a run that waited for the gradebook did not keep it
+        job.time_start_from_now()
+    try:
+        while queue or again.due or any(job.task for job in pool):
             for job in pool:
-                job.kill()
-                if job.task:
-                    state.unlock(job.task)
-            for student in list(again.due):
-                state.unlock(student)
+                while job.ready and job.task is None:
+                    student = next_task()
+                    if student is None:
+                        break
+                    job.send(run.assignment, student, feedback, seconds)
+            # a look each second at least: at the jobs' deadlines, and a retry once due
+            retry = again.wait()
+            wait = 1.0 if retry is None else min(retry, 1.0)
+            ready, _, _ = select.select(pool, [], [], wait)
+            for job in list(pool):
+                replies = job.read() if job in ready else []
+                late = time.monotonic() > job.deadline
+                if not job.ready and (replies is None or late):
+                    raise CourseError(f"a grading job did not start (see {log_path})")
+                if replies is None or (job.task and late):
+                    _job_lost(run, job, state, prints, replies is None, seconds, tell, again)
+                    pool[pool.index(job)] = jobs.new()
+                    continue
+                for reply in replies:
+                    if reply.get("ready"):
+                        job.ready = True
+                    else:
+                        finished(run, reply, state, prints, tell, again)
+                        job.task = None
+    finally:
+        for job in pool:
+            job.kill()
+            if job.task:
+                state.unlock(job.task)
+        for student in list(again.due):
+            state.unlock(student)

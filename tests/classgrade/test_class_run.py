@@ -250,3 +250,30 @@ def test_a_changed_engine_regrades_what_it_grades_and_nothing_else(small_class, 
         (engine / "sandbox" / "program.py").read_text() + note
     )
     assert "3 of 3 submissions to grade" in autograde_with(engine, course, ASSIGNMENT)
+
+
+def test_jobs_started_ahead_of_a_run_that_waited_still_have_their_start_up_time(
+    small_class, monkeypatch
+):
+    """A run starts its grading jobs before it looks at the submissions and the gradebook
+    (their imports overlap that look); a look that took longer than a job's start-up may take
+    (another run held the gradebook) does not count against the jobs: their start-up is timed
+    from when the run has work for them."""
+    import dataclasses
+    import time
+
+    from attention_course.classgrade import jobs, run
+
+    course, paths, first, _, _ = small_class
+    monkeypatch.setattr(jobs, "DEFAULT", dataclasses.replace(jobs.DEFAULT, startup_timeout=-54))
+    looked = run._look
+
+    def slow_look(*args, **kwargs):
+        time.sleep(6.5)  # past the 6 s each job now has to start
+        return looked(*args, **kwargs)
+
+    monkeypatch.setattr(run, "_look", slow_look)
+    paths["full"].write_bytes(paths["full"].read_bytes() + b" ")
+    graded, told = grade(course)
+    assert statuses(graded)["full"] == "graded" and told.start == 1
+    assert graded.outcomes["full"].total == first.outcomes["full"].total
