@@ -111,7 +111,6 @@ def autograde_class(
         close = None
         try:
             run, todo = _look(assignment, root, names, state, force, steady)
-            pool.keep(min(max(1, jobs), len(todo)))
             if scheduler is not None and todo:  # an unreachable cluster is said before anything
                 from attention_course.classgrade.cluster import connect
 
@@ -188,14 +187,9 @@ class Pool:
     def new(self) -> GradingJob:
         return GradingJob(self.root, self.unsandboxed, self.log)
 
-    def keep(self, count: int) -> None:
-        """Stop the jobs past the first `count` (fewer submissions to grade than jobs)."""
-        for job in self.jobs[count:]:
-            job.kill()
-        del self.jobs[count:]
-
     def close(self) -> None:
-        self.keep(0)
+        for job in self.jobs:
+            job.kill()
         self.log.close()
 
     def __enter__(self) -> Pool:
