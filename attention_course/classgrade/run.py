@@ -52,7 +52,7 @@ from attention_course.grading.submissions import inspect
 from attention_course.sandbox import confined
 from attention_course.settings import DEFAULT, DEFAULT_JOBS, RETRIES, Retries
 
-__all__ = ["STATE_DIR", "ClassRun", "Outcome", "autograde_class"]
+__all__ = ["STATE_DIR", "ClassRun", "Outcome", "Pool", "autograde_class", "start_jobs"]
 
 
 def autograde_class(
@@ -67,6 +67,7 @@ def autograde_class(
     deadline: float = DEFAULT.grading_timeout,
     scheduler=None,
     retries: Retries = RETRIES,
+    pool: Pool | None = None,
 ) -> ClassRun:
     """Grade what is new or changed in submitted/*/<assignment>/ (see the module's docstring).
 
@@ -78,14 +79,15 @@ def autograde_class(
     `retries`: how a transient fault of the gradebook is tried again (outcomes.py); "retry"
     is told of each such wait. A gradebook still unreachable after them: its submissions'
     outcomes are "error" (graded by the next run), or GradebookUnavailable for a step of
-    the whole run.
+    the whole run. `pool`: the local grading jobs, started by the caller ahead of this call
+    (`start_jobs`; closed here), else started here, as the run starts.
     """
     remote = scheduler is not None and scheduler != "local"
     names = students if students is not None else submitted_students(assignment, root)
-    # this machine's grading jobs start now: their imports (a second of CPU each) overlap the
-    # look at the sandbox, the submissions and the gradebook, which leaves a core idle
-    count = min(max(1, jobs), len(names)) if scheduler is None else 0
-    with Pool(root, assignment, count, unsandboxed) as pool:
+    if pool is None:
+        count = min(max(1, jobs), len(names)) if scheduler is None else 0
+        pool = start_jobs(root, assignment, count, unsandboxed)
+    with pool:
         if not remote:  # a remote cluster's workers check their own sandbox
             confined.require(unsandboxed)
         db_url, course_id = gradebook_settings(root)
@@ -165,6 +167,14 @@ def _look(assignment, root, names, state, force, steady) -> tuple[ClassRun, list
         else:
             todo.append((student, _fingerprint(found)))
     return run, todo
+
+
+def start_jobs(root: Path, assignment: str, count: int, unsandboxed: bool = False) -> Pool:
+    """`count` grading jobs for a class run on this machine, started now, ahead of the run:
+    their imports (a second of CPU each) overlap what the run does before it has work for them
+    (reading the course's configuration, its look at the sandbox, the submissions and the
+    gradebook), which leaves a core idle. The run closes them."""
+    return Pool(root, assignment, count, unsandboxed)
 
 
 class Pool:

@@ -8,9 +8,13 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from attention_course.course import Course, find_course
 from attention_course.errors import GradebookUnavailable, SandboxUnavailable, UserError
+
+if TYPE_CHECKING:
+    from attention_course.classgrade.run import Pool
 
 RERUN = "what was graded is kept; run the same command again to grade the rest"
 
@@ -133,6 +137,25 @@ def print_scores(assignment: str, root: Path) -> None:
 
 
 def autograde(args: argparse.Namespace) -> int:
+    """The grading jobs of a local run start first (run.start_jobs): their imports
+    overlap this process's reading of the course's configuration."""
+    from attention_course.classgrade import gradebook
+    from attention_course.classgrade.run import start_jobs
+
+    course = _the_course(args)
+    _known(course, args.assignment)
+    if args.db:  # the jobs started next grade into it too
+        os.environ[gradebook.DB_ENV] = gradebook.normalize(args.db)
+    local = args.scheduler is None and (course.root / "nbgrader_config.py").is_file()
+    count = max(1, args.jobs) if local else 0
+    pool = start_jobs(course.root, args.assignment, count, args.unsandboxed)
+    try:
+        return _autograde(args, pool)
+    finally:
+        pool.close()
+
+
+def _autograde(args: argparse.Namespace, pool: Pool) -> int:
     from attention_course.classgrade.cluster import SchedulerLost
     from attention_course.classgrade.nbgrader_api import CourseError, submitted_students
     from attention_course.classgrade.outcomes import TRANSIENT, describe, of_exception, one_line
@@ -185,6 +208,7 @@ def autograde(args: argparse.Namespace) -> int:
             feedback=args.feedback,
             progress=progress,
             scheduler=args.scheduler,
+            pool=pool,
         )
     except SandboxUnavailable as exc:
         raise UserError(str(exc)) from None
