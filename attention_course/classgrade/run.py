@@ -22,6 +22,7 @@ import select
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import IO
 
 from attention_course.classgrade import gradebook
 from attention_course.classgrade.jobs import (
@@ -179,13 +180,12 @@ def start_jobs(root: Path, assignment: str, count: int, unsandboxed: bool = Fals
 
 class Pool:
     """The grading jobs of a run on this machine (`count` of them, started at once) and the
-    log they write to, .grading/<assignment>/jobs.log."""
+    log they write to, .grading/<assignment>/jobs.log (made with the first job)."""
 
     def __init__(self, root: Path, assignment: str, count: int, unsandboxed: bool) -> None:
         self.root, self.unsandboxed = root, unsandboxed
         self.log_path = root / STATE_DIR / assignment / "jobs.log"
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        self.log = open(self.log_path, "a")
+        self.log: IO[str] | None = None
         self.jobs: list[GradingJob] = []
         try:
             for _ in range(count):
@@ -195,12 +195,16 @@ class Pool:
             raise
 
     def new(self) -> GradingJob:
+        if self.log is None:
+            self.log_path.parent.mkdir(parents=True, exist_ok=True)
+            self.log = open(self.log_path, "a")
         return GradingJob(self.root, self.unsandboxed, self.log)
 
     def close(self) -> None:
         for job in self.jobs:
             job.kill()
-        self.log.close()
+        if self.log is not None:
+            self.log.close()
 
     def __enter__(self) -> Pool:
         return self

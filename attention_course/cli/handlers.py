@@ -137,27 +137,37 @@ def print_scores(assignment: str, root: Path) -> None:
 
 
 def autograde(args: argparse.Namespace) -> int:
-    """The grading jobs of a local run start first (run.start_jobs): their imports
-    overlap this process's reading of the course's configuration."""
+    """Once the command's arguments are known good, the grading jobs of a local run start
+    (run.start_jobs): their imports overlap this process's reading of the course's
+    configuration and its look at the gradebook."""
     from attention_course.classgrade import gradebook
+    from attention_course.classgrade.nbgrader_api import submitted_students
     from attention_course.classgrade.run import start_jobs
 
     course = _the_course(args)
+    root = course.root
+    if not (root / "nbgrader_config.py").is_file():
+        raise UserError(f"{root}: not a course folder (no nbgrader_config.py)")
     _known(course, args.assignment)
+    found = submitted_students(args.assignment, root)
+    for student in args.student or []:
+        if student not in found:
+            raise UserError(f"no submission in submitted/{student}/{args.assignment}/")
+    if not found:
+        raise UserError(f"no submissions in {root / 'submitted'}/*/{args.assignment}/")
     if args.db:  # the jobs started next grade into it too
         os.environ[gradebook.DB_ENV] = gradebook.normalize(args.db)
-    local = args.scheduler is None and (course.root / "nbgrader_config.py").is_file()
-    count = max(1, args.jobs) if local else 0
-    pool = start_jobs(course.root, args.assignment, count, args.unsandboxed)
+    count = min(max(1, args.jobs), len(args.student or found)) if args.scheduler is None else 0
+    pool = start_jobs(root, args.assignment, count, args.unsandboxed)
     try:
-        return _autograde(args, pool)
+        return _autograde(args, pool, args.student or found)
     finally:
         pool.close()
 
 
-def _autograde(args: argparse.Namespace, pool: Pool) -> int:
+def _autograde(args: argparse.Namespace, pool: Pool, students: list[str]) -> int:
     from attention_course.classgrade.cluster import SchedulerLost
-    from attention_course.classgrade.nbgrader_api import CourseError, submitted_students
+    from attention_course.classgrade.nbgrader_api import CourseError
     from attention_course.classgrade.outcomes import TRANSIENT, describe, of_exception, one_line
     from attention_course.classgrade.outcomes import retrying as steady
     from attention_course.classgrade.run import autograde_class
@@ -165,14 +175,6 @@ def _autograde(args: argparse.Namespace, pool: Pool) -> int:
     from attention_course.reports.tables import class_run_lines
 
     root = _course(args)
-    _known(Course.load(root), args.assignment)
-    found = submitted_students(args.assignment, root)
-    for student in args.student or []:
-        if student not in found:
-            raise UserError(f"no submission in submitted/{student}/{args.assignment}/")
-    if not found:
-        raise UserError(f"no submissions in {root / 'submitted'}/*/{args.assignment}/")
-    students = args.student or found
     bar: list[Progress] = []
 
     def progress(kind: str, value, outcome) -> None:
