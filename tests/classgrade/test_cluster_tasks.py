@@ -430,3 +430,32 @@ def test_a_class_sent_to_dask_gets_one_outcome_each_and_a_second_run_grades_noth
         "s2": "unchanged",
         "s3": "unchanged",
     }
+
+
+def test_a_task_whose_connection_broke_stops_the_run_naming_the_scheduler(monkeypatch):
+    """A task that ends with a broken connection (its worker lost the scheduler) stops the
+    run in one line that names the scheduler it was sent to, never a made-up address."""
+    from distributed import Client, LocalCluster
+
+    from attention_course.classgrade import cluster
+
+    def cut_off(task: dict) -> dict:
+        raise ConnectionResetError("the connection to the scheduler broke")
+
+    root = fresh_course("attention-dask-cut-")
+    try:
+        _write(root, "s1", sample_notebooks(ASSIGNMENT, root)["demo-stub"])
+        with (
+            LocalCluster(
+                processes=False, n_workers=1, threads_per_worker=1, dashboard_address=DASHBOARD
+            ) as dask_cluster,
+            Client(dask_cluster) as client,
+        ):
+            monkeypatch.setattr(cluster, "grade_submission", cut_off)
+            with pytest.raises(cluster.SchedulerLost) as lost:
+                autograde_class(ASSIGNMENT, root, scheduler=client)
+            address = dask_cluster.scheduler_address
+    finally:
+        shutil.rmtree(root.parent, ignore_errors=True)
+    assert str(lost.value).startswith(f"lost the Dask scheduler at {address}: ")
+    assert "\n" not in str(lost.value)

@@ -91,6 +91,9 @@ REFUSED = {
     "product past int64": (_array(dict(SPEC, dtype="<f8", shape=[2**62, 2**62])), "elements"),
     "a bool side": (_array(dict(SPEC, dtype="<f8", shape=[True])), "shape"),
     "a float offset": (_array(dict(SPEC, dtype="<f8", offset=1.0)), "offset"),
+    # an offset before the frame's payload, by one byte (numpy would refuse it otherwise)
+    "offset -1": (_array(dict(SPEC, dtype="|u1", offset=-1)), "array outside its frame"),
+    "past the end": (_array(dict(SPEC, dtype="<f8", offset=1)), "array outside its frame"),
     # headers nested 100000 deep (RecursionError in json), and one level past the limit
     "lists 100000 deep": (_frame(b"[" * DEEP + b"]" * DEEP), "nested more than 64"),
     "objects 100000 deep": (_frame(b'{"a":' * DEEP + b"0" + b"}" * DEEP), "nested more than 64"),

@@ -320,3 +320,34 @@ def test_a_child_that_is_not_contained_refuses_to_run(layer, missing, tmp_path, 
     with weakened.weakened_zygote(monkeypatch, tmp_path, layer):
         with pytest.raises(SandboxError, match=f"not contained, refused to run: .*{missing}"):
             _sleeper_run()
+
+
+def test_a_descriptor_passed_at_a_higher_number_comes_alone():
+    """The sealed inputs reach the worker at their own number, past a gap (as grading passes
+    them): the numbers in between hold nothing either (the zygote's socket and the pipes it
+    was sent are closed there too; the worker's own /dev/null may be there), and the inputs
+    are the file they were."""
+    import numpy as np
+
+    from attention_course.sandbox.program import SharedInputs
+
+    shared = SharedInputs()
+    shared.add(np.arange(4.0))
+    sealed = shared.open()
+    assert sealed is not None
+    high = 40
+    os.dup2(sealed, high, inheritable=False)
+    os.close(sealed)
+    try:
+        with Confined("worker.py", {}, DEFAULT, pass_fds=(high,)) as worker:
+            worker.start(time.monotonic() + 60)
+            _cell(worker, OBSERVE)
+            found = _call(worker, "descriptors")
+    finally:
+        os.close(high)
+    kinds = {int(fd): target.split(":")[0] for fd, target in found.items()}
+    assert "socket" not in kinds.values(), found
+    assert sorted(fd for fd, kind in kinds.items() if kind == "pipe") == [2, 3, 4], found
+    assert found[str(high)].startswith("/memfd:grading-inputs"), found
+    between = {fd: found[str(fd)] for fd in kinds if 4 < fd < high}
+    assert all(t == "/dev/null" or t.startswith("/proc/") for t in between.values()), between
