@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 import os
 import select
 import shutil
@@ -98,6 +99,7 @@ class Confined:
         self.peak_memory: int | None = None
         self._reported = False  # its CPU time told to the benchmarks' stages (trace.py)
         self._drainer: threading.Thread | None = None
+        self._startup_until = math.inf  # when its start-up time ends (set as it starts)
 
     # ------------------------------------------------------------------ start and stop
 
@@ -110,7 +112,8 @@ class Confined:
     def launch(self, status: jail.Status, deadline: float) -> None:
         """`start` on a machine whose sandbox is `status` (the probe's own start)."""
         timeout = self.limits.startup_timeout  # wall clock: no student code runs yet
-        until = min(deadline, time.monotonic() + timeout)  # from before the process starts
+        self._startup_until = time.monotonic() + timeout  # from before the process starts
+        until = min(deadline, self._startup_until)
         if self.unsandboxed or not status.ok:
             self._popen()
         else:
@@ -193,9 +196,11 @@ class Confined:
         theirs = [requests[0], replies[1], errors[1], *self._pass_fds]
         try:
             child = zygote.fork(request, theirs, until)
-        except zygotes.ZygoteLost:
+        except zygotes.ZygoteLost as lost:
             for end in (requests[1], replies[0], errors[0]):
                 os.close(end)
+            if isinstance(lost, zygotes.ForkLate) and until < self._startup_until:
+                raise self._dead(late()) from None  # the submission's time ran out first
             self.close()
             raise
         finally:

@@ -51,6 +51,11 @@ class ZygoteLost(RuntimeError):
     """The zygote ended, hung or did not start: a fault of grading, never a student's."""
 
 
+class ForkLate(ZygoteLost):
+    """The zygote took the request but had not forked by the time given (it was killed): a
+    fault of grading, unless that time was what the submission had left (confined.py)."""
+
+
 class Child:
     """One program the zygote forked: its host pid (the first child, outside the sandbox's pid
     namespace: the program is its child) and, once it has ended, its exit status."""
@@ -182,7 +187,8 @@ class Zygote:
                     break
                 self.changed.wait(left)
             if self.lost is not None:
-                raise ZygoteLost(self.lost)
+                late = child.pid is None and child.returncode is None
+                raise (ForkLate if late else ZygoteLost)(self.lost)
         return child
 
     def kill(self, why: str) -> None:

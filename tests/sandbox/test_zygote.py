@@ -351,3 +351,27 @@ def test_a_descriptor_passed_at_a_higher_number_comes_alone():
     assert found[str(high)].startswith("/memfd:grading-inputs"), found
     between = {fd: found[str(fd)] for fd in kinds if 4 < fd < high}
     assert all(t == "/dev/null" or t.startswith("/proc/") for t in between.values()), between
+
+
+SLOW_FORK = {
+    "                request = json.loads(data)\n": (
+        "                request = json.loads(data)\n                select.select([], [], [], 3)\n"
+    )
+}
+
+
+def test_a_fork_the_submissions_time_runs_out_before_is_the_submissions(tmp_path, monkeypatch):
+    """A ready zygote that has not forked when the submission's time is up (a loaded machine):
+    the submission used up its time, a reason the student reads, not a fault of grading; the
+    same wait with the start-up's own limit the nearer one is a fault of grading."""
+    confined.require()
+    with weakened.weakened_zygote(monkeypatch, tmp_path, SLOW_FORK):
+        zygotes.zygote("worker").wait_ready(time.monotonic() + 60)
+        start = time.monotonic()
+        run = _sleeper_run(Limits(submission_timeout=1.0, startup_timeout=60.0))
+        assert time.monotonic() - start < 3, "waited past the submission's time"
+        assert run.outcomes["n"].status == "skipped"
+        assert "used up its 1 s of grading time" in run.outcomes["n"].detail
+        zygotes.zygote("worker").wait_ready(time.monotonic() + 60)
+        with pytest.raises(zygotes.ZygoteLost, match="did not fork in time"):
+            _sleeper_run(Limits(submission_timeout=30.0, startup_timeout=1.0))
