@@ -119,6 +119,8 @@ SANDBOX_TESTS: dict[str, list[str]] = {
         ZYGOTE,
         "tests/sandbox/test_cgroup_limits.py::"
         "test_a_worker_killed_for_its_memory_is_told_so_and_another_kill_is_not",
+        "tests/sandbox/test_notebook_execute.py::"
+        "test_a_cell_that_ends_its_process_is_an_error_and_the_next_runs_in_a_fresh_one",
         "tests/sandbox/test_backups.py",
         "tests/sandbox/test_kill_uid.py",
         *(

@@ -277,3 +277,26 @@ def test_jobs_started_ahead_of_a_run_that_waited_still_have_their_start_up_time(
     graded, told = grade(course)
     assert statuses(graded)["full"] == "graded" and graded.ok
     assert graded.outcomes["full"].total == first.outcomes["full"].total
+
+
+def test_a_scheduler_given_without_tcp_is_a_cluster_that_needs_no_sandbox_here(
+    small_class, monkeypatch
+):
+    """An address with no scheme (it sorts before "local") is a remote cluster's, whose
+    workers check their own sandbox: this machine's is not asked for."""
+    import dask
+
+    from attention_course.classgrade.nbgrader_api import CourseError
+    from attention_course.errors import SandboxUnavailable
+    from attention_course.sandbox import confined
+
+    def no_sandbox(unsandboxed: bool = False):
+        raise SandboxUnavailable("no sandbox on the client's machine")
+
+    course, _, _, _, _ = small_class
+    monkeypatch.setattr(confined, "require", no_sandbox)
+    with (
+        dask.config.set({"distributed.comm.timeouts.connect": "1s"}),
+        pytest.raises(CourseError, match="^cannot reach the Dask scheduler at "),
+    ):
+        autograde_class(ASSIGNMENT, course, force=True, scheduler="127.0.0.1:1")
