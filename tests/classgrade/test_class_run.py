@@ -162,7 +162,10 @@ def test_where_no_sandbox_can_be_made_a_class_is_not_graded(small_class, tmp_pat
 
 
 def test_a_scheduler_that_cannot_be_reached_is_said_before_anything_is_graded(small_class):
+    # distributed imported first: its defaults are in dask.config before the set below (a
+    # set made before them takes them out again as it ends, for every later test here)
     import dask
+    import distributed  # noqa: F401
 
     from attention_course.classgrade.nbgrader_api import CourseError
 
@@ -284,7 +287,10 @@ def test_a_scheduler_given_without_tcp_is_a_cluster_that_needs_no_sandbox_here(
 ):
     """An address with no scheme (it sorts before "local") is a remote cluster's, whose
     workers check their own sandbox: this machine's is not asked for."""
+    # distributed imported first: its defaults are in dask.config before the set below (a
+    # set made before them takes them out again as it ends, for every later test here)
     import dask
+    import distributed  # noqa: F401
 
     from attention_course.classgrade.nbgrader_api import CourseError
     from attention_course.errors import SandboxUnavailable
