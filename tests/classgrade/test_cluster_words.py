@@ -41,7 +41,10 @@ def test_a_lost_scheduler_is_one_line_with_the_cause_dask_gave():
 
 def test_a_scheduler_that_cannot_be_reached_is_said_with_its_address():
     """An address (here with no tcp://) is a scheduler to reach, never a cluster to start."""
+    # distributed imported first: its defaults are in dask.config before the set below (a
+    # set made before them takes them out again as it ends, for every later test here)
     import dask
+    import distributed  # noqa: F401
 
     from attention_course.classgrade.nbgrader_api import CourseError
 
