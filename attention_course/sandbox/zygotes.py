@@ -26,6 +26,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from typing import IO, Any
 
 from attention_course.sandbox import jail, syscall_filter
@@ -149,15 +150,21 @@ class Zygote:
             return ""
         return text.splitlines()[-1] if text else ""
 
+    def _wait_for(self, done: Callable[[], bool], until: float, late: str) -> bool:
+        """Wait (holding `changed`) until `done()` or the zygote is lost; at `until`, kill the
+        zygote, saying it was `late`. Whether `until` came first (not a loss of other cause)."""
+        while not done() and self.lost is None:
+            left = until - time.monotonic()
+            if left <= 0:
+                self.kill(f"the sandbox's zygote ({self.kind}) {late}")
+                return True
+            self.changed.wait(left)
+        return False
+
     def wait_ready(self, until: float) -> None:
         """Wait for the zygote's imports, never past `until` (time.monotonic())."""
         with self.changed:
-            while self.pid is None and self.lost is None:
-                left = until - time.monotonic()
-                if left <= 0:
-                    self.kill(f"the sandbox's zygote ({self.kind}) did not start in time")
-                    break
-                self.changed.wait(left)
+            self._wait_for(lambda: self.pid is not None, until, "did not start in time")
         if self.lost is not None:
             raise ZygoteLost(f"{self.lost} {self.errors()}".strip())
 
@@ -180,14 +187,12 @@ class Zygote:
             self.kill(f"the sandbox's zygote ({self.kind}) took no request ({exc!r})")
             raise ZygoteLost(self.lost) from None
         with self.changed:
-            while child.pid is None and child.returncode is None and self.lost is None:
-                left = until - time.monotonic()
-                if left <= 0:
-                    self.kill(f"the sandbox's zygote ({self.kind}) did not fork in time")
-                    break
-                self.changed.wait(left)
-            if self.lost is not None:
-                late = child.pid is None and child.returncode is None
+            late = self._wait_for(
+                lambda: child.pid is not None or child.returncode is not None,
+                until,
+                "did not fork in time",
+            )
+            if self.lost is not None:  # ForkLate only for our own kill at `until`
                 raise (ForkLate if late else ZygoteLost)(self.lost)
         return child
 

@@ -375,3 +375,17 @@ def test_a_fork_the_submissions_time_runs_out_before_is_the_submissions(tmp_path
         zygotes.zygote("worker").wait_ready(time.monotonic() + 60)
         with pytest.raises(zygotes.ZygoteLost, match="did not fork in time"):
             _sleeper_run(Limits(submission_timeout=30.0, startup_timeout=1.0))
+
+
+def test_a_zygote_that_dies_as_it_forks_is_a_fault_of_grading_whatever_time_is_left(
+    tmp_path, monkeypatch
+):
+    """A zygote that ends on a request (it crashed) before the submission's time is up: a
+    fault of grading, never the submission's time used up, even with that time the nearer."""
+    confined.require()
+    dies = {"                request = json.loads(data)\n": "                os._exit(1)\n"}
+    with weakened.weakened_zygote(monkeypatch, tmp_path, dies):
+        zygotes.zygote("worker").wait_ready(time.monotonic() + 60)
+        with pytest.raises(zygotes.ZygoteLost) as lost:
+            _sleeper_run(Limits(submission_timeout=20.0, startup_timeout=60.0))
+    assert not isinstance(lost.value, zygotes.ForkLate), lost.value
