@@ -23,14 +23,40 @@ from attention_course import trace
 from attention_course.startup import skip_slow_imports
 
 PR_SET_PDEATHSIG = 1
+PR_SET_NAME = 15
 
 
-def die_with_parent() -> None:
-    """Ask the kernel to kill this process when the process that started it dies."""
-    parent = os.getppid()
+def die_with_parent(parent: int | None = None) -> None:
+    """Ask the kernel to kill this process when the process that started it (`parent`, else
+    this one's parent now) dies."""
+    parent = os.getppid() if parent is None else parent
     ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if os.getppid() != parent:  # it died before the request took effect
         os._exit(1)
+
+
+def name_this_process(name: bytes) -> None:
+    """The name `ps` and /proc/PID/comm show (a forked job's command line is its parent's)."""
+    ctypes.CDLL(None).prctl(PR_SET_NAME, ctypes.c_char_p(name[:15]), 0, 0, 0)
+
+
+def preload() -> None:
+    """Import what a job imports to serve and grade (about a second of CPU): a job forked
+    after this (jobs.Forked) starts with it all."""
+    import sqlite3  # noqa: F401
+
+    import alembic.runtime.migration  # noqa: F401 (the gradebook's version, read as it opens)
+    import alembic.script  # noqa: F401
+    import nbgrader.apps  # noqa: F401
+    import sqlalchemy.dialects.sqlite  # noqa: F401
+
+    import attention_course.classgrade.gradebook_pool  # noqa: F401
+    import attention_course.classgrade.nbgrader_api  # noqa: F401
+    import attention_course.classgrade.outcomes  # noqa: F401
+    import attention_course.grading.graders  # noqa: F401
+    import attention_course.grading.preprocessors  # noqa: F401
+    import attention_course.grading.quiz_answers  # noqa: F401
+    import attention_course.reports.notebook_html  # noqa: F401
 
 
 def _total(root: Path, assignment: str, student: str) -> float | None:
@@ -98,6 +124,11 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     die_with_parent()
     skip_slow_imports()
+    serve(args.course.resolve(), args.unsandboxed)
+
+
+def serve(root: Path, unsandboxed: bool) -> None:
+    """Answer tasks read on stdin until it closes (the replies on stdout, as JSON lines)."""
     replies = os.fdopen(os.dup(1), "w")  # the answers' own channel ...
     os.dup2(2, 1)  # ... and whatever nbgrader or a library prints goes to the log
 
@@ -107,13 +138,12 @@ def main(argv: list[str] | None = None) -> None:
 
     limit_grader_memory()
     gradebook_pool.share()  # one pool of gradebook connections for every submission
-    root = args.course.resolve()
-    nb_api = api(root, args.unsandboxed, in_process=True)
+    nb_api = api(root, unsandboxed, in_process=True)
     replies.write(json.dumps({"ready": True}) + "\n")
     replies.flush()
     for line in sys.stdin:
         task = json.loads(line)
-        replies.write(json.dumps(grade(task, root, nb_api, args.unsandboxed)) + "\n")
+        replies.write(json.dumps(grade(task, root, nb_api, unsandboxed)) + "\n")
         replies.flush()
 
 

@@ -11,15 +11,18 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import IO
 
 from attention_course.classgrade import gradebook, outcomes
 from attention_course.grading.submissions import Inspection
 from attention_course.settings import DEFAULT, RETRIES, Retries
 
 STATE_DIR = ".grading"
+MAX_FD = os.sysconf("SC_OPEN_MAX")
 
 
 @dataclass
@@ -147,22 +150,34 @@ class State:
 
 class GradingJob:
     """One grading process (job.py), one submission at a time. `env`: its environment
-    (default: this process's)."""
+    (default: this process's). `fork`: the job is a fork of this process, which has imported
+    all a job needs (a second of CPU a job started anew pays), made before this process has
+    opened anything a job must not share; while this process runs threads (a fork would copy
+    their locks mid-use), or on request, the job starts anew."""
 
-    def __init__(self, root: Path, unsandboxed: bool, log, env: dict | None = None):
-        cmd = [sys.executable, "-m", "attention_course.classgrade.job", str(root)]
-        cmd += ["--unsandboxed"] if unsandboxed else []
-        self.proc = subprocess.Popen(
-            cmd,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=log,
-            text=True,
-            start_new_session=True,
-            env=env,
-        )
-        assert self.proc.stdin is not None and self.proc.stdout is not None  # both are pipes
-        self.requests, self.replies = self.proc.stdin, self.proc.stdout
+    def __init__(
+        self, root: Path, unsandboxed: bool, log, env: dict | None = None, fork: bool = False
+    ):
+        self.proc: subprocess.Popen | Forked
+        self.requests: IO[str]
+        self.replies: IO[str]
+        if fork and env is None and threading.active_count() == 1:
+            self.proc = Forked(root, unsandboxed, log)
+            self.requests, self.replies = self.proc.requests, self.proc.replies
+        else:
+            cmd = [sys.executable, "-m", "attention_course.classgrade.job", str(root)]
+            cmd += ["--unsandboxed"] if unsandboxed else []
+            self.proc = subprocess.Popen(
+                cmd,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                text=True,
+                start_new_session=True,
+                env=env,
+            )
+            assert self.proc.stdin is not None and self.proc.stdout is not None  # both pipes
+            self.requests, self.replies = self.proc.stdin, self.proc.stdout
         self.buffer = ""
         self.task: str | None = None
         self.ready = False
@@ -198,6 +213,70 @@ class GradingJob:
         except (ProcessLookupError, PermissionError):
             pass
         self.proc.wait()
+
+
+class Forked:
+    """A grading job forked from this process: in a session of its own, killed with this
+    process, its requests on stdin, its replies on stdout and what it prints in `log`, every
+    other file of this process closed, the signals as a new Python sets them."""
+
+    def __init__(self, root: Path, unsandboxed: bool, log) -> None:
+        from attention_course.classgrade import job
+
+        job.preload()  # once, here, for every job forked from this process
+
+        requests, to_requests = os.pipe()
+        from_replies, replies = os.pipe()
+        for stream in (sys.stdout, sys.stderr, log):
+            stream.flush()  # nothing buffered here is written twice
+        parent = os.getpid()
+        self.pid = os.fork()
+        if self.pid == 0:  # the job; it never returns into this process's code
+            code = 1
+            try:
+                os.setsid()
+                job.die_with_parent(parent)
+                job.name_this_process(b"grading job")
+                os.dup2(requests, 0)
+                os.dup2(replies, 1)
+                os.dup2(log.fileno(), 2)
+                os.closerange(3, MAX_FD)
+                signal.signal(signal.SIGINT, signal.default_int_handler)
+                for number in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGCHLD):
+                    signal.signal(number, signal.SIG_DFL)
+                sys.stdin = open(0, encoding="utf-8", closefd=False)
+                sys.stdout = open(1, "w", encoding="utf-8", closefd=False)
+                sys.stderr = open(2, "w", encoding="utf-8", closefd=False, buffering=1)
+                job.serve(root, unsandboxed)
+                code = 0
+            except BaseException:  # noqa: BLE001 (said in the log; the run sees the job end)
+                import traceback
+
+                traceback.print_exc()
+            finally:
+                os._exit(code)
+        os.close(requests)
+        os.close(replies)
+        self.requests: IO[str] = os.fdopen(to_requests, "w", encoding="utf-8")
+        self.replies: IO[str] = os.fdopen(from_replies, encoding="utf-8")
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self) -> int:
+        if self.returncode is None:
+            self.returncode = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
+        for channel in (self.requests, self.replies):
+            try:
+                channel.close()
+            except OSError:  # a request the dead job never read
+                pass
+        return self.returncode
 
 
 def _fingerprint(found: Inspection) -> str:

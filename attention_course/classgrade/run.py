@@ -170,35 +170,42 @@ def _look(assignment, root, names, state, force, steady) -> tuple[ClassRun, list
     return run, todo
 
 
-def start_jobs(root: Path, assignment: str, count: int, unsandboxed: bool = False) -> Pool:
-    """`count` grading jobs for a class run on this machine, started now, ahead of the run:
-    their imports (a second of CPU each) overlap what the run does before it has work for them
-    (reading the course's configuration, its look at the sandbox, the submissions and the
-    gradebook), which leaves a core idle. The run closes them."""
-    return Pool(root, assignment, count, unsandboxed)
+def start_jobs(
+    root: Path, assignment: str, count: int, unsandboxed: bool = False, fork: bool = False
+) -> Pool:
+    """`count` grading jobs for a class run on this machine, started now, ahead of the run
+    (the run closes them). Started anew, their imports (a second of CPU each) overlap what
+    the run does before it has work for them (reading the course's configuration, its look at
+    the sandbox, the submissions and the gradebook); with `fork`, this process imports what
+    they need once and forks them (jobs.Forked): for a command that has opened nothing yet."""
+    return Pool(root, assignment, count, unsandboxed, fork)
 
 
 class Pool:
     """The grading jobs of a run on this machine (`count` of them, started at once) and the
-    log they write to, .grading/<assignment>/jobs.log (made with the first job)."""
+    log they write to, .grading/<assignment>/jobs.log (made with the first job). A job that
+    replaces one that died later in the run is started anew (never forked from a process that
+    has the run's files and connections open)."""
 
-    def __init__(self, root: Path, assignment: str, count: int, unsandboxed: bool) -> None:
+    def __init__(
+        self, root: Path, assignment: str, count: int, unsandboxed: bool, fork: bool = False
+    ) -> None:
         self.root, self.unsandboxed = root, unsandboxed
         self.log_path = root / STATE_DIR / assignment / "jobs.log"
         self.log: IO[str] | None = None
         self.jobs: list[GradingJob] = []
         try:
             for _ in range(count):
-                self.jobs.append(self.new())
+                self.jobs.append(self.new(fork))
         except BaseException:
             self.close()
             raise
 
-    def new(self) -> GradingJob:
+    def new(self, fork: bool = False) -> GradingJob:
         if self.log is None:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
             self.log = open(self.log_path, "a")
-        return GradingJob(self.root, self.unsandboxed, self.log)
+        return GradingJob(self.root, self.unsandboxed, self.log, fork=fork)
 
     def close(self) -> None:
         for job in self.jobs:

@@ -158,7 +158,7 @@ def autograde(args: argparse.Namespace) -> int:
     if args.db:  # the jobs started next grade into it too
         os.environ[gradebook.DB_ENV] = gradebook.normalize(args.db)
     count = min(max(1, args.jobs), len(args.student or found)) if args.scheduler is None else 0
-    pool = start_jobs(root, args.assignment, count, args.unsandboxed)
+    pool = start_jobs(root, args.assignment, count, args.unsandboxed, fork=True)
     try:
         return _autograde(args, pool, args.student or found)
     finally:

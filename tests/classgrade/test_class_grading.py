@@ -196,15 +196,18 @@ def test_a_submission_past_its_deadline_is_not_graded_and_says_so(graded_course)
 
 
 def grading_jobs_of(course: Path) -> list[int]:
-    """Process ids of the grading jobs working for `course`."""
+    """Process ids of the grading jobs working for `course`: forked from `autograde` (named
+    "grading job", its command line) or started anew (`-m attention_course.classgrade.job`)."""
     found = []
     for entry in os.scandir("/proc"):
         if entry.name.isdigit():
             try:
                 cmd = Path(f"/proc/{entry.name}/cmdline").read_bytes().split(b"\0")
+                name = Path(f"/proc/{entry.name}/comm").read_text().strip()
             except OSError:
                 continue
-            if b"attention_course.classgrade.job" in cmd and str(course).encode() in cmd:
+            job = name == "grading job" or b"attention_course.classgrade.job" in cmd
+            if job and str(course).encode() in cmd:
                 found.append(int(entry.name))
     return found
 
@@ -227,6 +230,7 @@ def test_kill_9_mid_class_then_rerun_grades_each_submission_once(graded_course):
         deadline = time.monotonic() + 600
         while len(list(state.glob("*.json"))) < 2 and time.monotonic() < deadline:
             time.sleep(0.2)
+        assert len(grading_jobs_of(course)) == 2  # the run's two jobs, found as they work
         first.send_signal(signal.SIGKILL)
         first.wait()
         done = {p.stem for p in state.glob("*.json")}
@@ -254,6 +258,55 @@ def test_kill_9_mid_class_then_rerun_grades_each_submission_once(graded_course):
                 assert scores[student] == uninterrupted[twin], student
         third = run_cli("autograde", ASSIGNMENT, "--course", str(course), timeout=600)
         assert f"0 of {size} submissions to grade" in third.stderr
+    finally:
+        shutil.rmtree(course.parent, ignore_errors=True)
+
+
+SPIN = "import time\nend = time.process_time() + 4.5\nwhile time.process_time() < end:\n    pass"
+
+
+def pipes_of(pid: int) -> dict[int, str]:
+    """A process's open pipes: fd -> the pipe ("pipe:[inode]")."""
+    links = {int(fd.name): os.readlink(fd) for fd in Path(f"/proc/{pid}/fd").iterdir()}
+    return {fd: link for fd, link in links.items() if link.startswith("pipe:")}
+
+
+def test_busy_jobs_die_with_the_killed_command_and_hold_nothing_of_each_other(graded_course):
+    """Two grading jobs, each busy with a submission (its cells spin for about 18 CPU-seconds):
+    each reads its own requests on stdin and holds no pipe of the other's (a job that held the
+    other's would keep it from seeing its requests end), and neither finishes its submission
+    once `autograde` is killed: the kernel kills the jobs with it (their request pipes closing
+    would only end them after this submission, its grade written)."""
+    course = fresh_course("attention-kill-busy-")
+    try:
+        notebook = sample_notebooks(ASSIGNMENT, course)["demo-instructor"]
+        for _ in range(4):
+            notebook.cells.insert(0, nbformat.v4.new_code_cell(SPIN))
+        for student in ("busy1", "busy2"):
+            _write(course, student, notebook)
+        env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+        command = subprocess.Popen(
+            [*CLI, "autograde", ASSIGNMENT, "--course", str(course), "--jobs", "2"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+        deadline = time.monotonic() + 120
+        while len(grading_jobs_of(course)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        jobs = grading_jobs_of(course)
+        time.sleep(5)  # into the spinning cells
+        assert command.poll() is None and grading_jobs_of(course) == jobs  # still grading
+        first, second = (pipes_of(job) for job in jobs)
+        assert 0 in first and 0 in second  # requests come on a pipe of the job's own ...
+        assert not set(first.values()) & set(second.values())  # ... shared with no other job
+        command.send_signal(signal.SIGKILL)
+        command.wait()
+        gone = time.monotonic() + 3
+        while grading_jobs_of(course) and time.monotonic() < gone:
+            time.sleep(0.05)
+        assert grading_jobs_of(course) == []
+        assert not list((course / STATE_DIR / ASSIGNMENT).glob("busy*.json"))
     finally:
         shutil.rmtree(course.parent, ignore_errors=True)
 
