@@ -136,6 +136,10 @@ def serve(root: Path, unsandboxed: bool) -> None:
     from attention_course.classgrade.nbgrader_api import api
     from attention_course.grading.graders import limit_grader_memory
 
+    if not unsandboxed:
+        from attention_course.sandbox import zygotes
+
+        zygotes.start_ahead()  # they import while the run reads its course and submissions
     limit_grader_memory()
     gradebook_pool.share()  # one pool of gradebook connections for every submission
     nb_api = api(root, unsandboxed, in_process=True)

@@ -235,6 +235,17 @@ def zygote(kind: str) -> Zygote:
         return found
 
 
+def start_ahead(kinds: tuple[str, ...] = ("cells", "worker")) -> None:
+    """Start this process's zygotes of `kinds` now, ahead of need: their imports overlap what
+    the process does before its first sandbox. One that cannot start here is started again by
+    the first sandbox that needs it, which then says why."""
+    for kind in kinds:
+        try:
+            zygote(kind)
+        except Exception:  # noqa: BLE001, S112 (said by the first sandbox that needs it)
+            continue
+
+
 def stop_all() -> None:
     """End every zygote of this process (at exit; they would end with its socket anyway)."""
     with _lock:
