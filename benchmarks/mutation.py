@@ -104,6 +104,13 @@ SMALL_CLASS = [  # the engine's copy is run through the command: not for each mu
     f"--deselect {CLASS_RUN}::test_a_changed_engine_regrades_what_it_grades_and_nothing_else",
 ]
 TASKS = "tests/classgrade/test_cluster_tasks.py"
+FORKS = [  # the command's grading jobs, forked from it
+    f"tests/classgrade/test_class_grading.py::{name}"
+    for name in (
+        "test_a_forked_job_ends_with_its_requests_and_a_crashed_one_says_why",
+        "test_busy_jobs_die_with_the_killed_command_and_hold_nothing_of_each_other",
+    )
+]
 SANDBOX_TESTS: dict[str, list[str]] = {
     "attention_course/sandbox/jail.py": [
         "tests/sandbox/test_doctor.py",
@@ -143,7 +150,12 @@ SANDBOX_TESTS: dict[str, list[str]] = {
         "tests/sandbox/test_observed.py",
     ],
     "attention_course/sandbox/inside/wire.py": ["tests/sandbox/test_wire.py", *FRAMES],
-    "attention_course/sandbox/zygotes.py": [ZYGOTE, SANDBOX, "tests/sandbox/test_backups.py"],
+    "attention_course/sandbox/zygotes.py": [
+        ZYGOTE,
+        SANDBOX,
+        "tests/sandbox/test_backups.py",
+        f"{CLASS_RUN}::test_a_job_starts_its_zygotes_before_its_first_submission",
+    ],
     "attention_course/sandbox/inside/zygote.py": [
         ZYGOTE,
         "tests/sandbox/test_doctor.py",
@@ -162,11 +174,12 @@ CLASS_RUN_TESTS: dict[str, list[str]] = {
     "attention_course/classgrade/run.py": SMALL_CLASS,
     "attention_course/classgrade/jobs.py": [
         "tests/classgrade/test_retrying.py",
+        *FORKS,
         TASKS,
         "tests/classgrade/test_cluster_grading.py::"
         "test_a_task_that_finds_its_submission_claimed_says_busy_and_records_nothing",
     ],
-    "attention_course/classgrade/job.py": [TASKS],
+    "attention_course/classgrade/job.py": [TASKS, *FORKS],
     "attention_course/classgrade/cluster.py": [
         "tests/classgrade/test_cluster_words.py",
         TASKS,

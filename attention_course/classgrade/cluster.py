@@ -102,7 +102,7 @@ def _start_job(root: Path, unsandboxed: bool, db_url: str) -> GradingJob:
     log_folder = root / STATE_DIR / "workers"
     log_folder.mkdir(parents=True, exist_ok=True)
     with open(log_folder / f"{socket.gethostname()}-{os.getpid()}.log", "a") as log:
-        job = GradingJob(root, unsandboxed, log, env)
+        job = GradingJob.start(root, unsandboxed, log, env)
     while not job.ready:
         ready, _, _ = select.select([job], [], [], max(0.0, job.deadline - time.monotonic()))
         replies = job.read() if ready else None

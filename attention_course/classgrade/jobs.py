@@ -11,8 +11,8 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
+import traceback
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO
@@ -22,7 +22,6 @@ from attention_course.grading.submissions import Inspection
 from attention_course.settings import DEFAULT, RETRIES, Retries
 
 STATE_DIR = ".grading"
-MAX_FD = os.sysconf("SC_OPEN_MAX")
 
 
 @dataclass
@@ -149,39 +148,42 @@ class State:
 
 
 class GradingJob:
-    """One grading process (job.py), one submission at a time. `env`: its environment
-    (default: this process's). `fork`: the job is a fork of this process, which has imported
-    all a job needs (a second of CPU a job started anew pays), made before this process has
-    opened anything a job must not share; while this process runs threads (a fork would copy
-    their locks mid-use), or on request, the job starts anew."""
+    """One grading process (job.py), one submission at a time: started anew (`start`) or
+    forked from this process (`fork`)."""
 
-    def __init__(
-        self, root: Path, unsandboxed: bool, log, env: dict | None = None, fork: bool = False
-    ):
-        self.proc: subprocess.Popen | Forked
-        self.requests: IO[str]
-        self.replies: IO[str]
-        if fork and env is None and threading.active_count() == 1:
-            self.proc = Forked(root, unsandboxed, log)
-            self.requests, self.replies = self.proc.requests, self.proc.replies
-        else:
-            cmd = [sys.executable, "-m", "attention_course.classgrade.job", str(root)]
-            cmd += ["--unsandboxed"] if unsandboxed else []
-            self.proc = subprocess.Popen(
-                cmd,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=log,
-                text=True,
-                start_new_session=True,
-                env=env,
-            )
-            assert self.proc.stdin is not None and self.proc.stdout is not None  # both pipes
-            self.requests, self.replies = self.proc.stdin, self.proc.stdout
+    def __init__(self, proc: subprocess.Popen | Forked, requests: IO[str], replies: IO[str]):
+        self.proc, self.requests, self.replies = proc, requests, replies
         self.buffer = ""
         self.task: str | None = None
         self.ready = False
         self.time_start_from_now()
+
+    @classmethod
+    def start(cls, root: Path, unsandboxed: bool, log, env: dict | None = None) -> GradingJob:
+        """A job started anew (`python -m attention_course.classgrade.job`); `env`: its
+        environment (default: this process's)."""
+        cmd = [sys.executable, "-m", "attention_course.classgrade.job", str(root)]
+        cmd += ["--unsandboxed"] if unsandboxed else []
+        proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+            start_new_session=True,
+            env=env,
+        )
+        assert proc.stdin is not None and proc.stdout is not None  # both are pipes
+        return cls(proc, proc.stdin, proc.stdout)
+
+    @classmethod
+    def fork(cls, root: Path, unsandboxed: bool, log) -> GradingJob:
+        """A job forked from this process once it has imported all a job needs (the second of
+        CPU a job started anew pays for its imports, paid once for every job): only for a
+        process that has opened nothing a job must not share and runs no other thread (a
+        fork copies other threads' locks as they are)."""
+        proc = Forked(root, unsandboxed, log)
+        return cls(proc, proc.requests, proc.replies)
 
     def time_start_from_now(self) -> None:
         """Its start-up may take until a minute past the sandbox's start-up timeout from now
@@ -217,22 +219,19 @@ class GradingJob:
 
 class Forked:
     """A grading job forked from this process: in a session of its own, killed with this
-    process, its requests on stdin, its replies on stdout and what it prints in `log`, every
-    other file of this process closed, the signals as a new Python sets them."""
+    process, its requests on stdin, its replies on stdout and what it prints in `log`, no
+    other file of this process open."""
 
     def __init__(self, root: Path, unsandboxed: bool, log) -> None:
         from attention_course.classgrade import job
 
         job.preload()  # once, here, for every job forked from this process
-
         requests, to_requests = os.pipe()
         from_replies, replies = os.pipe()
-        for stream in (sys.stdout, sys.stderr, log):
-            stream.flush()  # nothing buffered here is written twice
         parent = os.getpid()
         self.pid = os.fork()
-        if self.pid == 0:  # the job; it never returns into this process's code
-            code = 1
+        if not self.pid:  # the job: it never returns into this process's code
+            status = os.EX_SOFTWARE
             try:
                 os.setsid()
                 job.die_with_parent(parent)
@@ -240,42 +239,23 @@ class Forked:
                 os.dup2(requests, 0)
                 os.dup2(replies, 1)
                 os.dup2(log.fileno(), 2)
-                os.closerange(3, MAX_FD)
-                signal.signal(signal.SIGINT, signal.default_int_handler)
-                for number in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGCHLD):
-                    signal.signal(number, signal.SIG_DFL)
-                sys.stdin = open(0, encoding="utf-8", closefd=False)
-                sys.stdout = open(1, "w", encoding="utf-8", closefd=False)
-                sys.stderr = open(2, "w", encoding="utf-8", closefd=False, buffering=1)
+                os.closerange(3, os.sysconf("SC_OPEN_MAX"))
                 job.serve(root, unsandboxed)
-                code = 0
-            except BaseException:  # noqa: BLE001 (said in the log; the run sees the job end)
-                import traceback
-
+                status = os.EX_OK
+            except BaseException:  # noqa: BLE001 (in its log; the run sees the job end)
                 traceback.print_exc()
             finally:
-                os._exit(code)
+                os._exit(status)
         os.close(requests)
         os.close(replies)
-        self.requests: IO[str] = os.fdopen(to_requests, "w", encoding="utf-8")
-        self.replies: IO[str] = os.fdopen(from_replies, encoding="utf-8")
+        self.requests = os.fdopen(to_requests, "w", encoding="utf-8")
+        self.replies = os.fdopen(from_replies, encoding="utf-8")
         self.returncode: int | None = None
 
-    def poll(self) -> int | None:
-        if self.returncode is None:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-            if pid:
-                self.returncode = os.waitstatus_to_exitcode(status)
-        return self.returncode
-
     def wait(self) -> int:
+        """Its exit status, once it has ended (waited for once, then remembered)."""
         if self.returncode is None:
             self.returncode = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
-        for channel in (self.requests, self.replies):
-            try:
-                channel.close()
-            except OSError:  # a request the dead job never read
-                pass
         return self.returncode
 
 

@@ -53,7 +53,7 @@ from attention_course.grading.submissions import inspect
 from attention_course.sandbox import confined
 from attention_course.settings import DEFAULT, DEFAULT_JOBS, RETRIES, Retries
 
-__all__ = ["STATE_DIR", "ClassRun", "Outcome", "Pool", "autograde_class", "start_jobs"]
+__all__ = ["STATE_DIR", "ClassRun", "Outcome", "Pool", "autograde_class", "fork_jobs", "start_jobs"]
 
 
 def autograde_class(
@@ -170,25 +170,33 @@ def _look(assignment, root, names, state, force, steady) -> tuple[ClassRun, list
     return run, todo
 
 
-def start_jobs(
-    root: Path, assignment: str, count: int, unsandboxed: bool = False, fork: bool = False
-) -> Pool:
+def start_jobs(root: Path, assignment: str, count: int, unsandboxed: bool = False) -> Pool:
     """`count` grading jobs for a class run on this machine, started now, ahead of the run
-    (the run closes them). Started anew, their imports (a second of CPU each) overlap what
-    the run does before it has work for them (reading the course's configuration, its look at
-    the sandbox, the submissions and the gradebook); with `fork`, this process imports what
-    they need once and forks them (jobs.Forked): for a command that has opened nothing yet."""
-    return Pool(root, assignment, count, unsandboxed, fork)
+    (the run closes them): their imports (a second of CPU each) overlap what the run does
+    before it has work for them (reading the course's configuration, its look at the sandbox,
+    the submissions and the gradebook), which leaves a core idle."""
+    return Pool(root, assignment, count, unsandboxed, GradingJob.start)
+
+
+def fork_jobs(root: Path, assignment: str, count: int, unsandboxed: bool) -> Pool:
+    """The same jobs forked from this process, which imports what they need once for all
+    (GradingJob.fork): for a command that has opened nothing and runs no other thread yet."""
+    return Pool(root, assignment, count, unsandboxed, GradingJob.fork)
 
 
 class Pool:
-    """The grading jobs of a run on this machine (`count` of them, started at once) and the
-    log they write to, .grading/<assignment>/jobs.log (made with the first job). A job that
-    replaces one that died later in the run is started anew (never forked from a process that
-    has the run's files and connections open)."""
+    """The grading jobs of a run on this machine (`count` of them, made at once by `make`) and
+    the log they write to, .grading/<assignment>/jobs.log (made with the first job). A job
+    that replaces one that died later in the run is started anew (never forked from a process
+    that has the run's files and connections open)."""
 
     def __init__(
-        self, root: Path, assignment: str, count: int, unsandboxed: bool, fork: bool = False
+        self,
+        root: Path,
+        assignment: str,
+        count: int,
+        unsandboxed: bool,
+        make: Callable[..., GradingJob],
     ) -> None:
         self.root, self.unsandboxed = root, unsandboxed
         self.log_path = root / STATE_DIR / assignment / "jobs.log"
@@ -196,16 +204,16 @@ class Pool:
         self.jobs: list[GradingJob] = []
         try:
             for _ in range(count):
-                self.jobs.append(self.new(fork))
+                self.jobs.append(self.new(make))
         except BaseException:
             self.close()
             raise
 
-    def new(self, fork: bool = False) -> GradingJob:
+    def new(self, make: Callable[..., GradingJob] = GradingJob.start) -> GradingJob:
         if self.log is None:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
             self.log = open(self.log_path, "a")
-        return GradingJob(self.root, self.unsandboxed, self.log, fork=fork)
+        return make(self.root, self.unsandboxed, self.log)
 
     def close(self) -> None:
         for job in self.jobs:

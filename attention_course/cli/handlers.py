@@ -137,12 +137,13 @@ def print_scores(assignment: str, root: Path) -> None:
 
 
 def autograde(args: argparse.Namespace) -> int:
-    """Once the command's arguments are known good, the grading jobs of a local run start
-    (run.start_jobs): their imports overlap this process's reading of the course's
-    configuration and its look at the gradebook."""
+    """Once the command's arguments are known good, the grading jobs of a local run are
+    forked from this process (run.fork_jobs: it has opened nothing yet and runs no thread):
+    their zygotes' start overlaps this process's reading of the course's configuration and
+    its look at the submissions and the gradebook."""
     from attention_course.classgrade import gradebook
     from attention_course.classgrade.nbgrader_api import submitted_students
-    from attention_course.classgrade.run import start_jobs
+    from attention_course.classgrade.run import fork_jobs
 
     course = _the_course(args)
     root = course.root
@@ -158,7 +159,7 @@ def autograde(args: argparse.Namespace) -> int:
     if args.db:  # the jobs started next grade into it too
         os.environ[gradebook.DB_ENV] = gradebook.normalize(args.db)
     count = min(max(1, args.jobs), len(args.student or found)) if args.scheduler is None else 0
-    pool = start_jobs(root, args.assignment, count, args.unsandboxed, fork=True)
+    pool = fork_jobs(root, args.assignment, count, args.unsandboxed)
     try:
         return _autograde(args, pool, args.student or found)
     finally:

@@ -237,13 +237,10 @@ def zygote(kind: str) -> Zygote:
 
 def start_ahead(kinds: tuple[str, ...] = ("cells", "worker")) -> None:
     """Start this process's zygotes of `kinds` now, ahead of need: their imports overlap what
-    the process does before its first sandbox. One that cannot start here is started again by
-    the first sandbox that needs it, which then says why."""
+    the process does before its first sandbox (a zygote that dies meanwhile is replaced by the
+    first sandbox that needs it)."""
     for kind in kinds:
-        try:
-            zygote(kind)
-        except Exception:  # noqa: BLE001, S112 (said by the first sandbox that needs it)
-            continue
+        zygote(kind)
 
 
 def stop_all() -> None:

@@ -189,10 +189,17 @@ def test_a_changed_submission_is_graded_again(graded_course):
 
 
 def test_a_submission_past_its_deadline_is_not_graded_and_says_so(graded_course):
+    """A submission whose cells spin for 4.5 CPU-seconds, with a second to be graded in."""
     course, _, _ = graded_course
-    run = autograde_class(ASSIGNMENT, course, students=["s01"], force=True, deadline=1.0)
-    assert run.outcomes["s01"].status == "not graded"
-    assert run.outcomes["s01"].reason == "grading took longer than 1 s"
+    notebook = sample_notebooks(ASSIGNMENT, course)["demo-instructor"]
+    notebook.cells.insert(0, nbformat.v4.new_code_cell(SPIN))
+    _write(course, "slow", notebook)
+    try:
+        run = autograde_class(ASSIGNMENT, course, students=["slow"], force=True, deadline=1.0)
+    finally:
+        shutil.rmtree(course / "submitted" / "slow")
+    assert run.outcomes["slow"].status == "not graded"
+    assert run.outcomes["slow"].reason == "grading took longer than 1 s"
 
 
 def grading_jobs_of(course: Path) -> list[int]:
@@ -271,7 +278,7 @@ def pipes_of(pid: int) -> dict[int, str]:
     return {fd: link for fd, link in links.items() if link.startswith("pipe:")}
 
 
-def test_busy_jobs_die_with_the_killed_command_and_hold_nothing_of_each_other(graded_course):
+def test_busy_jobs_die_with_the_killed_command_and_hold_nothing_of_each_other():
     """Two grading jobs, each busy with a submission (its cells spin for about 18 CPU-seconds):
     each reads its own requests on stdin and holds no pipe of the other's (a job that held the
     other's would keep it from seeing its requests end), and neither finishes its submission
@@ -295,6 +302,8 @@ def test_busy_jobs_die_with_the_killed_command_and_hold_nothing_of_each_other(gr
         while len(grading_jobs_of(course)) < 2 and time.monotonic() < deadline:
             time.sleep(0.1)
         jobs = grading_jobs_of(course)
+        for job in jobs:  # forks of the command (a job started anew is named "python")
+            assert Path(f"/proc/{job}/comm").read_text() == "grading job\n"
         time.sleep(5)  # into the spinning cells
         assert command.poll() is None and grading_jobs_of(course) == jobs  # still grading
         first, second = (pipes_of(job) for job in jobs)
@@ -309,6 +318,39 @@ def test_busy_jobs_die_with_the_killed_command_and_hold_nothing_of_each_other(gr
         assert not list((course / STATE_DIR / ASSIGNMENT).glob("busy*.json"))
     finally:
         shutil.rmtree(course.parent, ignore_errors=True)
+
+
+FORKS = """
+import sys
+from pathlib import Path
+from attention_course.classgrade.jobs import GradingJob
+course, nowhere, log = sys.argv[1:]
+with open(log, "a") as log:
+    job = GradingJob.fork(Path(course), False, log)
+    broken = GradingJob.fork(Path(nowhere), False, log)
+while not job.read():  # its "ready"
+    pass
+job.requests.close()
+print(job.proc.wait(), broken.read(), broken.proc.wait())
+"""
+
+
+def test_a_forked_job_ends_with_its_requests_and_a_crashed_one_says_why(tmp_path):
+    """A job forked from a command ends, status 0, once its requests end; one that cannot serve
+    (a course folder that is not there) ends at once, status 70 (EX_SOFTWARE), without a
+    reply, its traceback in the jobs' log; neither goes on in the command's own code."""
+    course = copy_course(tmp_path / "course", COURSE_ROOT)
+    log = tmp_path / "jobs.log"
+    forks = subprocess.run(
+        [sys.executable, "-c", FORKS, str(course), str(tmp_path / "nowhere"), str(log)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert forks.returncode == 0, forks.stderr
+    assert forks.stdout == "0 None 70\n"
+    assert "Traceback (most recent call last)" in log.read_text()
+    assert str(tmp_path / "nowhere") in log.read_text()
 
 
 def test_unknown_student_and_empty_class_are_one_line_errors(tmp_path):

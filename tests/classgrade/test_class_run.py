@@ -306,3 +306,34 @@ def test_a_scheduler_given_without_tcp_is_a_cluster_that_needs_no_sandbox_here(
         pytest.raises(CourseError, match="^cannot reach the Dask scheduler at "),
     ):
         autograde_class(ASSIGNMENT, course, force=True, scheduler="127.0.0.1:1")
+
+
+def zygotes_of(pid: int) -> int:
+    """How many of the process's children are zygotes (sandbox/zygotes.py's command line)."""
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return sum(
+        b"socket(fileno=0)" in Path(f"/proc/{child}/cmdline").read_bytes() for child in children
+    )
+
+
+@pytest.mark.parametrize("unsandboxed", [False, True])
+def test_a_job_starts_its_zygotes_before_its_first_submission(small_class, tmp_path, unsandboxed):
+    """A grading job starts its two zygotes (the notebook run's and the graders') as it starts,
+    before any submission is sent: their imports overlap the run's look at its submissions.
+    Unsandboxed, it starts none."""
+    import select
+
+    from attention_course.classgrade.jobs import GradingJob
+
+    course = small_class[0]
+    with open(tmp_path / "job.log", "w") as log:
+        job = GradingJob.start(course, unsandboxed, log)
+    try:
+        while not job.ready:
+            ready, _, _ = select.select([job], [], [], 120)
+            replies = job.read() if ready else None
+            assert replies is not None, (tmp_path / "job.log").read_text()
+            job.ready = any(reply.get("ready") for reply in replies)
+        assert zygotes_of(job.proc.pid) == (0 if unsandboxed else 2)
+    finally:
+        job.kill()

@@ -339,7 +339,7 @@ def _ask_a_job(course: Path, student: str) -> dict:
     """The reply of a grading job (classgrade/job.py, as a run starts it) to one task."""
     log = course.parent / "job.log"
     with open(log, "a") as out:
-        job = GradingJob(course, False, out)
+        job = GradingJob.start(course, False, out)
     try:
         replies: list[dict] = []
         while not replies:
