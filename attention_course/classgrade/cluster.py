@@ -62,6 +62,7 @@ OUTCOME_FIELDS = [field.name for field in fields(Outcome)]
 
 
 _records: dict[tuple[str, str, str], Records] = {}  # (gradebook, course, assignment) -> kept
+_locks: dict[tuple[str, str, str, int], SubmissionLocks] = {}  # the same, and a thread -> kept
 _idle: list[tuple[tuple, GradingJob]] = []  # jobs waiting for a task: (what they grade, job)
 _idle_guard = threading.Lock()
 # Grading jobs are started from this one long-lived thread: a job dies with the thread that
@@ -233,9 +234,9 @@ def grade_submission(task: dict) -> dict:
             f"worker {_where()} has other graders or another version of attention-course than "
             "the run that sent the task (install the same on every worker)",
         )
-    db = task["db"]
-    shared = SubmissionLocks(db, task["course_id"], assignment) if is_postgres(db) else None
-    records = _records_of(db, task["course_id"], assignment)  # what every course folder sees
+    db, course_id = task["db"], task["course_id"]
+    shared = _locks_of(db, course_id, assignment) if is_postgres(db) else None
+    records = _records_of(db, course_id, assignment)  # what every course folder sees
     state = State(root, assignment, shared, records)
     run = ClassRun(assignment, {}, force=task["force"])
     wanted = _still_wanted()
@@ -260,7 +261,17 @@ def grade_submission(task: dict) -> dict:
     except GradebookUnavailable as exc:  # the advisory lock could not be asked for
         return _fault(student, str(exc))
     finally:
-        state.close(keep_records=True)  # lets go of the claim whatever happened
+        state.close(keep=True)  # lets go of the claim whatever happened
+
+
+def _locks_of(db: str, course_id: str, assignment: str) -> SubmissionLocks:
+    """The gradebook's submission locks of an assignment, one session per thread of this
+    worker process (not a new connection per task): each task lets go of its own claim."""
+    key = (db, course_id, assignment, threading.get_ident())
+    with _idle_guard:
+        if key not in _locks:
+            _locks[key] = SubmissionLocks(db, course_id, assignment)
+        return _locks[key]
 
 
 def _records_of(db: str, course_id: str, assignment: str) -> Records:

@@ -137,14 +137,16 @@ class State:
                 self.shared.release(student)
             os.close(fd)  # closing releases the lock (so does dying)
 
-    def close(self, keep_records: bool = False) -> None:
-        """Let go of every claim; `keep_records`: the records' pool is kept for later use."""
+    def close(self, keep: bool = False) -> None:
+        """Let go of every claim; `keep`: the gradebook's connections (the records' pool, the
+        locks' session, every claim of this state's let go) are kept for later use."""
         for student in list(self.locks):
             self.unlock(student)
-        if self.shared is not None:
-            self.shared.close()
-        if self.records is not None and not keep_records:
-            self.records.close()
+        if not keep:
+            if self.shared is not None:
+                self.shared.close()
+            if self.records is not None:
+                self.records.close()
 
 
 class GradingJob:
