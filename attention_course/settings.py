@@ -118,6 +118,8 @@ DASK_CONFIG: dict[str, object] = {
     "distributed.scheduler.work-stealing": False,
     "distributed.scheduler.active-memory-manager.start": False,  # tasks keep no data to move
     "distributed.client.scheduler-info-interval": "10s",
+    # a worker imports what its first task needs (the gradebook's drivers) as it starts
+    "distributed.worker.preload": ["attention_course.classgrade.cluster"],
 }
 
 

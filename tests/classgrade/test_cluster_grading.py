@@ -125,12 +125,22 @@ def test_the_local_cluster_runs_without_the_dask_work_grading_has_no_use_for(das
         }
 
     def on_worker(dask_worker) -> dict:
-        return {**what_runs(dask_worker), "config": {k: dask.config.get(k) for k in DASK_CONFIG}}
+        return {
+            **what_runs(dask_worker),
+            "config": {k: dask.config.get(k) for k in DASK_CONFIG},
+            "preloaded": [preload.name for preload in dask_worker.preloads],
+        }
 
     workers = dask_client.run(on_worker)
     assert len(workers) == 2
     for seen in workers.values():
-        assert seen == {"profiler": False, "tick": 1000, "stealing": False, "config": DASK_CONFIG}
+        assert seen == {
+            "profiler": False,
+            "tick": 1000,
+            "stealing": False,
+            "config": DASK_CONFIG,
+            "preloaded": ["attention_course.classgrade.cluster"],
+        }
     seen = dask_client.run_on_scheduler(lambda dask_scheduler: what_runs(dask_scheduler))
     assert seen == {"profiler": False, "tick": 1000, "stealing": False}
 

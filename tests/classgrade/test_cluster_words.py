@@ -4,6 +4,8 @@ in test_cluster_grading.py (a killed worker, a lost scheduler); these are the wo
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from concurrent.futures import CancelledError
 
 import pytest
@@ -51,3 +53,24 @@ def test_a_scheduler_that_cannot_be_reached_is_said_with_its_address():
     with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):
         with pytest.raises(CourseError, match=r"^cannot reach the Dask scheduler at 127.0.0.1:1: "):
             cluster.connect("127.0.0.1:1", 1)
+
+
+def test_a_worker_imports_the_gradebook_drivers_as_it_starts():
+    """cluster.dask_setup (run by every worker that preloads the module, as the engine's
+    workers do) imports what a first task would otherwise import as it grades."""
+    seen = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys\n"
+            "from attention_course.classgrade import cluster\n"
+            "drivers = ('psycopg', 'sqlalchemy.orm', 'sqlalchemy.dialects.postgresql')\n"
+            "before = [name in sys.modules for name in drivers]\n"
+            "cluster.dask_setup(None)\n"
+            "print(before, [name in sys.modules for name in drivers])",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert seen.stdout == "[False, False, False] [True, True, True]\n", seen.stderr
