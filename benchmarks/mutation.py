@@ -174,6 +174,8 @@ CLASS_RUN_TESTS: dict[str, list[str]] = {
     "attention_course/classgrade/run.py": SMALL_CLASS,
     "attention_course/classgrade/jobs.py": [
         "tests/classgrade/test_retrying.py",
+        "tests/classgrade/test_gradebook.py::"
+        "test_a_state_kept_for_later_lets_go_of_its_claims_and_keeps_its_sessions",
         *FORKS,
         TASKS,
         "tests/classgrade/test_cluster_grading.py::"

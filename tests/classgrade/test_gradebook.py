@@ -330,3 +330,31 @@ def test_a_new_gradebook_is_stamped_with_alembics_head_read_in_this_process(tmp_
     with create_engine(url).connect() as db:
         stamped = db.execute(text("SELECT version_num FROM alembic_version")).scalars().all()
     assert stamped == [head] and started == []
+
+
+def test_a_state_kept_for_later_lets_go_of_its_claims_and_keeps_its_sessions(postgres, tmp_path):
+    """A Dask worker's tasks share its gradebook sessions (State.close(keep=True)): each claim
+    is let go (another run takes it) and the lock session and records' pool stay open for the
+    next task; a run's own state (close()) ends both."""
+    from attention_course.classgrade.jobs import State
+
+    url = postgres.new_database()
+    locks = gradebook.SubmissionLocks(url, "course", "a")
+    records = gradebook.Records(url, "course", "a")
+    other = gradebook.SubmissionLocks(url, "course", "a")
+    try:
+        records.setup()
+        state = State(tmp_path, "a", locks, records)
+        assert state.lock("s1")
+        state.close(keep=True)
+        assert locks.held == {} and other.acquire("s1")  # let go of, taken by another ...
+        assert locks.conn is not None and not locks.conn.closed  # ... the session kept
+        assert records.engine is not None
+        state = State(tmp_path, "a", locks, records)
+        assert state.lock("s2")
+        state.close()
+        assert locks.conn is None and records.engine is None
+    finally:
+        for held in (locks, other):
+            held.close()
+        records.close()
