@@ -181,7 +181,11 @@ CLASS_RUN_TESTS: dict[str, list[str]] = {
         "tests/classgrade/test_cluster_grading.py::"
         "test_a_task_that_finds_its_submission_claimed_says_busy_and_records_nothing",
     ],
-    "attention_course/classgrade/job.py": [TASKS, *FORKS],
+    "attention_course/classgrade/job.py": [
+        TASKS,
+        *FORKS,
+        f"{CLASS_RUN}::test_a_job_starts_its_zygotes_before_its_first_submission",
+    ],
     "attention_course/classgrade/cluster.py": [
         "tests/classgrade/test_cluster_words.py",
         TASKS,

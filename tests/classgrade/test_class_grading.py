@@ -309,6 +309,10 @@ def test_busy_jobs_die_with_the_killed_command_and_hold_nothing_of_each_other():
         first, second = (pipes_of(job) for job in jobs)
         assert 0 in first and 0 in second  # requests come on a pipe of the job's own ...
         assert not set(first.values()) & set(second.values())  # ... shared with no other job
+        log = str(course / STATE_DIR / ASSIGNMENT / "jobs.log")
+        for job in jobs:  # the log is its stdout and stderr, and no other file of the command's
+            fds = {int(fd.name): os.readlink(fd) for fd in Path(f"/proc/{job}/fd").iterdir()}
+            assert sorted(fd for fd, path in fds.items() if path == log) == [1, 2]
         command.send_signal(signal.SIGKILL)
         command.wait()
         gone = time.monotonic() + 3
