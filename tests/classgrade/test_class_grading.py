@@ -285,6 +285,7 @@ def test_busy_jobs_die_with_the_killed_command_and_hold_nothing_of_each_other():
     once `autograde` is killed: the kernel kills the jobs with it (their request pipes closing
     would only end them after this submission, its grade written)."""
     course = fresh_course("attention-kill-busy-")
+    command = None
     try:
         notebook = sample_notebooks(ASSIGNMENT, course)["demo-instructor"]
         for _ in range(4):
@@ -321,6 +322,9 @@ def test_busy_jobs_die_with_the_killed_command_and_hold_nothing_of_each_other():
         assert grading_jobs_of(course) == []
         assert not list((course / STATE_DIR / ASSIGNMENT).glob("busy*.json"))
     finally:
+        if command is not None and command.poll() is None:  # a check above failed
+            command.kill()
+            command.wait()
         shutil.rmtree(course.parent, ignore_errors=True)
 
 
