@@ -53,7 +53,16 @@ from attention_course.grading.submissions import inspect
 from attention_course.sandbox import confined
 from attention_course.settings import DEFAULT, DEFAULT_JOBS, RETRIES, Retries
 
-__all__ = ["STATE_DIR", "ClassRun", "Outcome", "Pool", "autograde_class", "fork_jobs", "start_jobs"]
+__all__ = [
+    "STATE_DIR",
+    "ClassRun",
+    "Outcome",
+    "Pool",
+    "autograde_class",
+    "fork_jobs",
+    "job_count",
+    "start_jobs",
+]
 
 
 def autograde_class(
@@ -86,7 +95,7 @@ def autograde_class(
     remote = scheduler is not None and scheduler != "local"
     names = students if students is not None else submitted_students(assignment, root)
     if pool is None:
-        count = min(max(1, jobs), len(names)) if scheduler is None else 0
+        count = job_count(jobs, len(names)) if scheduler is None else 0
         pool = start_jobs(root, assignment, count, unsandboxed)
     with pool:
         if not remote:  # a remote cluster's workers check their own sandbox
@@ -168,6 +177,12 @@ def _look(assignment, root, names, state, force, steady) -> tuple[ClassRun, list
         else:
             todo.append((student, _fingerprint(found)))
     return run, todo
+
+
+def job_count(jobs: int, submissions: int) -> int:
+    """How many grading jobs a local run starts: `jobs` (at least one), never more than the
+    submissions it has."""
+    return min(max(1, jobs), submissions)
 
 
 def start_jobs(root: Path, assignment: str, count: int, unsandboxed: bool = False) -> Pool:

@@ -143,7 +143,7 @@ def autograde(args: argparse.Namespace) -> int:
     its look at the submissions and the gradebook."""
     from attention_course.classgrade import gradebook
     from attention_course.classgrade.nbgrader_api import submitted_students
-    from attention_course.classgrade.run import fork_jobs
+    from attention_course.classgrade.run import fork_jobs, job_count
 
     course = _the_course(args)
     root = course.root
@@ -158,7 +158,8 @@ def autograde(args: argparse.Namespace) -> int:
         raise UserError(f"no submissions in {root / 'submitted'}/*/{args.assignment}/")
     if args.db:  # the jobs started next grade into it too
         os.environ[gradebook.DB_ENV] = gradebook.normalize(args.db)
-    count = min(max(1, args.jobs), len(args.student or found)) if args.scheduler is None else 0
+    local = args.scheduler is None
+    count = job_count(args.jobs, len(args.student or found)) if local else 0
     pool = fork_jobs(root, args.assignment, count, args.unsandboxed)
     try:
         return _autograde(args, pool, args.student or found)
@@ -175,7 +176,8 @@ def _autograde(args: argparse.Namespace, pool: Pool, students: list[str]) -> int
     from attention_course.cli.progress import Progress
     from attention_course.reports.tables import class_run_lines
 
-    root = _course(args)
+    root = pool.root  # a course folder, checked by `autograde`
+    url = _gradebook(root, args.db)
     bar: list[Progress] = []
 
     def progress(kind: str, value, outcome) -> None:
@@ -194,7 +196,7 @@ def _autograde(args: argparse.Namespace, pool: Pool, students: list[str]) -> int
         detail = f"{outcome.total:g} points" if outcome.total is not None else outcome.reason
         bar[0].update(value, outcome.status, detail)
 
-    if args.scheduler not in (None, "local") and _gradebook(root, None).startswith("sqlite"):
+    if args.scheduler not in (None, "local") and url.startswith("sqlite"):
         print(
             "note: the gradebook is a SQLite file; Dask workers on other machines need a "
             "PostgreSQL gradebook (--db)",

@@ -337,3 +337,10 @@ def test_a_job_starts_its_zygotes_before_its_first_submission(small_class, tmp_p
         assert zygotes_of(job.proc.pid) == (0 if unsandboxed else 2)
     finally:
         job.kill()
+
+
+def test_a_local_run_starts_the_jobs_asked_for_at_least_one_and_no_more_than_submissions():
+    from attention_course.classgrade.run import job_count
+
+    assert [job_count(jobs, 5) for jobs in (-3, 0, 1, 2, 5, 8)] == [1, 1, 1, 2, 5, 5]
+    assert job_count(4, 3) == 3 and job_count(1, 1) == 1
