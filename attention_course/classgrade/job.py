@@ -37,7 +37,7 @@ def die_with_parent(parent: int | None = None) -> None:
 
 def name_this_process(name: bytes) -> None:
     """The name `ps` and /proc/PID/comm show (a forked job's command line is its parent's)."""
-    ctypes.CDLL(None).prctl(PR_SET_NAME, ctypes.c_char_p(name[:15]), 0, 0, 0)
+    ctypes.CDLL(None).prctl(PR_SET_NAME, ctypes.c_char_p(name))  # (cut to 15 bytes there)
 
 
 def preload() -> None:
