@@ -154,6 +154,16 @@ def test_outputs_are_rebuilt_inert_field_by_field():
     assert named.data == {"text/plain": f"[{'x' * 60} output, not shown in the graded copy]"}
 
 
+def test_an_image_of_exactly_the_limit_is_kept_and_one_character_more_is_not():
+    def image(size: int):
+        return {"output_type": "display_data", "data": {"image/jpeg": "QUJD" * 3 + "A" * size}}
+
+    kept = inert_output(image(8), 20)  # 20 characters of base64: at the limit
+    assert kept.data == {"image/jpeg": "QUJDQUJDQUJDAAAAAAAA"}
+    refused = inert_output(image(9), 20)  # 21
+    assert refused.data == {"text/plain": "[image/jpeg output, not shown in the graded copy]"}
+
+
 def test_a_cell_shows_its_first_1000_outputs():
     many = "from IPython.display import display\nfor i in range(1001):\n    display(i)"
     nb = notebook(many)
