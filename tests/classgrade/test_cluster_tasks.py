@@ -343,6 +343,39 @@ def test_a_job_past_the_tasks_time_is_the_students_and_a_job_that_died_is_a_faul
     assert reply["reason"] == "its grading process ended unexpectedly"
 
 
+def test_a_task_whose_job_is_stopped_past_its_seconds_records_the_students_time_used_up(
+    course, monkeypatch
+):
+    """A grading job that answers nothing at all (stopped: SIGSTOP) is killed once the
+    submission's seconds have passed, and the submission is recorded as not graded for its
+    time; the task does not wait on for the job (it would until the run stopped wanting it)."""
+    import signal
+
+    from attention_course.classgrade import cluster
+
+    _write(course, "stopped", sample_notebooks(ASSIGNMENT, course)["demo-instructor"])
+    start_job, started = cluster._start_job, []
+
+    def stopped_job(*args):
+        job = start_job(*args)
+        os.killpg(job.proc.pid, signal.SIGSTOP)
+        started.append(job)
+        return job
+
+    monkeypatch.setattr(cluster, "_idle", [])  # no job of an earlier task to take
+    monkeypatch.setattr(cluster, "_start_job", stopped_job)
+    began = time.monotonic()
+    # wanted for 30 s only: a task that waited on for its job would end then, as stopped
+    monkeypatch.setattr(cluster, "_still_wanted", lambda: lambda: time.monotonic() < began + 30)
+    said = grade_submission(task_of(course, "stopped", seconds=1.0))
+    assert (said["status"], said["reason"]) == ("not graded", "grading took longer than 1 s")
+    assert time.monotonic() - began < 20
+    assert len(started) == 1 and started[0].proc.wait(timeout=10) == -9
+    kept = State(course, ASSIGNMENT).last("stopped")
+    assert (kept["status"], kept["reason"]) == ("not graded", "grading took longer than 1 s")
+    assert cluster._idle == []  # a killed job is not kept
+
+
 def test_a_job_that_cannot_start_is_a_fault_of_grading_and_nothing_is_recorded(course, monkeypatch):
     from attention_course.classgrade import cluster
 
