@@ -183,7 +183,7 @@ class Zygote:
                 if not ready:
                     raise TimeoutError
                 socket.send_fds(self._sock, [data], fds)
-        except (OSError, TimeoutError) as exc:
+        except OSError as exc:  # a TimeoutError (no room in time) too
             self.kill(f"the sandbox's zygote ({self.kind}) took no request ({exc!r})")
             raise ZygoteLost(self.lost) from None
         with self.changed:
