@@ -353,6 +353,37 @@ def test_a_descriptor_passed_at_a_higher_number_comes_alone():
     assert all(t == "/dev/null" or t.startswith("/proc/") for t in between.values()), between
 
 
+def test_a_zygote_that_reads_no_requests_until_its_socket_is_full_is_lost_by_the_time_given():
+    """A ready zygote that stops reading (stopped: SIGSTOP) until its socket takes no more: a
+    fork waits for room no longer than it was given, and is a fault of grading (ZygoteLost:
+    the request was never taken), not a fork late, and the zygote is killed."""
+    import socket
+
+    confined.require()
+    stuck = zygotes.Zygote("worker")  # this test's own: the process's zygote is left alone
+    try:
+        stuck.wait_ready(time.monotonic() + 60)
+        os.kill(stuck._proc.pid, signal.SIGSTOP)
+        sent = 0
+        while True:  # requests it never reads, until its socket is full
+            try:
+                stuck._sock.send(b'{"op": "fork"}', socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                break
+            sent += 1
+        assert sent > 0
+        with open(os.devnull) as null:
+            start = time.monotonic()
+            with pytest.raises(zygotes.ZygoteLost, match=r"took no request \(TimeoutError") as lost:
+                stuck.fork({"script": "worker.py"}, [null.fileno()] * 3, start + 1.0)
+            waited = time.monotonic() - start
+        assert 0.9 < waited < 3.0, waited
+        assert not isinstance(lost.value, zygotes.ForkLate), lost.value
+        assert stuck._proc.poll() == -signal.SIGKILL
+    finally:
+        stuck.kill("the test is over")
+
+
 SLOW_FORK = {
     "                request = json.loads(data)\n": (
         "                request = json.loads(data)\n                select.select([], [], [], 3)\n"
