@@ -267,7 +267,7 @@ def finished(run, reply, state, prints, tell, again: Retrying | None = None) -> 
     "retry"); any other fault of grading is told, not recorded, and graded by the next run."""
     student = reply["student"]
     side = outcomes.of_reply(reply)
-    seconds = reply.get("seconds", 0.0)
+    seconds = reply["seconds"]  # every reply says how long grading took (0 for a fault)
     if side == outcomes.TRANSIENT and again is not None:
         delay = again.later(student)
         if delay is not None:

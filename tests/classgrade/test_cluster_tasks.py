@@ -176,8 +176,9 @@ def test_a_fault_of_grading_is_told_and_never_recorded(tmp_path):
     told: list[tuple[str, str]] = []
     run = ClassRun(ASSIGNMENT, {})
     fault, refused = json.loads(
-        '[{"student": "s1", "graded": false, "fault": true, "side": "grading", "reason": "boom"},'
-        ' {"student": "s2", "graded": false, "fault": false, "side": "student", "reason": "no"}]'
+        '[{"student": "s1", "graded": false, "fault": true, "side": "grading", "reason": "boom",'
+        ' "seconds": 0.0}, {"student": "s2", "graded": false, "fault": false, "side": "student",'
+        ' "reason": "no", "seconds": 2.5}]'
     )
     try:
         for reply in (fault, refused):
@@ -187,7 +188,7 @@ def test_a_fault_of_grading_is_told_and_never_recorded(tmp_path):
             )
         assert (run.outcomes["s1"].status, run.outcomes["s1"].reason) == ("error", "boom")
         assert state.last("s1") == {}
-        assert state.last("s2")["status"] == "not graded"
+        assert (state.last("s2")["status"], state.last("s2")["seconds"]) == ("not graded", 2.5)
         assert told == [("done", "s1"), ("done", "s2")]
         assert state.lock("s1") and state.lock("s2")  # both let go
         assert not run.ok  # a fault of grading: the run says so (exit 1)
