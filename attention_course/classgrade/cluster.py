@@ -203,7 +203,7 @@ def _graded_through_faults(task: dict, wanted) -> dict | None:
     again = Retrying()
     while True:
         reply = _graded(task, wanted)
-        if reply is None or outcomes.of_reply(reply) != outcomes.TRANSIENT:
+        if reply is None or outcomes.of_reply(reply) not in outcomes.RETRIED:
             return reply
         delay = again.later(task["student"])
         if delay is None:

@@ -66,11 +66,11 @@ def grade(task: dict, root: Path, nb_api, unsandboxed: bool) -> dict:
         if not reply["graded"]:
             text = (result.get("log") or "") + (result.get("error") or "")
             side = outcomes.of_log(text)
-            if side == outcomes.TRANSIENT:
+            if side in outcomes.RETRIED:
                 reason = outcomes.database_reason(text)
             else:
                 reason = failure_reason(result).removeprefix("not graded: ")
-            reply.update(fault=side != outcomes.STUDENT, side=side, reason=reason)
+            reply.update(fault=side not in outcomes.RECORDED, side=side, reason=reason)
         else:
             with trace.stage("gradebook"):
                 reply["total"] = _total(root, assignment, student)
@@ -80,7 +80,7 @@ def grade(task: dict, root: Path, nb_api, unsandboxed: bool) -> dict:
                         generate_feedback(assignment, student, root, nb_api=nb_api)
                     reply["feedback"] = True
                 except CourseError as exc:
-                    if outcomes.of_log(str(exc)) == outcomes.TRANSIENT:
+                    if outcomes.of_log(str(exc)) in outcomes.RETRIED:
                         _fault(reply, outcomes.TRANSIENT, outcomes.database_reason(str(exc)))
                     else:
                         reply["feedback_error"] = str(exc).splitlines()[-1][:300]

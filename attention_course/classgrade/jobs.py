@@ -252,7 +252,7 @@ def claim(run: ClassRun, state: State, student: str, fingerprint: str, tell) -> 
             state.unlock(student)
             outcome = Outcome.unchanged(student, last)
     except Exception as exc:  # noqa: BLE001 (classified: never recorded, never the student's)
-        if outcomes.of_exception(exc) != outcomes.TRANSIENT:
+        if outcomes.of_exception(exc) not in outcomes.RETRIED:
             raise
         state.unlock(student)
         outcome = Outcome(student, "error", f"not graded in this run: {outcomes.describe(exc)}")
@@ -268,7 +268,7 @@ def finished(run, reply, state, prints, tell, again: Retrying | None = None) -> 
     student = reply["student"]
     side = outcomes.of_reply(reply)
     seconds = reply["seconds"]  # every reply says how long grading took (0 for a fault)
-    if side == outcomes.TRANSIENT and again is not None:
+    if side in outcomes.RETRIED and again is not None:
         delay = again.later(student)
         if delay is not None:
             reason = f"{reply.get('reason', '')}; trying again in {delay:g} s"
@@ -278,15 +278,15 @@ def finished(run, reply, state, prints, tell, again: Retrying | None = None) -> 
         outcome = Outcome(student, "graded", total=reply.get("total"), seconds=seconds)
         if reply.get("feedback_error"):
             outcome.reason = f"feedback not written: {reply['feedback_error']}"
-    elif side == outcomes.STUDENT:
+    elif side in outcomes.RECORDED:
         outcome = Outcome(student, "not graded", reply.get("reason", ""), seconds=seconds)
     else:
         outcome = Outcome(student, "error", reply.get("reason", ""), seconds=seconds)
-    if outcome.status != "error":  # a fault of grading is tried again by the next run
+    if side in outcomes.RECORDED:  # a fault of grading is tried again by the next run
         try:
             state.record(student, prints[student], outcome)
         except Exception as exc:  # noqa: BLE001 (classified: never the student's)
-            if outcomes.of_exception(exc) != outcomes.TRANSIENT:
+            if outcomes.of_exception(exc) not in outcomes.RETRIED:
                 raise
             why = f"graded, but its outcome was not recorded: {outcomes.describe(exc)}"
             outcome = Outcome(student, "error", why, seconds=seconds)
