@@ -189,10 +189,8 @@ def _contained(filtered: bool) -> str:
     """What is wrong with this process for student code ("" when nothing), as the kernel says."""
     status = _status()
     wrong = [n for n in ("CapEff", "CapPrm", "CapBnd", "CapAmb", "CapInh") if int(status[n], 16)]
-    if status.get("NoNewPrivs") != "1":
-        wrong.append("NoNewPrivs")
-    if filtered and status.get("Seccomp") != "2":
-        wrong.append("Seccomp")
+    wanted = {"NoNewPrivs": "1", "Seccomp": "2"} if filtered else {"NoNewPrivs": "1"}
+    wrong += sorted(name for name, _ in wanted.items() - status.items())  # (2: a filter)
     if "0" in status["Uid"].split() or "0" in status["Gid"].split():
         wrong.append("uid 0")
     return ", ".join(wrong)
