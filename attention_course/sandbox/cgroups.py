@@ -25,7 +25,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from attention_course.settings import STALE_CGROUP_SECONDS
+from attention_course.settings import PACING, STALE_CGROUP_SECONDS
 
 ROOT = Path("/sys/fs/cgroup")
 PREFIX = "attention-course-"  # every sandbox cgroup: PREFIX + the maker's pid + "-" + a nonce
@@ -255,10 +255,9 @@ class Cgroup:
 
     def remove(self) -> None:
         """Kill whatever is left inside and remove the cgroup: tried again while killed
-        processes are still leaving it, after 1 ms, then twice as long each time up to 20 ms
-        (the first try, right after the kill, usually finds one still there)."""
-        wait = 0.001
-        for _ in range(60):
+        processes are still leaving it (settings.PACING: after 1 ms, then twice as long each
+        time; the first try, right after the kill, usually finds one still there)."""
+        for wait in PACING.cgroup_removal.tries():
             left = self.pids()
             for pid in left:
                 try:
@@ -274,7 +273,6 @@ class Cgroup:
                 return
             except OSError:
                 time.sleep(wait)
-                wait = min(2 * wait, 0.02)
 
 
 def _write(path: Path, value: int, missing_ok: bool = False) -> None:

@@ -35,7 +35,7 @@ from attention_course import trace
 from attention_course.errors import SandboxUnavailable
 from attention_course.sandbox import cgroups, cputime, jail, syscall_filter, zygotes
 from attention_course.sandbox.inside import wire
-from attention_course.settings import Limits
+from attention_course.settings import PACING, Limits
 
 Frame = tuple[dict[str, Any], list[np.ndarray]]
 Serve = Callable[[dict[str, Any], list[np.ndarray]], Frame]  # a request from inside, answered
@@ -43,10 +43,6 @@ Serve = Callable[[dict[str, Any], list[np.ndarray]], Frame]  # a request from in
 
 class Died(Exception):
     """The sandboxed process is gone (killed here, or it ended); the message is the reason."""
-
-
-POLL_CGROUP = 0.1  # how often a step's CPU time is read, from the sandbox's cgroup
-POLL_PROC = 0.5  # from /proc (a scan of every process)
 
 
 def _stopped(seconds: float) -> str:
@@ -216,8 +212,9 @@ class Confined:
 
     def _drain(self) -> None:
         stream = _pipe(self._started().stderr)
+        read = stream.read1 if hasattr(stream, "read1") else stream.read
         while True:
-            chunk = stream.read1(65536) if hasattr(stream, "read1") else stream.read(65536)
+            chunk = read(PACING.read_bytes)
             if not chunk:
                 return
             self._stderr += chunk
@@ -332,7 +329,7 @@ class Confined:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        self.close(grace=0.5 if exc_type is None else 0.0)
+        self.close(grace=PACING.end_grace if exc_type is None else 0.0)
 
     # ------------------------------------------------------------------ requests
 
@@ -414,7 +411,7 @@ class Confined:
         by the clock, where nothing counts its CPU time), or at `until`."""
         fd = _pipe(self._started().stdout).fileno()
         started = time.monotonic()
-        poll = POLL_CGROUP if self._counted() else POLL_PROC
+        poll = PACING.cpu_poll_cgroup if self._counted() else PACING.cpu_poll_proc
         while True:
             now = time.monotonic()
             if now >= until:

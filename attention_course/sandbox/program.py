@@ -26,7 +26,7 @@ import numpy as np
 
 from attention_course import trace
 from attention_course.sandbox.confined import Confined, Died
-from attention_course.settings import Limits
+from attention_course.settings import PACING, Limits
 
 __all__ = [
     "Call",
@@ -348,7 +348,7 @@ class _Program:
         except Died as exc:
             self.died(step, str(exc), worker)
         finally:
-            worker.close(grace=0.5)  # a worker that is done ends on its own
+            worker.close(grace=PACING.end_grace)  # a worker that is done ends on its own
 
     def serve(
         self, key: str, header: dict[str, Any], arrays: list[np.ndarray]
