@@ -49,10 +49,8 @@ from attention_course.classgrade.jobs import (
 from attention_course.classgrade.nbgrader_api import CourseError, gradebook_settings
 from attention_course.errors import GradebookUnavailable
 from attention_course.grading.fingerprint import grading_code
-from attention_course.settings import DASK_CONFIG, DEFAULT
+from attention_course.settings import DASK_CONFIG, DEFAULT, PACING
 
-MIN_IN_FLIGHT = 64  # tasks sent ahead of the workers
-POLL = 0.25  # seconds between a grading task's looks at whether it is still wanted
 WANTED = ("executing", "long-running", "resumed")  # a worker's states of a task still wanted
 RUNNING = ("running", "paused", "closing_gracefully")  # a worker's states that finish its tasks
 OUTCOME_FIELDS = [field.name for field in fields(Outcome)]
@@ -117,8 +115,8 @@ def _ask(job: GradingJob, task: dict, seconds: float, wanted) -> tuple[dict | No
     """The job's reply to one task (None when the task stopped being `wanted` first: the job
     is killed), and whether the job can grade another."""
     job.send(task["assignment"], task["student"], task["feedback"], seconds)
-    while True:  # (the deadline is looked at every POLL seconds: never more than that late)
-        ready, _, _ = select.select([job], [], [], POLL)
+    while True:  # (the deadline is looked at every task_poll seconds: never more than that late)
+        ready, _, _ = select.select([job], [], [], PACING.task_poll)
         replies = job.read() if ready else []
         if replies is None or (not replies and time.monotonic() > job.deadline):
             job.kill()
@@ -183,7 +181,7 @@ def _claim(run: ClassRun, state: State, task: dict, wanted) -> bool:
     .grading/, and the gradebook's advisory lock with PostgreSQL), waiting up to
     `task["patience"]` seconds, with backoff, for a claim another task still holds (a
     stopped run's task winding down). False with the outcome in `run` (busy, unchanged)."""
-    student, pause = task["student"], 0.1
+    student, waits = task["student"], PACING.claim_waits.waits()
     until = time.monotonic() + task["patience"]
     while not claim(run, state, student, task["fingerprint"], _silent):
         busy = run.outcomes[student].status == "busy"
@@ -191,8 +189,7 @@ def _claim(run: ClassRun, state: State, task: dict, wanted) -> bool:
             if busy:
                 run.outcomes[student].reason = "being graded elsewhere (another run or task)"
             return False
-        time.sleep(pause)
-        pause = min(2 * pause, 2.0)
+        time.sleep(next(waits))
     return True
 
 
@@ -212,7 +209,7 @@ def _graded_through_faults(task: dict, wanted) -> dict | None:
         while time.monotonic() < until:
             if not wanted():
                 return None
-            time.sleep(0.25)
+            time.sleep(PACING.task_poll)
 
 
 def grade_submission(task: dict) -> dict:
@@ -442,7 +439,7 @@ def grade_on_cluster(
         return True
 
     def send() -> None:
-        room = max(MIN_IN_FLIGHT, 2 * sum(client.nthreads().values()))
+        room = PACING.in_flight(sum(client.nthreads().values()))
         while queue and len(flying) < room:
             student = queue.pop(0)
             if unchanged(student):  # graded by another run since this one looked

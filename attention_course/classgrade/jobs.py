@@ -17,7 +17,7 @@ from pathlib import Path
 
 from attention_course.classgrade import gradebook, outcomes
 from attention_course.grading.submissions import Inspection
-from attention_course.settings import DEFAULT, RETRIES, Retries
+from attention_course.settings import DEFAULT, PACING, RETRIES, Retries
 
 STATE_DIR = ".grading"
 
@@ -185,7 +185,7 @@ class GradingJob:
 
     def read(self) -> list[dict] | None:
         """Whole lines available now; None when the job has ended."""
-        chunk = os.read(self.fileno(), 65536).decode()
+        chunk = os.read(self.fileno(), PACING.read_bytes).decode()
         if not chunk:
             return None
         self.buffer += chunk

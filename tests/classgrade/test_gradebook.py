@@ -11,6 +11,7 @@ import time
 import pytest
 
 from attention_course.classgrade import gradebook
+from attention_course.settings import Retries
 
 # What every connection to a PostgreSQL gradebook is given (typed: a server that does not
 # answer is said within 10 s; one gone mid-query within a minute or two).
@@ -183,8 +184,8 @@ def test_a_step_that_met_another_graders_new_row_is_run_again():
         raise InvalidEntry("duplicate")
 
     with pytest.raises(InvalidEntry):
-        gradebook.retry_races(always, attempts=4)
-    assert len(calls) == 4
+        gradebook.retry_races(always, retries=Retries(attempts=3, first=0.01, longest=0.01))
+    assert len(calls) == 4  # the first try and 3 more
 
 
 def test_submission_locks_are_seen_by_every_run_of_the_course(postgres):
@@ -220,7 +221,6 @@ def test_a_run_whose_session_was_lost_lets_go_of_its_submissions_cleanly(postgre
     for, with no retry left, is GradebookUnavailable; what the run held is let go without
     another error (the server released it with the session), and another run takes it."""
     from attention_course.errors import GradebookUnavailable
-    from attention_course.settings import Retries
 
     url = postgres.new_database()
     run = gradebook.SubmissionLocks(url, "course", "a", Retries(attempts=0))
@@ -247,7 +247,6 @@ def test_a_lost_session_is_made_again_with_the_locks_it_held(postgres):
     """With a retry left (one is enough), the next lock asked for after the session was lost
     is asked on a new session, which takes again what the run held; what another run took
     meanwhile is the run's no more, and said so (`lost`)."""
-    from attention_course.settings import Retries
 
     url = postgres.new_database()
     run = gradebook.SubmissionLocks(url, "course", "a", Retries(attempts=1, first=0.05))
