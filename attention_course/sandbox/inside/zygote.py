@@ -62,6 +62,10 @@ PR_SET_SECCOMP = 22
 SECCOMP_MODE_FILTER = 2
 CAPABILITY_VERSION_3 = 0x20080522
 LARGEST_FD = 1 << 20
+# The most a message of the grading process is read as: its bytes (a request is a few KB) and
+# descriptors (a program's three pipes and its sealed inputs).
+MESSAGE_BYTES = 65536
+MESSAGE_FDS = 64
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.ioctl.restype = ctypes.c_int
@@ -364,7 +368,7 @@ def serve(sock: socket.socket, state: dict[str, Any]) -> None:
                     _send(sock, {"op": "exit", "id": children.pop(pid), "status": status})
         if sock.fileno() in ready:
             try:
-                data, fds, _, _ = socket.recv_fds(sock, 1 << 16, 64)
+                data, fds, _, _ = socket.recv_fds(sock, MESSAGE_BYTES, MESSAGE_FDS)
             except OSError:
                 data, fds = b"", []
             if not data:
@@ -399,7 +403,7 @@ def main() -> None:
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
-    data, fds, _, _ = socket.recv_fds(sock, 1 << 16, 1)
+    data, fds, _, _ = socket.recv_fds(sock, MESSAGE_BYTES, 1)
     config = json.loads(data)
     with os.fdopen(fds[0], "rb") as f:
         program = f.read()
