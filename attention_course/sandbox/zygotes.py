@@ -30,6 +30,7 @@ from collections.abc import Callable
 from typing import IO, Any
 
 from attention_course.sandbox import jail, syscall_filter
+from attention_course.settings import PACING
 
 PLACEHOLDER = ["/bin/sh", "-c", "echo ready; exec cat"]  # a sandbox's first program: it waits
 UNCONTAINED = 121  # inside/zygote.py: the program refused to run, not contained
@@ -121,7 +122,7 @@ class Zygote:
         it is trusted, so that is an end too)."""
         while True:
             try:
-                data = self._sock.recv(1 << 16)
+                data = self._sock.recv(PACING.read_bytes)
                 message = json.loads(data) if data else None
             except (OSError, ValueError):
                 message = None
@@ -131,14 +132,14 @@ class Zygote:
                     self.lost = self.lost or f"the sandbox's zygote ({self.kind}): {why}"
                     self.changed.notify_all()
                     return
-                op = message.get("op")
-                if op == "ready":
-                    self.pid = int(message["pid"])
-                elif op == "forked":
-                    self._children[int(message["id"])].pid = int(message["pid"])
-                elif op == "exit":
-                    child = self._children.pop(int(message["id"]))
-                    child.returncode = os.waitstatus_to_exitcode(int(message["status"]))
+                match message.get("op"):
+                    case "ready":
+                        self.pid = int(message["pid"])
+                    case "forked":
+                        self._children[int(message["id"])].pid = int(message["pid"])
+                    case "exit":
+                        child = self._children.pop(int(message["id"]))
+                        child.returncode = os.waitstatus_to_exitcode(int(message["status"]))
                 self.changed.notify_all()
 
     def errors(self) -> str:
