@@ -123,7 +123,12 @@ class Pacing:
     cpu_poll_cgroup: float = 0.1  # a step's CPU time read from its sandbox's cgroup
     cpu_poll_proc: float = 0.5  # ... from /proc (a scan of every process)
     end_grace: float = 0.5  # a sandboxed process that is done, before it is killed
-    read_bytes: int = 1 << 16  # the most read at once from a process's pipe
+    exit_wait: float = 2.0  # a process that is ending (killed, or its pipe closed), reaped
+    kill_wait: float = 10.0  # ... one whose sandbox has no pid namespace, once killed by uid
+    # A sandbox's host uid, its processes killed until none is left (3 looks, 10 ms apart).
+    uid_kills: Retries = field(default=Retries(attempts=3, first=0.01, longest=0.01))
+    probe_startup: float = 60.0  # the machine's sandbox check: its trial sandbox's start
+    read_bytes: int = 1 << 16  # the most read at once from a process's pipe or socket
     # A sandbox's cgroup removed while its killed processes are still leaving it: tried again
     # after 1 ms, then twice as long each time up to 20 ms, 60 tries in all.
     cgroup_removal: Retries = field(default=Retries(attempts=60, first=0.001, longest=0.02))

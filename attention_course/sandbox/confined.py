@@ -286,14 +286,14 @@ class Confined:
             proc.wait()
         elif proc is not None:  # its pid namespace is gone with the placeholder: it ends now
             try:
-                proc.wait(timeout=1)
+                proc.wait(timeout=PACING.exit_wait)
             except subprocess.TimeoutExpired:  # (a sandbox with no pid namespace of its own)
                 if self._uid is not None:
                     _kill_uid(self._uid)
                 if self._cgroup is not None:
                     self._cgroup.kill()
                 with contextlib.suppress(subprocess.TimeoutExpired, zygotes.ZygoteLost):
-                    proc.wait(timeout=10)
+                    proc.wait(timeout=PACING.kill_wait)
             except zygotes.ZygoteLost:
                 pass  # (its cgroup and its uid are killed below)
         if self._cgroup is not None:
@@ -454,14 +454,14 @@ class Confined:
         own child's: never the program's)."""
         proc = self._started()
         try:
-            code = proc.wait(timeout=2)
+            code = proc.wait(timeout=PACING.exit_wait)
         except subprocess.TimeoutExpired:
             return "stopped answering"
         except zygotes.ZygoteLost:
             self.close()
             raise
         if self._drainer is not None:  # what it wrote last, for the messages that quote it
-            self._drainer.join(timeout=1)
+            self._drainer.join(timeout=PACING.exit_wait)
         killed = self._cgroup.oom_kills() if self._cgroup is not None else 0
         sig = -code if code < 0 else 0
         if sig == signal.SIGKILL:
@@ -521,7 +521,7 @@ def _placeholder_ready(placeholder: subprocess.Popen[bytes], until: float) -> in
         left = until - time.monotonic()
         if left <= 0 or not select.select([fd], [], [], left)[0]:
             return None
-        chunk = os.read(fd, 64)
+        chunk = os.read(fd, PACING.read_bytes)
         if not chunk:
             return None
         got += chunk
@@ -535,7 +535,7 @@ def _last_line(placeholder: subprocess.Popen[bytes]) -> str:
     """What bubblewrap said, when it ended before its placeholder was ready."""
     if placeholder.poll() is None or placeholder.stderr is None:
         return ""
-    text = placeholder.stderr.read(8192).decode(errors="replace").strip()
+    text = placeholder.stderr.read(PACING.read_bytes).decode(errors="replace").strip()
     return f" ({text.splitlines()[-1]})" if text else ""
 
 
@@ -550,7 +550,7 @@ def _kill_uid(uid: int) -> None:
     """Kill every process of a sandbox's own host uid (root mode: nothing else runs as it).
     A zombie (it has ended, and waits for a parent to reap it) runs nothing: it is left to
     its parent, not waited for."""
-    for _ in range(3):
+    for wait in PACING.uid_kills.tries():
         found = False
         for entry in os.scandir("/proc"):
             if not entry.name.isdigit():
@@ -567,7 +567,7 @@ def _kill_uid(uid: int) -> None:
                 pass
         if not found:
             return
-        time.sleep(0.01)
+        time.sleep(wait)
 
 
 # ------------------------------------------------------------------ the machine's sandbox
@@ -607,7 +607,7 @@ def _probe() -> jail.Status:
     trial = jail.Status(True, mode, "", cgroups.available())
     try:
         with Confined("worker.py", {}, Limits()) as process:
-            process.launch(trial, time.monotonic() + 60)
+            process.launch(trial, time.monotonic() + PACING.probe_startup)
     except Died as exc:
         return jail.Status(False, "", jail.explain(str(exc), process.stderr_tail(3)), None)
     except (OSError, zygotes.ZygoteLost) as exc:
