@@ -150,9 +150,10 @@ class SharedInputs:
             os.ftruncate(fd, max(self.size, 1))
             for offset, arr in self.arrays:
                 os.pwrite(fd, arr.tobytes(), offset)
-            seals = fcntl.F_SEAL_WRITE | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_SEAL
-            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, seals)
-            return os.open(f"/proc/self/fd/{fd}", os.O_RDONLY | os.O_CLOEXEC)
+            seals = (fcntl.F_SEAL_WRITE, fcntl.F_SEAL_GROW, fcntl.F_SEAL_SHRINK, fcntl.F_SEAL_SEAL)
+            for seal in seals:  # one at a time, the seal against more seals last
+                fcntl.fcntl(fd, fcntl.F_ADD_SEALS, seal)
+            return os.open(f"/proc/self/fd/{fd}", os.O_RDONLY)  # (os.open adds O_CLOEXEC)
         finally:
             os.close(fd)
 
