@@ -118,8 +118,9 @@ def _join(target: int, cgroup_procs: list[str], rlimits: dict[str, int], root: b
             os.close(fd)
     for name, value in rlimits.items():
         resource.setrlimit(getattr(resource, name), (value, value))
-    fds = {n: os.open(f"/proc/{target}/ns/{n}", os.O_RDONLY | os.O_CLOEXEC) for n in CLONE}
-    top = os.open(f"/proc/{target}/root", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    # (read-only: O_RDONLY is no bit; Python's os.open adds O_CLOEXEC to every descriptor)
+    fds = {n: os.open(f"/proc/{target}/ns/{n}", os.O_RDONLY) for n in CLONE}
+    top = os.open(f"/proc/{target}/root", os.O_DIRECTORY)
     owner = _libc.ioctl(fds["pid"], NS_GET_USERNS)
     if owner < 0:
         _check(-1, "the owner of the sandbox's namespaces")
@@ -342,7 +343,9 @@ def _send(sock: socket.socket, message: dict[str, Any]) -> None:
 
 def serve(sock: socket.socket, state: dict[str, Any]) -> None:
     """Fork requests until the grading process closes the socket; report each exit."""
-    wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    wake_r, wake_w = os.pipe()  # (neither end inherited, as any descriptor Python makes)
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)  # (set_wakeup_fd's end must not block)
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
     children: dict[int, Any] = {}  # pid -> the request's id
