@@ -202,14 +202,13 @@ def _contained(filtered: bool) -> str:
 
 
 def _relay(pid: int) -> NoReturn:
-    """The first child: wait for the program's process and end as it ended."""
+    """The first child: wait for the program's process and end as it ended. (A signal does
+    not cut a wait short: Python waits again, PEP 475.)"""
     while True:
         try:
             _, status = os.waitpid(pid, 0)
         except ChildProcessError:
             os._exit(SETUP_FAILED)
-        except InterruptedError:
-            continue
         if os.WIFEXITED(status):
             os._exit(os.WEXITSTATUS(status))
         if os.WIFSIGNALED(status):
@@ -350,11 +349,8 @@ def serve(sock: socket.socket, state: dict[str, Any]) -> None:
     signal.signal(signal.SIGCHLD, lambda *_: None)
     children: dict[int, Any] = {}  # pid -> the request's id
     _send(sock, {"op": "ready", "pid": os.getpid()})
-    while True:
-        try:
-            ready, _, _ = select.select([sock.fileno(), wake_r], [], [])
-        except InterruptedError:
-            continue
+    while True:  # (SIGCHLD does not end a select: Python selects again, PEP 475)
+        ready, _, _ = select.select([sock.fileno(), wake_r], [], [])
         if wake_r in ready:
             try:
                 os.read(wake_r, 4096)
