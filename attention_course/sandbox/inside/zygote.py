@@ -68,7 +68,6 @@ MESSAGE_BYTES = 65536
 MESSAGE_FDS = 64
 
 _libc = ctypes.CDLL(None, use_errno=True)
-_libc.ioctl.restype = ctypes.c_int
 _libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
 _libc.prctl.argtypes += [ctypes.c_ulong]
 
@@ -90,7 +89,7 @@ class _Program(ctypes.Structure):  # struct sock_fprog
 
 
 def _check(result: int, what: str) -> None:
-    if result != 0:
+    if result:  # -1, errno says why (0: done)
         code = ctypes.get_errno()
         raise OSError(code, f"{what}: {os.strerror(code)}")
 
@@ -105,6 +104,7 @@ def _prctl(option: int, arg: int = 0) -> None:
 def _join(target: int, cgroup_procs: list[str], rlimits: dict[str, int], root: bool) -> None:
     """As the zygote's user on the host: groups, cgroup, limits; then the sandbox of process
     `target` (its placeholder), namespace by namespace, and its root."""
+    import fcntl
     import resource
 
     if root:
@@ -121,9 +121,7 @@ def _join(target: int, cgroup_procs: list[str], rlimits: dict[str, int], root: b
     # (read-only: O_RDONLY is no bit; Python's os.open adds O_CLOEXEC to every descriptor)
     fds = {n: os.open(f"/proc/{target}/ns/{n}", os.O_RDONLY) for n in CLONE}
     top = os.open(f"/proc/{target}/root", os.O_DIRECTORY)
-    owner = _libc.ioctl(fds["pid"], NS_GET_USERNS)
-    if owner < 0:
-        _check(-1, "the owner of the sandbox's namespaces")
+    owner = fcntl.ioctl(fds["pid"], NS_GET_USERNS)  # (OSError if it fails)
     try:
         # As root, every namespace can be joined from the host's (root has CAP_SYS_ADMIN in
         # every user namespace): its own user namespace last, as nsenter(1) does. As an ordinary
@@ -259,7 +257,7 @@ def _become(request: dict[str, Any], fds: list[int], state: dict[str, Any]) -> N
         if filtered:
             _load_filter(state["filter"])
         pid = os.fork()
-        if pid != 0:
+        if pid:  # the first child
             _close_all_but([])  # the program's pipes: its own to close
             _relay(pid)
         _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -343,7 +341,6 @@ def _send(sock: socket.socket, message: dict[str, Any]) -> None:
 def serve(sock: socket.socket, state: dict[str, Any]) -> None:
     """Fork requests until the grading process closes the socket; report each exit."""
     wake_r, wake_w = os.pipe()  # (neither end inherited, as any descriptor Python makes)
-    os.set_blocking(wake_r, False)
     os.set_blocking(wake_w, False)  # (set_wakeup_fd's end must not block)
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
@@ -352,16 +349,13 @@ def serve(sock: socket.socket, state: dict[str, Any]) -> None:
     while True:  # (SIGCHLD does not end a select: Python selects again, PEP 475)
         ready, _, _ = select.select([sock.fileno(), wake_r], [], [])
         if wake_r in ready:
-            try:
-                os.read(wake_r, 4096)
-            except BlockingIOError:
-                pass
+            os.read(wake_r, 4096)  # (select said there is something to read)
             while children:
                 try:
                     pid, status = os.waitpid(-1, os.WNOHANG)
                 except ChildProcessError:
                     break
-                if pid == 0:
+                if not pid:  # none has ended yet
                     break
                 if pid in children:
                     _send(sock, {"op": "exit", "id": children.pop(pid), "status": status})
@@ -385,7 +379,7 @@ def serve(sock: socket.socket, state: dict[str, Any]) -> None:
                     os.close(fd)
                 _send(sock, {"op": "failed", "id": None, "reason": str(exc)})
                 continue
-            if pid == 0:
+            if not pid:  # the child
                 signal.set_wakeup_fd(-1)
                 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
                 _become(request, fds, state)
@@ -408,7 +402,7 @@ def main() -> None:
         program = f.read()
     state: dict[str, Any] = {
         "filter": program,
-        "root": os.geteuid() == 0,
+        "root": not os.geteuid(),  # (euid 0)
         "zygote": os.getpid(),
         "scripts": _prepare(config["kind"], config["host"], config["inside"], config["mpl"]),
     }
