@@ -267,7 +267,7 @@ class Confined:
         counted where it belongs); then, or at once, it is killed: the sandbox's first process
         (all of its pid namespace dies with it), its cgroup and its host uid."""
         proc = self._proc
-        if proc is not None and _running(proc) and grace > 0:
+        if proc is not None and _running(proc) and grace:
             try:
                 if proc.stdin is not None:
                     proc.stdin.close()
@@ -463,7 +463,7 @@ class Confined:
         if self._drainer is not None:  # what it wrote last, for the messages that quote it
             self._drainer.join(timeout=PACING.exit_wait)
         killed = self._cgroup.oom_kills() if self._cgroup is not None else 0
-        sig = -code if code < 0 else 0
+        sig = max(-code, 0)  # (subprocess's -N for a signal N)
         if sig == signal.SIGKILL:
             if killed:
                 return "was killed: it used more than the memory limit"
@@ -594,7 +594,7 @@ def _probe() -> jail.Status:
         return jail.Status(
             False, "", "bubblewrap is not installed (apt-get install bubblewrap)", None
         )
-    mode = "root" if os.geteuid() == 0 else "user"
+    mode = "user" if os.geteuid() else "root"
     if mode == "root" and shutil.which("setpriv") is None:
         return jail.Status(False, "", "setpriv is not installed (apt-get install util-linux)", None)
     unfiltered = syscall_filter.available()

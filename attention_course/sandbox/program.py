@@ -180,7 +180,7 @@ def _encode_input(
 
 
 def _decode_output(spec: Any, arrays: list[np.ndarray]) -> Any:
-    if not isinstance(spec, dict) or len(spec) == 0:
+    if not isinstance(spec, dict) or not spec:
         raise ValueError("malformed value")
     if "value" in spec:
         value = spec["value"]
@@ -428,7 +428,7 @@ class _Program:
                     self.skip_rest([i], self.dead[function])
                 else:
                     run.append(i)
-            if not run and self.workers > 0:
+            if not run and self.workers:
                 break
             if time.monotonic() >= self.deadline:
                 spent = used_up(self.limits)
