@@ -594,8 +594,9 @@ def _probe() -> jail.Status:
         return jail.Status(
             False, "", "bubblewrap is not installed (apt-get install bubblewrap)", None
         )
-    mode = "user" if os.geteuid() else "root"
-    if mode == "root" and shutil.which("setpriv") is None:
+    as_root = not os.geteuid()  # (euid 0)
+    mode = "root" if as_root else "user"
+    if as_root and shutil.which("setpriv") is None:
         return jail.Status(False, "", "setpriv is not installed (apt-get install util-linux)", None)
     unfiltered = syscall_filter.available()
     if unfiltered is not None:
@@ -612,7 +613,7 @@ def _probe() -> jail.Status:
         return jail.Status(False, "", jail.explain(str(exc), process.stderr_tail(3)), None)
     except (OSError, zygotes.ZygoteLost) as exc:
         return jail.Status(False, "", f"the sandbox did not start ({exc})", None)
-    who = "a fresh unprivileged uid per sandbox" if mode == "root" else f"uid {os.getuid()}"
+    who = "a fresh unprivileged uid per sandbox" if as_root else f"uid {os.getuid()}"
     calls = len(syscall_filter.denied())
     detail = f"bubblewrap {jail.bwrap_version()}, {who}, no network, no capabilities, "
     detail += f"{calls} system calls denied (seccomp)"
