@@ -401,9 +401,10 @@ class _Program:
             self.notes.append(f"cell {cid!r} {reason}; the remaining cells ran in a fresh process")
             return
         call = self.calls[index]
-        status = "timeout" if "stopped after" in reason else "crashed"
+        timed_out = "stopped after" in reason
+        status = "timeout" if timed_out else "crashed"
         self.outcomes[call.key] = Outcome(status=status, detail=reason)
-        if status == "timeout" or not call.readonly:  # (a write into read-only inputs: that call's)
+        if timed_out or not call.readonly:  # (a write into read-only inputs: that call's)
             self.dead[call.function] = f"not run: an earlier call of {call.function} {reason}"
         self.notes.append(f"{call.function} {reason}")
 
