@@ -22,6 +22,7 @@ import signal
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,6 +50,13 @@ FILES = {
         "oom": ("", "memory.events"),  # "oom_kill N": processes killed
         "cpu": ("", "cpu.stat"),  # "usage_usec N"
     },
+}
+# What the files hold: v1's swap file limits memory and swap together (no swap: the memory
+# limit), v2's swap alone (0); v1 counts CPU time in nanoseconds, v2 in microseconds.
+NO_SWAP: dict[str, Callable[[int], int]] = {"v1": lambda memory: memory, "v2": lambda _: 0}
+CPU_SECONDS: dict[str, Callable[[str], float]] = {
+    "v1": lambda text: int(text) * 1e-9,
+    "v2": lambda text: int(_counts(text)["usage_usec"]) * 1e-6,
 }
 
 _made: dict[str, Cgroup] = {}  # name -> cgroup made by this process and not removed yet
@@ -177,8 +185,7 @@ class Cgroup:
             for d in group.dirs.values():
                 d.mkdir()
             _write(group._file("memory"), memory)
-            # no swap: v1 limits memory and swap together, v2 swap alone (where swap is counted)
-            _write(group._file("swap"), memory if version == "v1" else 0, missing_ok=True)
+            _write(group._file("swap"), NO_SWAP[version](memory), missing_ok=True)
             _write(group._file("pids"), processes)
         except OSError:
             group.remove()
@@ -229,10 +236,7 @@ class Cgroup:
     def cpu_seconds(self) -> float | None:
         """CPU time used so far by everything in the sandbox (None where not counted)."""
         try:
-            text = self._file("cpu").read_text()
-            if self.version == "v1":
-                return int(text) * 1e-9  # nanoseconds
-            return int(_counts(text)["usage_usec"]) * 1e-6
+            return CPU_SECONDS[self.version](self._file("cpu").read_text())
         except (KeyError, OSError, ValueError):
             return None
 
