@@ -272,6 +272,40 @@ def _sleeper_run(limits: Limits | None = None):
     return run_program([("c", code)], [Call("n", "nap", (3,))], limits)
 
 
+FRESH = """
+import json, os, matplotlib, matplotlib.style, numpy as np
+print(json.dumps({
+    "draw": int(np.random.randint(0, 2**62)),
+    "mine": os.environ["MPLCONFIGDIR"],
+    "folders": [matplotlib.get_configdir(), matplotlib.get_cachedir()],
+    "styles": list(matplotlib.style.USER_LIBRARY_PATHS),
+}))
+"""
+
+
+def test_each_program_starts_with_its_own_random_state_and_matplotlib_folders():
+    """Two notebook runs forked from one zygote: each draws its own random numbers (not the
+    zygote's state, copied), and matplotlib's folders are the program's own (in its /tmp),
+    not those the zygote imported it with."""
+    import nbformat
+
+    from attention_course.sandbox.execute import execute_notebook
+
+    confined.require()
+    said = []
+    for _ in range(2):
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [nbformat.v4.new_code_cell(FRESH)]
+        execute_notebook(nb)
+        said.append(json.loads(nb.cells[0].outputs[0]["text"]))
+    assert said[0]["draw"] != said[1]["draw"], said
+    for seen in said:
+        mine = seen["mine"]
+        assert mine.startswith("/tmp/"), seen
+        assert seen["folders"] == [mine, mine], seen
+        assert seen["styles"] == [f"{mine}/stylelib"], seen
+
+
 def test_a_zygote_killed_mid_grading_is_a_fault_of_grading_then_a_fresh_one_goes_on():
     confined.require()
     killed = zygotes.zygote("worker")
