@@ -61,7 +61,7 @@ PR_CAP_AMBIENT_CLEAR_ALL = 4
 PR_SET_SECCOMP = 22
 SECCOMP_MODE_FILTER = 2
 CAPABILITY_VERSION_3 = 0x20080522
-LARGEST_FD = 1 << 20
+OPEN_MAX = os.sysconf("SC_OPEN_MAX")  # the zygote's limit: every descriptor it has is below
 # The most a message of the grading process is read as: its bytes (a request is a few KB) and
 # descriptors (a program's three pipes and its sealed inputs).
 MESSAGE_BYTES = 65536
@@ -171,7 +171,7 @@ def _close_all_but(keep: list[int]) -> None:
         if start < fd:  # (closerange(n, n) would close every descriptor from n on)
             os.closerange(start, fd)
         start = fd + 1
-    os.closerange(start, LARGEST_FD)
+    os.closerange(start, OPEN_MAX)
 
 
 def _load_filter(program: bytes) -> None:
