@@ -527,8 +527,8 @@ def _placeholder_ready(placeholder: subprocess.Popen[bytes], until: float) -> in
         got += chunk
     if got != b"ready\n":
         return None
-    found = cputime.descendants(placeholder.pid)
-    return found[-1] if found else None
+    found = cputime.descendants(placeholder.pid)  # outermost first: the placeholder is last
+    return found.pop() if found else None
 
 
 def _last_line(placeholder: subprocess.Popen[bytes]) -> str:
