@@ -94,8 +94,9 @@ def _check(result: int, what: str) -> None:
         raise OSError(code, f"{what}: {os.strerror(code)}")
 
 
-def _prctl(option: int, arg: int = 0) -> None:
-    _check(_libc.prctl(option, arg, 0, 0, 0), f"prctl {option}")
+def _prctl(option: int, arg2: int, arg3: int = 0) -> None:
+    """prctl(2), its other arguments 0 (some options refuse anything else)."""
+    _check(_libc.prctl(option, arg2, arg3, 0, 0), f"prctl {option}")
 
 
 # --------------------------------------------------------------------------- the child
@@ -147,7 +148,7 @@ def _drop_capabilities() -> None:
     with open("/proc/sys/kernel/cap_last_cap") as f:
         last = int(f.read())
     for cap in range(last + 1):
-        _check(_libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0), f"drop capability {cap}")
+        _prctl(PR_CAPBSET_DROP, cap)
     header = _CapHeader(CAPABILITY_VERSION_3, 0)
     data = (_CapData * 2)()
     _check(_libc.capset(ctypes.byref(header), data), "capset")
@@ -177,10 +178,7 @@ def _close_all_but(keep: list[int]) -> None:
 def _load_filter(program: bytes) -> None:
     buffer = ctypes.create_string_buffer(program, len(program))
     prog = _Program(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
-    _check(
-        _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(prog), 0, 0),
-        "seccomp",
-    )
+    _prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(prog))
 
 
 def _status() -> dict[str, str]:
