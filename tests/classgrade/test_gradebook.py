@@ -139,6 +139,35 @@ def test_records_of_a_sqlite_gradebook(tmp_path):
         other.close()
 
 
+def test_the_records_keys_are_as_long_as_nbgraders_own_and_a_fingerprint(tmp_path):
+    """The table as the database holds it: a course, an assignment and a student as long as
+    nbgrader's own ids and names may be, a fingerprint as long as a sha256 in hex."""
+    import hashlib
+
+    import sqlalchemy as sa
+    from nbgrader import api
+
+    url = gradebook.default_url(tmp_path)
+    records = gradebook.Records(url, "course", "a")
+    try:
+        records.put("s1", "f" * 64, {"status": "graded"})
+        engine = sa.create_engine(url)
+        try:
+            found = sa.inspect(engine).get_columns(gradebook.RECORDS_TABLE)
+        finally:
+            engine.dispose()
+    finally:
+        records.close()
+    lengths = {column["name"]: getattr(column["type"], "length", None) for column in found}
+    nbgraders = {
+        "course": api.Course.__table__.c.id.type.length,
+        "assignment": api.Assignment.__table__.c.name.type.length,
+        "student": api.Student.__table__.c.id.type.length,
+        "fingerprint": len(hashlib.sha256().hexdigest()),
+    }
+    assert {name: lengths[name] for name in nbgraders} == nbgraders
+
+
 def test_one_run_at_a_time_sets_up_a_sqlite_gradebook(tmp_path):
     import threading
 
