@@ -98,7 +98,7 @@ def _start_job(root: Path, unsandboxed: bool, db_url: str) -> GradingJob:
     env = dict(os.environ, **{DB_ENV: db_url})
     env.pop("VIRTUAL_ENV", None)
     log_folder = root / STATE_DIR / "workers"
-    log_folder.mkdir(parents=True, exist_ok=True)
+    log_folder.mkdir(exist_ok=True)  # in .grading/, which the task's State made
     with open(log_folder / f"{socket.gethostname()}-{os.getpid()}.log", "a") as log:
         job = GradingJob(root, unsandboxed, log, env)
     while not job.ready:
@@ -158,7 +158,7 @@ def _graded(task: dict, wanted) -> dict | None:
     key = (str(root), task["unsandboxed"], task["db"], task["code"])
     with _idle_guard:
         mine = [i for i, (k, _) in enumerate(_idle) if k == key]
-        job = _idle.pop(mine[-1])[1] if mine else None
+        job = _idle.pop(mine.pop())[1] if mine else None  # the newest of them
     try:
         if job is None:
             job = _starter.submit(_start_job, root, task["unsandboxed"], task["db"]).result()
