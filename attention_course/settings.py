@@ -134,6 +134,9 @@ class Pacing:
     cgroup_removal: Retries = field(default=Retries(attempts=60, first=0.001, longest=0.02))
     # A gradebook step that met another grader's new row (a unique key): tried again soon.
     gradebook_races: Retries = field(default=Retries(attempts=4, first=0.05, longest=0.2))
+    # A grading job of class grading (classgrade/jobs.py), from its start (or from the work a
+    # run that started it ahead sends it) to its "ready": a minute past a sandbox's start-up.
+    job_start: float = DEFAULT.startup_timeout + 60
     # Class grading on Dask (classgrade/cluster.py): how often a grading task looks whether it
     # is still wanted (and at its job's deadline), how it waits for a claim another task still
     # holds, and the tasks sent ahead of the workers (at least, and per worker thread).

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from attention_course.classgrade import gradebook, outcomes
 from attention_course.grading.submissions import Inspection
-from attention_course.settings import DEFAULT, PACING, RETRIES, Retries
+from attention_course.settings import PACING, RETRIES, Retries
 
 STATE_DIR = ".grading"
 
@@ -169,9 +169,9 @@ class GradingJob:
         self.time_start_from_now()
 
     def time_start_from_now(self) -> None:
-        """Its start-up may take until a minute past the sandbox's start-up timeout from now
-        (again from the moment a run that started it ahead of need sends it work)."""
-        self.deadline = time.monotonic() + DEFAULT.startup_timeout + 60
+        """Its start-up may take PACING.job_start from now (a minute past a sandbox's start-up
+        timeout; again from the moment a run that started it ahead of need sends it work)."""
+        self.deadline = time.monotonic() + PACING.job_start
 
     def fileno(self) -> int:
         return self.replies.fileno()
