@@ -306,6 +306,20 @@ def test_each_program_starts_with_its_own_random_state_and_matplotlib_folders():
         assert seen["styles"] == [f"{mine}/stylelib"], seen
 
 
+def test_the_last_8192_bytes_of_a_programs_stderr_are_kept():
+    """What a program writes to stderr is kept for the messages that quote it: its last 8192
+    bytes, whatever it writes."""
+    confined.require()
+    with Confined("worker.py", {}, DEFAULT) as worker:
+        worker.start(time.monotonic() + 60)
+        _cell(worker, "import sys\nsys.stderr.write('x' * 20000 + 'end')\nsys.stderr.flush()")
+        until = time.monotonic() + 20
+        while not worker.stderr_tail(1).endswith("end") and time.monotonic() < until:
+            time.sleep(0.05)
+        tail = worker.stderr_tail(1)
+    assert tail == "x" * (8192 - 3) + "end", (len(tail), tail[-10:])
+
+
 def test_a_zygote_killed_mid_grading_is_a_fault_of_grading_then_a_fresh_one_goes_on():
     confined.require()
     killed = zygotes.zygote("worker")
