@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import io
 import math
 import os
 import select
@@ -259,7 +260,7 @@ class Confined:
     def stderr_tail(self, lines: int = 15) -> str:
         return "\n".join(self._stderr.decode(errors="replace").splitlines()[-lines:])
 
-    def close(self, grace: float = 0.0) -> None:
+    def close(self, grace: float | None = None) -> None:
         """Stop the process and everything it started; nothing of it outlives this call.
 
         With a `grace`, a process that is done is first asked to end (its request pipe is
@@ -329,7 +330,7 @@ class Confined:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        self.close(grace=PACING.end_grace if exc_type is None else 0.0)
+        self.close(grace=PACING.end_grace if exc_type is None else None)
 
     # ------------------------------------------------------------------ requests
 
@@ -337,7 +338,8 @@ class Confined:
         self,
         header: dict[str, Any],
         arrays: Sequence[np.ndarray] = (),
-        timeout: float = 10.0,
+        *,
+        timeout: float,
         deadline: float | None = None,
         serve: Serve | None = None,
     ) -> tuple[dict[str, Any], list[np.ndarray]]:
@@ -490,9 +492,10 @@ class _Forked:
     ) -> None:
         self.placeholder = placeholder
         self.child = child
-        self.stdin: IO[bytes] | None = open(stdin, "wb", buffering=0)
-        self.stdout: IO[bytes] | None = open(stdout, "rb", buffering=0)
-        self.stderr: IO[bytes] | None = open(stderr, "rb", buffering=0)
+        # raw: every read and write goes straight to its pipe
+        self.stdin: IO[bytes] | None = io.FileIO(stdin, "w")
+        self.stdout: IO[bytes] | None = io.FileIO(stdout, "r")
+        self.stderr: IO[bytes] | None = io.FileIO(stderr, "r")
 
     @property
     def pid(self) -> int | None:
