@@ -17,6 +17,7 @@ a fault of grading (`ZygoteLost`), never a student's; the next sandbox starts a 
 from __future__ import annotations
 
 import atexit
+import itertools
 import json
 import os
 import select
@@ -34,6 +35,7 @@ from attention_course.settings import PACING
 
 PLACEHOLDER = ["/bin/sh", "-c", "echo ready; exec cat"]  # a sandbox's first program: it waits
 UNCONTAINED = 121  # inside/zygote.py: the program refused to run, not contained
+KINDS = {"cells.py": "cells"}  # the programs not forked from the "worker" zygote
 
 
 # The zygote's whole command line (its children show it in /proc/self/cmdline): it reads where
@@ -46,7 +48,7 @@ _BOOT = (
 
 def kind_of(script: str) -> str:
     """The zygote a program is forked from: the notebook run's imports IPython and matplotlib."""
-    return "cells" if script == "cells.py" else "worker"
+    return KINDS.get(script, "worker")
 
 
 class ZygoteLost(RuntimeError):
@@ -91,7 +93,7 @@ class Zygote:
         self.lost: str | None = None  # why it is gone
         self.pid: int | None = None  # the zygote's own, once it said it is ready
         self._children: dict[int, Child] = {}
-        self._next = 0
+        self._ids = itertools.count()  # each child's, as the zygote reports on it
         self._send_lock = threading.Lock()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._errors: IO[bytes] = tempfile.TemporaryFile()
@@ -146,7 +148,7 @@ class Zygote:
         """The last lines the zygote wrote to its stderr (why it ended, where it says)."""
         try:
             self._errors.seek(0)
-            text = self._errors.read()[-4096:].decode(errors="replace").strip()
+            text = self._errors.read()[-PACING.read_bytes :].decode(errors="replace").strip()
         except OSError:
             return ""
         return text.splitlines()[-1] if text else ""
@@ -174,8 +176,7 @@ class Zygote:
         stderr and sealed inputs), never waiting past `until`."""
         self.wait_ready(until)
         with self.changed:
-            self._next += 1
-            child = Child(self, self._next)
+            child = Child(self, next(self._ids))
             self._children[child.id] = child
         data = json.dumps(dict(request, id=child.id)).encode()
         try:
