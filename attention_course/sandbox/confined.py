@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import io
+import itertools
 import math
 import os
 import select
@@ -89,7 +90,8 @@ class Confined:
         self._scratch: str | None = None
         self._stderr = bytearray()
         self._uid: int | None = None
-        self._seq = 0
+        self._seqs = itertools.count()  # each request's number, which its reply carries back
+        self._seq = -1  # the request being answered (none yet)
         self._cpu_budget = cpu_budget
         self._pass_fds = tuple(pass_fds)
         self.cpu_used = 0.0  # CPU seconds the sandbox had used when last read (and at the end)
@@ -354,7 +356,7 @@ class Confined:
         seconds of wall-clock time (plus the grace), and never runs past `deadline`
         (time.monotonic()).
         """
-        self._seq += 1
+        self._seq = next(self._seqs)
         header = dict(header, seq=self._seq)
         limits = self.limits
         now = time.monotonic()
