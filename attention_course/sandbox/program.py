@@ -147,7 +147,7 @@ class SharedInputs:
             return None
         fd = os.memfd_create("grading-inputs", os.MFD_ALLOW_SEALING | os.MFD_CLOEXEC)
         try:
-            os.ftruncate(fd, max(self.size, 1))
+            os.ftruncate(fd, self.bytes)
             for offset, arr in self.arrays:
                 os.pwrite(fd, arr.tobytes(), offset)
             seals = (fcntl.F_SEAL_WRITE, fcntl.F_SEAL_GROW, fcntl.F_SEAL_SHRINK, fcntl.F_SEAL_SEAL)
