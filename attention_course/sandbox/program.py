@@ -218,7 +218,7 @@ def _outcome(reply: dict[str, Any], arrays: list[np.ndarray]) -> Outcome:
             out.error_type = str(reply["error"]["type"])[:100]
             out.error_message = str(reply["error"]["message"])[:500]
         elif status not in ("timeout", "missing"):
-            raise ValueError(f"unknown status {status[:40]!r}")
+            raise ValueError(status)  # (unreadable, below: the message is not shown)
         return out
     except UnsupportedValue as exc:
         return Outcome(status="unreadable", detail=str(exc))
