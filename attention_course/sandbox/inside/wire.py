@@ -41,6 +41,7 @@ MAX_ARRAYS = 1 << 16  # arrays in one frame
 MAX_HEADER_DEPTH = 64  # lists and objects nested in a header
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)  # a JSON string, escapes and all
 _NOT_BRACKETS = bytes(sorted(set(range(256)) - set(b"[]{}")))
+_CLOSING = np.frombuffer(b"]}", np.uint8)
 _SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")  # escaped, or raw (which json takes)
 
 
@@ -132,7 +133,7 @@ def _deeper(text: bytes, limit: int) -> bool:
     level, chunk = 0, 1_048_576  # brackets counted at once (their running counts: 8 MiB)
     for start in range(0, len(marks), chunk):
         part = np.frombuffer(marks, np.uint8, min(chunk, len(marks) - start), start)
-        closing = (part == ord("]")) | (part == ord("}"))
+        closing = np.isin(part, _CLOSING)
         running = level + np.cumsum(1 - 2 * closing.astype(np.int64))
         if int(running.max()) > limit:
             return True
