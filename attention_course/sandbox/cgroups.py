@@ -65,13 +65,13 @@ _made_lock = threading.Lock()
 
 def fresh_name() -> str:
     """A new cgroup name that says which process made it."""
-    return f"{PREFIX}{os.getpid()}-{uuid.uuid4().hex[:12]}"
+    return f"{PREFIX}{os.getpid()}-{uuid.uuid4().hex}"
 
 
 def _maker(name: str) -> int | None:
     """The pid in a name made by `fresh_name` (None for another name of ours, or not ours)."""
-    head = name.removeprefix(PREFIX).split("-", 1)[0]
-    if not name.startswith(PREFIX) or "-" not in name[len(PREFIX) :] or not head.isdigit():
+    head, dash, _ = name.removeprefix(PREFIX).partition("-")
+    if not name.startswith(PREFIX) or not dash or not head.isdigit():
         return None
     return int(head)
 
