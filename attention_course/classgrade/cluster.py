@@ -384,7 +384,7 @@ def make_tasks(
     travels to a worker): the submission and its fingerprint when looked at, the grading code
     and gradebook to use, and its Dask key (unique to the run)."""
     db_url, course_id = gradebook_settings(root)
-    tag = uuid.uuid4().hex[:8]
+    tag = uuid.uuid4().hex
     common = {
         "course": str(root),
         "assignment": run.assignment,
