@@ -377,6 +377,53 @@ def test_a_task_whose_job_is_stopped_past_its_seconds_records_the_students_time_
     assert cluster._idle == []  # a killed job is not kept
 
 
+def test_a_grading_job_dies_with_the_process_that_started_it(course):
+    """A process starts a grading job, which is then busy (stopped: it reads no request, so it
+    would not see its requests' pipe close), and is killed (SIGKILL: it cleans nothing up):
+    the job does not live on without it (the kernel kills it, as the job asked as it started)."""
+    import signal
+    import subprocess
+
+    code = (
+        "import os, signal, sys, time\n"
+        "from pathlib import Path\n"
+        "from attention_course.classgrade.jobs import GradingJob\n"
+        "job = GradingJob(Path(sys.argv[1]), False, sys.stderr)\n"
+        "print(job.proc.pid, flush=True)\n"
+        "while not (got := job.read()):\n"  # its first line: ready (it asked to die with us)
+        "    if got is None:\n"
+        "        sys.exit('the grading job ended')\n"
+        "os.kill(job.proc.pid, signal.SIGSTOP)\n"  # busy: reads no request, sees no EOF
+        "print('ready', flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    starter = subprocess.Popen(
+        [sys.executable, "-c", code, str(course)], stdout=subprocess.PIPE, text=True
+    )
+    assert starter.stdout is not None
+    job = int(starter.stdout.readline())
+    try:
+        assert starter.stdout.readline() == "ready\n"
+        starter.kill()
+        starter.wait()
+        until = time.monotonic() + 20
+        while time.monotonic() < until and _running(job):
+            time.sleep(0.05)
+        assert not _running(job), "the grading job outlived the process that started it"
+    finally:
+        if _running(job):
+            os.kill(job, signal.SIGKILL)
+
+
+def _running(pid: int) -> bool:
+    """Whether process `pid` is there and not a zombie (a zombie runs nothing)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
+
+
 def test_a_job_that_cannot_start_is_a_fault_of_grading_and_nothing_is_recorded(course, monkeypatch):
     from attention_course.classgrade import cluster
 
