@@ -35,7 +35,7 @@ def observe():
         os.close(fd)
         os.unlink("/tmp/big")
     limits = {name: resource.getrlimit(getattr(resource, name))
-              for name in ("RLIMIT_AS", "RLIMIT_FSIZE", "RLIMIT_NPROC")}
+              for name in ("RLIMIT_AS", "RLIMIT_FSIZE", "RLIMIT_NPROC", "RLIMIT_CORE")}
     return json.dumps({"uid": os.getuid(), "groups": os.getgroups(), "limits": limits,
                        "written": written, "error": error})
 """
@@ -188,6 +188,7 @@ def test_each_process_has_the_memory_and_process_limits(two_sandboxes):
         limits = sandbox["inside"]["limits"]
         assert limits["RLIMIT_AS"] == [DEFAULT.memory_bytes] * 2
         assert limits["RLIMIT_NPROC"] == [DEFAULT.processes] * 2
+        assert limits["RLIMIT_CORE"] == [0, 0]  # a crash writes no core file of its memory
 
 
 def test_each_sandbox_is_held_in_a_cgroup_of_its_own_with_the_limits(two_sandboxes):
