@@ -115,10 +115,10 @@ RETRIES = Retries()
 
 @dataclass(frozen=True)
 class Pacing:
-    """How the engine paces its own waits: how often it looks, how long a process that is done
-    is given to end on its own, how much it reads at once, how it waits before trying again.
-    None of these is a limit on student code or a guarantee: they change how soon something
-    is seen or done, never what is decided (the tests observe the outcome, not the value)."""
+    """How the engine paces its own work: how often it looks, how long a process that is done
+    or ending is given, how much it reads at once, how it waits before trying again, how long
+    its own processes may take to start. None of these is a limit on student code (those are
+    `Limits`): they set how soon the engine sees something or gives up on its own processes."""
 
     cpu_poll_cgroup: float = 0.1  # a step's CPU time read from its sandbox's cgroup
     cpu_poll_proc: float = 0.5  # ... from /proc (a scan of every process)
