@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import itertools
 import os
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 # The course folder: the file that declares it, and the variable that names it.
@@ -98,8 +100,57 @@ class Retries:
         """Seconds to wait before retry number `attempt` (1, 2, ...)."""
         return min(self.longest, self.first * 2 ** (attempt - 1))
 
+    def waits(self) -> Iterator[float]:
+        """The wait before each retry in turn, without end (for a caller that stops at a
+        deadline of its own): `delay(1)`, `delay(2)`, ..."""
+        return map(self.delay, itertools.count(1))
+
+    def tries(self) -> Iterator[float]:
+        """The wait after each of `attempts` tries in turn (the last one's too)."""
+        return itertools.islice(self.waits(), self.attempts)
+
 
 RETRIES = Retries()
+
+
+@dataclass(frozen=True)
+class Pacing:
+    """How the engine paces its own work: how often it looks, how long a process that is done
+    or ending is given, how much it reads at once, how it waits before trying again, how long
+    its own processes may take to start. None of these is a limit on student code (those are
+    `Limits`): they set how soon the engine sees something or gives up on its own processes."""
+
+    cpu_poll_cgroup: float = 0.1  # a step's CPU time read from its sandbox's cgroup
+    cpu_poll_proc: float = 0.5  # ... from /proc (a scan of every process)
+    end_grace: float = 0.5  # a sandboxed process that is done, before it is killed
+    exit_wait: float = 2.0  # a process that is ending (killed, or its pipe closed), reaped
+    kill_wait: float = 10.0  # ... one whose sandbox has no pid namespace, once killed by uid
+    # A sandbox's host uid, its processes killed until none is left (3 looks, 10 ms apart).
+    uid_kills: Retries = field(default=Retries(attempts=3, first=0.01, longest=0.01))
+    probe_startup: float = 60.0  # the machine's sandbox check: its trial sandbox's start
+    read_bytes: int = 1 << 16  # the most read at once from a process's pipe or socket
+    # A sandbox's cgroup removed while its killed processes are still leaving it: tried again
+    # after 1 ms, then twice as long each time up to 20 ms, 60 tries in all.
+    cgroup_removal: Retries = field(default=Retries(attempts=60, first=0.001, longest=0.02))
+    # A gradebook step that met another grader's new row (a unique key): tried again soon.
+    gradebook_races: Retries = field(default=Retries(attempts=4, first=0.05, longest=0.2))
+    # A grading job of class grading (classgrade/jobs.py), from its start (or from the work a
+    # run that started it ahead sends it) to its "ready": a minute past a sandbox's start-up.
+    job_start: float = DEFAULT.startup_timeout + 60
+    # Class grading on Dask (classgrade/cluster.py): how often a grading task looks whether it
+    # is still wanted (and at its job's deadline), how it waits for a claim another task still
+    # holds, and the tasks sent ahead of the workers (at least, and per worker thread).
+    task_poll: float = 0.25
+    claim_waits: Retries = field(default=Retries(first=0.1, longest=2.0))
+    min_in_flight: int = 64
+    in_flight_per_thread: int = 2
+
+    def in_flight(self, threads: int) -> int:
+        """Tasks sent ahead of `threads` worker threads in all."""
+        return max(self.min_in_flight, self.in_flight_per_thread * threads)
+
+
+PACING = Pacing()
 
 # Dask (classgrade/cluster.py): the configuration of the cluster `--scheduler local` starts and
 # of the run's client. A grading task waits seconds on its grading job, so what Dask does

@@ -60,6 +60,8 @@ MODULES: dict[str, list[str]] = {
         "tests/sandbox/test_sandbox_values.py",
         "tests/sandbox/test_sandbox.py",
         "tests/sandbox/test_shared_memory.py::test_the_sealed_inputs_can_be_read_and_never_changed",
+        "tests/sandbox/test_outside.py",  # functions run outside, read-only inputs
+        "tests/sandbox/test_hostile.py",  # a worker that dies, loops, exits: the calls after it
     ],
     "attention_course/grading/pytest_plugin.py": [
         "grader_tests",
@@ -98,6 +100,9 @@ FRAMES = [
         "test_a_reply_trickled_byte_by_byte_does_not_move_the_deadline",
     )
 ]
+NOTEBOOK = "tests/sandbox/test_notebook_execute.py"
+OUTSIDE = "tests/sandbox/test_outside.py"  # a read-only input written: the worker's SIGSEGV
+CGROUP_LIMITS = "tests/sandbox/test_cgroup_limits.py"
 CLASS_RUN = "tests/classgrade/test_class_run.py"
 SMALL_CLASS = [  # the engine's copy is run through the command: not for each mutant
     CLASS_RUN,
@@ -120,24 +125,19 @@ SANDBOX_TESTS: dict[str, list[str]] = {
         "tests/sandbox/test_observed.py",
         "tests/sandbox/test_hiding.py",
         "tests/sandbox/test_syscall_filter.py",
+        "tests/sandbox/test_shared_memory.py",  # /dev/shm's size; the bubblewrap named
+        SANDBOX,
     ],
     "attention_course/sandbox/confined.py": [
         SANDBOX,
         ZYGOTE,
-        "tests/sandbox/test_cgroup_limits.py::"
-        "test_a_worker_killed_for_its_memory_is_told_so_and_another_kill_is_not",
-        "tests/sandbox/test_notebook_execute.py::"
-        "test_a_cell_that_ends_its_process_is_an_error_and_the_next_runs_in_a_fresh_one",
+        OUTSIDE,
+        CGROUP_LIMITS,
+        NOTEBOOK,
         "tests/sandbox/test_backups.py",
         "tests/sandbox/test_kill_uid.py",
-        *(
-            f"tests/sandbox/test_clock.py::{name}"
-            for name in (
-                "test_code_that_ignores_its_alarm_and_spins_is_stopped_by_its_cpu_time",
-                "test_code_that_sleeps_is_stopped_once_past_its_limit_not_at_the_backstop",
-                "test_code_that_sleeps_with_no_idle_rule_is_stopped_by_the_wall_clock_backstop",
-            )
-        ),
+        "tests/sandbox/test_hostile.py",
+        "tests/sandbox/test_clock.py",
     ],
     "attention_course/sandbox/safety.py": [
         "tests/sandbox/test_submission_files.py",
@@ -155,19 +155,27 @@ SANDBOX_TESTS: dict[str, list[str]] = {
         SANDBOX,
         "tests/sandbox/test_backups.py",
         f"{CLASS_RUN}::test_a_job_starts_its_zygotes_before_its_first_submission",
+        NOTEBOOK,  # the notebook run's own kind of zygote
+        "tests/sandbox/test_clock.py::test_a_sandbox_start_never_waits_past_the_submissions_time",
     ],
-    "attention_course/sandbox/inside/zygote.py": [
+    "attention_course/sandbox/inside/zygote.py": [  # every sandbox's program is forked by it
         ZYGOTE,
         "tests/sandbox/test_doctor.py",
         "--deselect tests/sandbox/test_doctor.py::test_a_mounted_course_fails_its_own_line",
         "tests/sandbox/test_observed.py",
         "tests/sandbox/test_syscall_filter.py",
         "tests/sandbox/test_backups.py",
+        OUTSIDE,
+        CGROUP_LIMITS,  # the child joins its sandbox's cgroup
+        SANDBOX,
+        NOTEBOOK,
     ],
     "attention_course/sandbox/execute.py": [
-        "tests/sandbox/test_notebook_execute.py",
+        NOTEBOOK,
         "tests/sandbox/test_backups.py",
         "tests/grading/test_notebook_run.py::test_every_kind_of_output_as_a_kernel_writes_it",
+        "tests/sandbox/test_clock.py::test_a_cell_cannot_spend_more_than_the_notebooks_cpu_time",
+        "tests/sandbox/test_clock.py::test_a_cell_cannot_run_past_the_notebooks_deadline",
     ],
 }
 CLASS_RUN_TESTS: dict[str, list[str]] = {
@@ -180,20 +188,20 @@ CLASS_RUN_TESTS: dict[str, list[str]] = {
         TASKS,
         "tests/classgrade/test_cluster_grading.py::"
         "test_a_task_that_finds_its_submission_claimed_says_busy_and_records_nothing",
+        *SMALL_CLASS,  # the local run's jobs, claims and records
     ],
-    "attention_course/classgrade/job.py": [
-        TASKS,
-        *FORKS,
-        f"{CLASS_RUN}::test_a_job_starts_its_zygotes_before_its_first_submission",
-    ],
+    "attention_course/classgrade/job.py": [TASKS, *FORKS, *SMALL_CLASS],
     "attention_course/classgrade/cluster.py": [
         "tests/classgrade/test_cluster_words.py",
         TASKS,
         "tests/classgrade/test_cluster_grading.py::"
         "test_a_task_that_finds_its_submission_claimed_says_busy_and_records_nothing",
     ],
-    "attention_course/classgrade/gradebook.py": ["tests/classgrade/test_gradebook.py"],
-    "attention_course/classgrade/gradebook_pool.py": [TASKS],
+    "attention_course/classgrade/gradebook.py": [
+        "tests/classgrade/test_gradebook.py",
+        *SMALL_CLASS,  # what a run records, its claims, its retries of a row another made
+    ],
+    "attention_course/classgrade/gradebook_pool.py": [TASKS, *SMALL_CLASS],
     "attention_course/integrations/gradescope_run.py": [
         "tests/integrations/test_gradescope_run.py",
         "tests/integrations/test_gradescope_layers.py",

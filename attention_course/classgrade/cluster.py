@@ -49,10 +49,8 @@ from attention_course.classgrade.jobs import (
 from attention_course.classgrade.nbgrader_api import CourseError, gradebook_settings
 from attention_course.errors import GradebookUnavailable
 from attention_course.grading.fingerprint import grading_code
-from attention_course.settings import DASK_CONFIG, DEFAULT
+from attention_course.settings import DASK_CONFIG, DEFAULT, PACING
 
-MIN_IN_FLIGHT = 64  # tasks sent ahead of the workers
-POLL = 0.25  # seconds between a grading task's looks at whether it is still wanted
 WANTED = ("executing", "long-running", "resumed")  # a worker's states of a task still wanted
 RUNNING = ("running", "paused", "closing_gracefully")  # a worker's states that finish its tasks
 OUTCOME_FIELDS = [field.name for field in fields(Outcome)]
@@ -110,7 +108,7 @@ def _start_job(root: Path, unsandboxed: bool, db_url: str) -> GradingJob:
     env = dict(os.environ, **{DB_ENV: db_url})
     env.pop("VIRTUAL_ENV", None)
     log_folder = root / STATE_DIR / "workers"
-    log_folder.mkdir(parents=True, exist_ok=True)
+    log_folder.mkdir(exist_ok=True)  # in .grading/, which the task's State made
     with open(log_folder / f"{socket.gethostname()}-{os.getpid()}.log", "a") as log:
         job = GradingJob.start(root, unsandboxed, log, env)
     while not job.ready:
@@ -127,8 +125,8 @@ def _ask(job: GradingJob, task: dict, seconds: float, wanted) -> tuple[dict | No
     """The job's reply to one task (None when the task stopped being `wanted` first: the job
     is killed), and whether the job can grade another."""
     job.send(task["assignment"], task["student"], task["feedback"], seconds)
-    while True:  # (the deadline is looked at every POLL seconds: never more than that late)
-        ready, _, _ = select.select([job], [], [], POLL)
+    while True:  # (the deadline is looked at every task_poll seconds: never more than that late)
+        ready, _, _ = select.select([job], [], [], PACING.task_poll)
         replies = job.read() if ready else []
         if replies is None or (not replies and time.monotonic() > job.deadline):
             job.kill()
@@ -170,7 +168,7 @@ def _graded(task: dict, wanted) -> dict | None:
     key = (str(root), task["unsandboxed"], task["db"], task["code"])
     with _idle_guard:
         mine = [i for i, (k, _) in enumerate(_idle) if k == key]
-        job = _idle.pop(mine[-1])[1] if mine else None
+        job = _idle.pop(mine.pop())[1] if mine else None  # the newest of them
     try:
         if job is None:
             job = _starter.submit(_start_job, root, task["unsandboxed"], task["db"]).result()
@@ -193,7 +191,7 @@ def _claim(run: ClassRun, state: State, task: dict, wanted) -> bool:
     .grading/, and the gradebook's advisory lock with PostgreSQL), waiting up to
     `task["patience"]` seconds, with backoff, for a claim another task still holds (a
     stopped run's task winding down). False with the outcome in `run` (busy, unchanged)."""
-    student, pause = task["student"], 0.1
+    student, waits = task["student"], PACING.claim_waits.waits()
     until = time.monotonic() + task["patience"]
     while not claim(run, state, student, task["fingerprint"], _silent):
         busy = run.outcomes[student].status == "busy"
@@ -201,8 +199,7 @@ def _claim(run: ClassRun, state: State, task: dict, wanted) -> bool:
             if busy:
                 run.outcomes[student].reason = "being graded elsewhere (another run or task)"
             return False
-        time.sleep(pause)
-        pause = min(2 * pause, 2.0)
+        time.sleep(next(waits))
     return True
 
 
@@ -213,7 +210,7 @@ def _graded_through_faults(task: dict, wanted) -> dict | None:
     again = Retrying()
     while True:
         reply = _graded(task, wanted)
-        if reply is None or outcomes.of_reply(reply) != outcomes.TRANSIENT:
+        if reply is None or outcomes.of_reply(reply) not in outcomes.RETRIED:
             return reply
         delay = again.later(task["student"])
         if delay is None:
@@ -222,7 +219,7 @@ def _graded_through_faults(task: dict, wanted) -> dict | None:
         while time.monotonic() < until:
             if not wanted():
                 return None
-            time.sleep(0.25)
+            time.sleep(PACING.task_poll)
 
 
 def grade_submission(task: dict) -> dict:
@@ -407,7 +404,7 @@ def make_tasks(
     travels to a worker): the submission and its fingerprint when looked at, the grading code
     and gradebook to use, and its Dask key (unique to the run)."""
     db_url, course_id = gradebook_settings(root)
-    tag = uuid.uuid4().hex[:8]
+    tag = uuid.uuid4().hex
     common = {
         "course": str(root),
         "assignment": run.assignment,
@@ -462,7 +459,7 @@ def grade_on_cluster(
         return True
 
     def send() -> None:
-        room = max(MIN_IN_FLIGHT, 2 * sum(client.nthreads().values()))
+        room = PACING.in_flight(sum(client.nthreads().values()))
         while queue and len(flying) < room:
             student = queue.pop(0)
             if unchanged(student):  # graded by another run since this one looked

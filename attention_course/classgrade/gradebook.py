@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from attention_course.errors import GradebookUnavailable
-from attention_course.settings import DB_ENV, RETRIES, Retries
+from attention_course.settings import DB_ENV, PACING, RETRIES, Retries
 
 if TYPE_CHECKING:
     import psycopg
@@ -373,18 +373,20 @@ def exclusive(db_url: str, course_id: str, root: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def retry_races(step: Callable[..., T], *args, attempts: int = 5, **kwargs) -> T:
+def retry_races(
+    step: Callable[..., T], *args, retries: Retries = PACING.gradebook_races, **kwargs
+) -> T:
     """Run a gradebook step that finds or creates rows (students, submissions) again when
     another grader created the same row at the same moment: nbgrader then reports the unique
-    key violation as InvalidEntry; the next try finds the row."""
+    key violation as InvalidEntry; the next try finds the row (`retries.attempts` times)."""
     from nbgrader.api import InvalidEntry
     from sqlalchemy.exc import IntegrityError
 
-    for attempt in range(attempts):
+    for wait in (*retries.tries(), None):
         try:
             return step(*args, **kwargs)
         except (InvalidEntry, IntegrityError):
-            if attempt == attempts - 1:
+            if wait is None:  # the last try
                 raise
-            time.sleep(0.05 * (attempt + 1))
+            time.sleep(wait)
     raise AssertionError("unreachable")

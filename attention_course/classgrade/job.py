@@ -30,9 +30,9 @@ def die_with_parent(parent: int | None = None) -> None:
     """Ask the kernel to kill this process when the process that started it (`parent`, else
     this one's parent now) dies."""
     parent = os.getppid() if parent is None else parent
-    ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # (the kernel reads no more)
     if os.getppid() != parent:  # it died before the request took effect
-        os._exit(1)
+        sys.exit("the process that started this grading job is gone")
 
 
 def name_this_process(name: bytes) -> None:
@@ -92,11 +92,11 @@ def grade(task: dict, root: Path, nb_api, unsandboxed: bool) -> dict:
         if not reply["graded"]:
             text = (result.get("log") or "") + (result.get("error") or "")
             side = outcomes.of_log(text)
-            if side == outcomes.TRANSIENT:
+            if side in outcomes.RETRIED:
                 reason = outcomes.database_reason(text)
             else:
                 reason = failure_reason(result).removeprefix("not graded: ")
-            reply.update(fault=side != outcomes.STUDENT, side=side, reason=reason)
+            reply.update(fault=side not in outcomes.RECORDED, side=side, reason=reason)
         else:
             with trace.stage("gradebook"):
                 reply["total"] = _total(root, assignment, student)
@@ -106,7 +106,7 @@ def grade(task: dict, root: Path, nb_api, unsandboxed: bool) -> dict:
                         generate_feedback(assignment, student, root, nb_api=nb_api)
                     reply["feedback"] = True
                 except CourseError as exc:
-                    if outcomes.of_log(str(exc)) == outcomes.TRANSIENT:
+                    if outcomes.of_log(str(exc)) in outcomes.RETRIED:
                         _fault(reply, outcomes.TRANSIENT, outcomes.database_reason(str(exc)))
                     else:
                         reply["feedback_error"] = str(exc).splitlines()[-1][:300]

@@ -19,7 +19,7 @@ from typing import IO
 
 from attention_course.classgrade import gradebook, outcomes
 from attention_course.grading.submissions import Inspection
-from attention_course.settings import DEFAULT, RETRIES, Retries
+from attention_course.settings import PACING, RETRIES, Retries
 
 STATE_DIR = ".grading"
 
@@ -188,9 +188,9 @@ class GradingJob:
         return cls(proc, proc.requests, proc.replies)
 
     def time_start_from_now(self) -> None:
-        """Its start-up may take until a minute past the sandbox's start-up timeout from now
-        (again from the moment a run that started it ahead of need sends it work)."""
-        self.deadline = time.monotonic() + DEFAULT.startup_timeout + 60
+        """Its start-up may take PACING.job_start from now (a minute past a sandbox's start-up
+        timeout; again from the moment a run that started it ahead of need sends it work)."""
+        self.deadline = time.monotonic() + PACING.job_start
 
     def fileno(self) -> int:
         return self.replies.fileno()
@@ -204,7 +204,7 @@ class GradingJob:
 
     def read(self) -> list[dict] | None:
         """Whole lines available now; None when the job has ended."""
-        chunk = os.read(self.fileno(), 65536).decode()
+        chunk = os.read(self.fileno(), PACING.read_bytes).decode()
         if not chunk:
             return None
         self.buffer += chunk
@@ -313,7 +313,7 @@ def claim(run: ClassRun, state: State, student: str, fingerprint: str, tell) -> 
             state.unlock(student)
             outcome = Outcome.unchanged(student, last)
     except Exception as exc:  # noqa: BLE001 (classified: never recorded, never the student's)
-        if outcomes.of_exception(exc) != outcomes.TRANSIENT:
+        if outcomes.of_exception(exc) not in outcomes.RETRIED:
             raise
         state.unlock(student)
         outcome = Outcome(student, "error", f"not graded in this run: {outcomes.describe(exc)}")
@@ -328,8 +328,8 @@ def finished(run, reply, state, prints, tell, again: Retrying | None = None) -> 
     "retry"); any other fault of grading is told, not recorded, and graded by the next run."""
     student = reply["student"]
     side = outcomes.of_reply(reply)
-    seconds = reply.get("seconds", 0.0)
-    if side == outcomes.TRANSIENT and again is not None:
+    seconds = reply["seconds"]  # every reply says how long grading took (0 for a fault)
+    if side in outcomes.RETRIED and again is not None:
         delay = again.later(student)
         if delay is not None:
             reason = f"{reply.get('reason', '')}; trying again in {delay:g} s"
@@ -339,15 +339,15 @@ def finished(run, reply, state, prints, tell, again: Retrying | None = None) -> 
         outcome = Outcome(student, "graded", total=reply.get("total"), seconds=seconds)
         if reply.get("feedback_error"):
             outcome.reason = f"feedback not written: {reply['feedback_error']}"
-    elif side == outcomes.STUDENT:
+    elif side in outcomes.RECORDED:
         outcome = Outcome(student, "not graded", reply.get("reason", ""), seconds=seconds)
     else:
         outcome = Outcome(student, "error", reply.get("reason", ""), seconds=seconds)
-    if outcome.status != "error":  # a fault of grading is tried again by the next run
+    if side in outcomes.RECORDED:  # a fault of grading is tried again by the next run
         try:
             state.record(student, prints[student], outcome)
         except Exception as exc:  # noqa: BLE001 (classified: never the student's)
-            if outcomes.of_exception(exc) != outcomes.TRANSIENT:
+            if outcomes.of_exception(exc) not in outcomes.RETRIED:
                 raise
             why = f"graded, but its outcome was not recorded: {outcomes.describe(exc)}"
             outcome = Outcome(student, "error", why, seconds=seconds)

@@ -27,6 +27,9 @@ from attention_course.errors import GradebookUnavailable
 from attention_course.settings import RETRIES, Retries
 
 STUDENT, GRADING, TRANSIENT = "student", "grading", "transient"
+# The sides are names, not an order: code asks whether a side is among these.
+RECORDED = frozenset({STUDENT})  # the student's: recorded (the others are faults)
+RETRIED = frozenset({TRANSIENT})  # tried again within the run
 
 T = TypeVar("T")
 
@@ -100,7 +103,7 @@ def describe(exc: BaseException) -> str:
     first = next((ln for ln in str(exc).splitlines() if ln.strip()), "") or type(exc).__name__
     for prefix in ("(psycopg.OperationalError) ", "(psycopg.InterfaceError) "):
         first = first.replace(prefix, "")
-    if of_exception(exc) == TRANSIENT and not isinstance(exc, GradebookUnavailable):
+    if of_exception(exc) in RETRIED and not isinstance(exc, GradebookUnavailable):
         return one_line(f"the gradebook's database failed: {first}")
     return one_line(first)
 
@@ -134,7 +137,7 @@ def retrying(
             return step(*args, **kwargs)
         except Exception as exc:
             attempt += 1
-            if of_exception(exc) != TRANSIENT or attempt > retries.attempts:
+            if of_exception(exc) not in RETRIED or attempt > retries.attempts:
                 raise
             delay = retries.delay(attempt)
             if told is not None:

@@ -168,7 +168,7 @@ def run(root: Path, course_dir: Path | None = None) -> int:
     out = root / "results" / "results.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     part = out.with_suffix(".json.part")
-    part.write_text(json.dumps(results, indent=1))
+    part.write_text(json.dumps(results, indent=" "))
     os.replace(part, out)
     return code
 

@@ -22,10 +22,11 @@ import signal
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from attention_course.settings import STALE_CGROUP_SECONDS
+from attention_course.settings import PACING, STALE_CGROUP_SECONDS
 
 ROOT = Path("/sys/fs/cgroup")
 PREFIX = "attention-course-"  # every sandbox cgroup: PREFIX + the maker's pid + "-" + a nonce
@@ -50,6 +51,13 @@ FILES = {
         "cpu": ("", "cpu.stat"),  # "usage_usec N"
     },
 }
+# What the files hold: v1's swap file limits memory and swap together (no swap: the memory
+# limit), v2's swap alone (0); v1 counts CPU time in nanoseconds, v2 in microseconds.
+NO_SWAP: dict[str, Callable[[int], int]] = {"v1": lambda memory: memory, "v2": lambda _: 0}
+CPU_SECONDS: dict[str, Callable[[str], float]] = {
+    "v1": lambda text: int(text) * 1e-9,
+    "v2": lambda text: int(_counts(text)["usage_usec"]) * 1e-6,
+}
 
 _made: dict[str, Cgroup] = {}  # name -> cgroup made by this process and not removed yet
 _made_lock = threading.Lock()
@@ -57,13 +65,13 @@ _made_lock = threading.Lock()
 
 def fresh_name() -> str:
     """A new cgroup name that says which process made it."""
-    return f"{PREFIX}{os.getpid()}-{uuid.uuid4().hex[:12]}"
+    return f"{PREFIX}{os.getpid()}-{uuid.uuid4().hex}"
 
 
 def _maker(name: str) -> int | None:
     """The pid in a name made by `fresh_name` (None for another name of ours, or not ours)."""
-    head = name.removeprefix(PREFIX).split("-", 1)[0]
-    if not name.startswith(PREFIX) or "-" not in name[len(PREFIX) :] or not head.isdigit():
+    head, dash, _ = name.removeprefix(PREFIX).partition("-")
+    if not name.startswith(PREFIX) or not dash or not head.isdigit():
         return None
     return int(head)
 
@@ -177,8 +185,7 @@ class Cgroup:
             for d in group.dirs.values():
                 d.mkdir()
             _write(group._file("memory"), memory)
-            # no swap: v1 limits memory and swap together, v2 swap alone (where swap is counted)
-            _write(group._file("swap"), memory if version == "v1" else 0, missing_ok=True)
+            _write(group._file("swap"), NO_SWAP[version](memory), missing_ok=True)
             _write(group._file("pids"), processes)
         except OSError:
             group.remove()
@@ -229,10 +236,7 @@ class Cgroup:
     def cpu_seconds(self) -> float | None:
         """CPU time used so far by everything in the sandbox (None where not counted)."""
         try:
-            text = self._file("cpu").read_text()
-            if self.version == "v1":
-                return int(text) * 1e-9  # nanoseconds
-            return int(_counts(text)["usage_usec"]) * 1e-6
+            return CPU_SECONDS[self.version](self._file("cpu").read_text())
         except (KeyError, OSError, ValueError):
             return None
 
@@ -255,10 +259,9 @@ class Cgroup:
 
     def remove(self) -> None:
         """Kill whatever is left inside and remove the cgroup: tried again while killed
-        processes are still leaving it, after 1 ms, then twice as long each time up to 20 ms
-        (the first try, right after the kill, usually finds one still there)."""
-        wait = 0.001
-        for _ in range(60):
+        processes are still leaving it (settings.PACING: after 1 ms, then twice as long each
+        time; the first try, right after the kill, usually finds one still there)."""
+        for wait in PACING.cgroup_removal.tries():
             left = self.pids()
             for pid in left:
                 try:
@@ -274,7 +277,6 @@ class Cgroup:
                 return
             except OSError:
                 time.sleep(wait)
-                wait = min(2 * wait, 0.02)
 
 
 def _write(path: Path, value: int, missing_ok: bool = False) -> None:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import io
+import itertools
 import math
 import os
 import select
@@ -35,7 +37,7 @@ from attention_course import trace
 from attention_course.errors import SandboxUnavailable
 from attention_course.sandbox import cgroups, cputime, jail, syscall_filter, zygotes
 from attention_course.sandbox.inside import wire
-from attention_course.settings import Limits
+from attention_course.settings import PACING, Limits
 
 Frame = tuple[dict[str, Any], list[np.ndarray]]
 Serve = Callable[[dict[str, Any], list[np.ndarray]], Frame]  # a request from inside, answered
@@ -43,10 +45,6 @@ Serve = Callable[[dict[str, Any], list[np.ndarray]], Frame]  # a request from in
 
 class Died(Exception):
     """The sandboxed process is gone (killed here, or it ended); the message is the reason."""
-
-
-POLL_CGROUP = 0.1  # how often a step's CPU time is read, from the sandbox's cgroup
-POLL_PROC = 0.5  # from /proc (a scan of every process)
 
 
 def _stopped(seconds: float) -> str:
@@ -92,7 +90,8 @@ class Confined:
         self._scratch: str | None = None
         self._stderr = bytearray()
         self._uid: int | None = None
-        self._seq = 0
+        self._seqs = itertools.count()  # each request's number, which its reply carries back
+        self._seq = -1  # the request being answered (none yet)
         self._cpu_budget = cpu_budget
         self._pass_fds = tuple(pass_fds)
         self.cpu_used = 0.0  # CPU seconds the sandbox had used when last read (and at the end)
@@ -216,8 +215,9 @@ class Confined:
 
     def _drain(self) -> None:
         stream = _pipe(self._started().stderr)
+        read = stream.read1 if hasattr(stream, "read1") else stream.read
         while True:
-            chunk = stream.read1(65536) if hasattr(stream, "read1") else stream.read(65536)
+            chunk = read(PACING.read_bytes)
             if not chunk:
                 return
             self._stderr += chunk
@@ -262,7 +262,7 @@ class Confined:
     def stderr_tail(self, lines: int = 15) -> str:
         return "\n".join(self._stderr.decode(errors="replace").splitlines()[-lines:])
 
-    def close(self, grace: float = 0.0) -> None:
+    def close(self, grace: float | None = None) -> None:
         """Stop the process and everything it started; nothing of it outlives this call.
 
         With a `grace`, a process that is done is first asked to end (its request pipe is
@@ -270,7 +270,7 @@ class Confined:
         counted where it belongs); then, or at once, it is killed: the sandbox's first process
         (all of its pid namespace dies with it), its cgroup and its host uid."""
         proc = self._proc
-        if proc is not None and _running(proc) and grace > 0:
+        if proc is not None and _running(proc) and grace:
             try:
                 if proc.stdin is not None:
                     proc.stdin.close()
@@ -289,14 +289,14 @@ class Confined:
             proc.wait()
         elif proc is not None:  # its pid namespace is gone with the placeholder: it ends now
             try:
-                proc.wait(timeout=1)
+                proc.wait(timeout=PACING.exit_wait)
             except subprocess.TimeoutExpired:  # (a sandbox with no pid namespace of its own)
                 if self._uid is not None:
                     _kill_uid(self._uid)
                 if self._cgroup is not None:
                     self._cgroup.kill()
                 with contextlib.suppress(subprocess.TimeoutExpired, zygotes.ZygoteLost):
-                    proc.wait(timeout=10)
+                    proc.wait(timeout=PACING.kill_wait)
             except zygotes.ZygoteLost:
                 pass  # (its cgroup and its uid are killed below)
         if self._cgroup is not None:
@@ -332,7 +332,7 @@ class Confined:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        self.close(grace=0.5 if exc_type is None else 0.0)
+        self.close(grace=PACING.end_grace if exc_type is None else None)
 
     # ------------------------------------------------------------------ requests
 
@@ -340,7 +340,8 @@ class Confined:
         self,
         header: dict[str, Any],
         arrays: Sequence[np.ndarray] = (),
-        timeout: float = 10.0,
+        *,
+        timeout: float,
         deadline: float | None = None,
         serve: Serve | None = None,
     ) -> tuple[dict[str, Any], list[np.ndarray]]:
@@ -355,7 +356,7 @@ class Confined:
         seconds of wall-clock time (plus the grace), and never runs past `deadline`
         (time.monotonic()).
         """
-        self._seq += 1
+        self._seq = next(self._seqs)
         header = dict(header, seq=self._seq)
         limits = self.limits
         now = time.monotonic()
@@ -414,7 +415,7 @@ class Confined:
         by the clock, where nothing counts its CPU time), or at `until`."""
         fd = _pipe(self._started().stdout).fileno()
         started = time.monotonic()
-        poll = POLL_CGROUP if self._counted() else POLL_PROC
+        poll = PACING.cpu_poll_cgroup if self._counted() else PACING.cpu_poll_proc
         while True:
             now = time.monotonic()
             if now >= until:
@@ -457,16 +458,16 @@ class Confined:
         own child's: never the program's)."""
         proc = self._started()
         try:
-            code = proc.wait(timeout=2)
+            code = proc.wait(timeout=PACING.exit_wait)
         except subprocess.TimeoutExpired:
             return "stopped answering"
         except zygotes.ZygoteLost:
             self.close()
             raise
         if self._drainer is not None:  # what it wrote last, for the messages that quote it
-            self._drainer.join(timeout=1)
+            self._drainer.join(timeout=PACING.exit_wait)
         killed = self._cgroup.oom_kills() if self._cgroup is not None else 0
-        sig = -code if code < 0 else 0
+        sig = max(-code, 0)  # (subprocess's -N for a signal N)
         if sig == signal.SIGKILL:
             if killed:
                 return "was killed: it used more than the memory limit"
@@ -493,9 +494,10 @@ class _Forked:
     ) -> None:
         self.placeholder = placeholder
         self.child = child
-        self.stdin: IO[bytes] | None = open(stdin, "wb", buffering=0)
-        self.stdout: IO[bytes] | None = open(stdout, "rb", buffering=0)
-        self.stderr: IO[bytes] | None = open(stderr, "rb", buffering=0)
+        # raw: every read and write goes straight to its pipe
+        self.stdin: IO[bytes] | None = io.FileIO(stdin, "w")
+        self.stdout: IO[bytes] | None = io.FileIO(stdout, "r")
+        self.stderr: IO[bytes] | None = io.FileIO(stderr, "r")
 
     @property
     def pid(self) -> int | None:
@@ -524,21 +526,21 @@ def _placeholder_ready(placeholder: subprocess.Popen[bytes], until: float) -> in
         left = until - time.monotonic()
         if left <= 0 or not select.select([fd], [], [], left)[0]:
             return None
-        chunk = os.read(fd, 64)
+        chunk = os.read(fd, PACING.read_bytes)
         if not chunk:
             return None
         got += chunk
     if got != b"ready\n":
         return None
-    found = cputime.descendants(placeholder.pid)
-    return found[-1] if found else None
+    found = cputime.descendants(placeholder.pid)  # outermost first: the placeholder is last
+    return found.pop() if found else None
 
 
 def _last_line(placeholder: subprocess.Popen[bytes]) -> str:
     """What bubblewrap said, when it ended before its placeholder was ready."""
     if placeholder.poll() is None or placeholder.stderr is None:
         return ""
-    text = placeholder.stderr.read(8192).decode(errors="replace").strip()
+    text = placeholder.stderr.read(PACING.read_bytes).decode(errors="replace").strip()
     return f" ({text.splitlines()[-1]})" if text else ""
 
 
@@ -553,7 +555,7 @@ def _kill_uid(uid: int) -> None:
     """Kill every process of a sandbox's own host uid (root mode: nothing else runs as it).
     A zombie (it has ended, and waits for a parent to reap it) runs nothing: it is left to
     its parent, not waited for."""
-    for _ in range(3):
+    for wait in PACING.uid_kills.tries():
         found = False
         for entry in os.scandir("/proc"):
             if not entry.name.isdigit():
@@ -570,7 +572,7 @@ def _kill_uid(uid: int) -> None:
                 pass
         if not found:
             return
-        time.sleep(0.01)
+        time.sleep(wait)
 
 
 # ------------------------------------------------------------------ the machine's sandbox
@@ -597,8 +599,9 @@ def _probe() -> jail.Status:
         return jail.Status(
             False, "", "bubblewrap is not installed (apt-get install bubblewrap)", None
         )
-    mode = "root" if os.geteuid() == 0 else "user"
-    if mode == "root" and shutil.which("setpriv") is None:
+    as_root = not os.geteuid()  # (euid 0)
+    mode = "root" if as_root else "user"
+    if as_root and shutil.which("setpriv") is None:
         return jail.Status(False, "", "setpriv is not installed (apt-get install util-linux)", None)
     unfiltered = syscall_filter.available()
     if unfiltered is not None:
@@ -610,12 +613,12 @@ def _probe() -> jail.Status:
     trial = jail.Status(True, mode, "", cgroups.available())
     try:
         with Confined("worker.py", {}, Limits()) as process:
-            process.launch(trial, time.monotonic() + 60)
+            process.launch(trial, time.monotonic() + PACING.probe_startup)
     except Died as exc:
         return jail.Status(False, "", jail.explain(str(exc), process.stderr_tail(3)), None)
     except (OSError, zygotes.ZygoteLost) as exc:
         return jail.Status(False, "", f"the sandbox did not start ({exc})", None)
-    who = "a fresh unprivileged uid per sandbox" if mode == "root" else f"uid {os.getuid()}"
+    who = "a fresh unprivileged uid per sandbox" if as_root else f"uid {os.getuid()}"
     calls = len(syscall_filter.denied())
     detail = f"bubblewrap {jail.bwrap_version()}, {who}, no network, no capabilities, "
     detail += f"{calls} system calls denied (seccomp)"

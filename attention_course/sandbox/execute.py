@@ -27,7 +27,7 @@ import nbformat
 from nbformat.notebooknode import NotebookNode
 
 from attention_course.sandbox.confined import Confined, Died
-from attention_course.settings import Limits
+from attention_course.settings import PACING, Limits
 
 SAFE_IMAGES = ("image/png", "image/jpeg")
 _BASE64 = re.compile(r"^[A-Za-z0-9+/=\s]*$")
@@ -211,7 +211,7 @@ class _Runner:
 
     def close(self) -> None:
         if self.process is not None:
-            self.process.close(grace=0.5)
+            self.process.close(grace=PACING.end_grace)
             self.spent += self.process.cpu_used
             self.process = None
 

@@ -170,6 +170,7 @@ def command(
     None for none at all."""
     bwrap = shutil.which("bwrap") or "bwrap"
     cache = mpl_cache()
+    as_root = mode == "root"
     seccomp = [] if filter_fd is None else ["--seccomp", str(filter_fd)]
     inner = [
         bwrap,
@@ -192,7 +193,7 @@ def command(
         "0700",
         "--tmpfs",
         "/tmp",
-        *_tree(cache, list(hide), inner=mode == "root"),
+        *_tree(cache, list(hide), inner=as_root),
         "--proc",
         "/proc",
         "--dev",
@@ -212,7 +213,7 @@ def command(
         "--",
         *argv,
     ]
-    if mode == "user":
+    if not as_root:
         return inner
     uid = str(HOST_UID_BASE + threading.get_native_id())
     setpriv = shutil.which("setpriv") or "setpriv"

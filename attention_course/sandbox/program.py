@@ -26,7 +26,7 @@ import numpy as np
 
 from attention_course import trace
 from attention_course.sandbox.confined import Confined, Died
-from attention_course.settings import Limits
+from attention_course.settings import PACING, Limits
 
 __all__ = [
     "Call",
@@ -147,12 +147,13 @@ class SharedInputs:
             return None
         fd = os.memfd_create("grading-inputs", os.MFD_ALLOW_SEALING | os.MFD_CLOEXEC)
         try:
-            os.ftruncate(fd, max(self.size, 1))
+            os.ftruncate(fd, self.bytes)
             for offset, arr in self.arrays:
                 os.pwrite(fd, arr.tobytes(), offset)
-            seals = fcntl.F_SEAL_WRITE | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_SEAL
-            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, seals)
-            return os.open(f"/proc/self/fd/{fd}", os.O_RDONLY | os.O_CLOEXEC)
+            seals = (fcntl.F_SEAL_WRITE, fcntl.F_SEAL_GROW, fcntl.F_SEAL_SHRINK, fcntl.F_SEAL_SEAL)
+            for seal in seals:  # one at a time, the seal against more seals last
+                fcntl.fcntl(fd, fcntl.F_ADD_SEALS, seal)
+            return os.open(f"/proc/self/fd/{fd}", os.O_RDONLY)  # (os.open adds O_CLOEXEC)
         finally:
             os.close(fd)
 
@@ -179,7 +180,7 @@ def _encode_input(
 
 
 def _decode_output(spec: Any, arrays: list[np.ndarray]) -> Any:
-    if not isinstance(spec, dict) or len(spec) == 0:
+    if not isinstance(spec, dict) or not spec:
         raise ValueError("malformed value")
     if "value" in spec:
         value = spec["value"]
@@ -217,7 +218,7 @@ def _outcome(reply: dict[str, Any], arrays: list[np.ndarray]) -> Outcome:
             out.error_type = str(reply["error"]["type"])[:100]
             out.error_message = str(reply["error"]["message"])[:500]
         elif status not in ("timeout", "missing"):
-            raise ValueError(f"unknown status {status[:40]!r}")
+            raise ValueError(status)  # (unreadable, below: the message is not shown)
         return out
     except UnsupportedValue as exc:
         return Outcome(status="unreadable", detail=str(exc))
@@ -348,7 +349,7 @@ class _Program:
         except Died as exc:
             self.died(step, str(exc), worker)
         finally:
-            worker.close(grace=0.5)  # a worker that is done ends on its own
+            worker.close(grace=PACING.end_grace)  # a worker that is done ends on its own
 
     def serve(
         self, key: str, header: dict[str, Any], arrays: list[np.ndarray]
@@ -400,9 +401,10 @@ class _Program:
             self.notes.append(f"cell {cid!r} {reason}; the remaining cells ran in a fresh process")
             return
         call = self.calls[index]
-        status = "timeout" if "stopped after" in reason else "crashed"
+        timed_out = "stopped after" in reason
+        status = "timeout" if timed_out else "crashed"
         self.outcomes[call.key] = Outcome(status=status, detail=reason)
-        if status == "timeout" or not call.readonly:  # (a write into read-only inputs: that call's)
+        if timed_out or not call.readonly:  # (a write into read-only inputs: that call's)
             self.dead[call.function] = f"not run: an earlier call of {call.function} {reason}"
         self.notes.append(f"{call.function} {reason}")
 
@@ -427,7 +429,7 @@ class _Program:
                     self.skip_rest([i], self.dead[function])
                 else:
                     run.append(i)
-            if not run and self.workers > 0:
+            if not run and self.workers:
                 break
             if time.monotonic() >= self.deadline:
                 spent = used_up(self.limits)

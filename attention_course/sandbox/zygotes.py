@@ -17,6 +17,7 @@ a fault of grading (`ZygoteLost`), never a student's; the next sandbox starts a 
 from __future__ import annotations
 
 import atexit
+import itertools
 import json
 import os
 import select
@@ -30,9 +31,11 @@ from collections.abc import Callable
 from typing import IO, Any
 
 from attention_course.sandbox import jail, syscall_filter
+from attention_course.settings import PACING
 
 PLACEHOLDER = ["/bin/sh", "-c", "echo ready; exec cat"]  # a sandbox's first program: it waits
 UNCONTAINED = 121  # inside/zygote.py: the program refused to run, not contained
+KINDS = {"cells.py": "cells"}  # the programs not forked from the "worker" zygote
 
 
 # The zygote's whole command line (its children show it in /proc/self/cmdline): it reads where
@@ -45,7 +48,7 @@ _BOOT = (
 
 def kind_of(script: str) -> str:
     """The zygote a program is forked from: the notebook run's imports IPython and matplotlib."""
-    return "cells" if script == "cells.py" else "worker"
+    return KINDS.get(script, "worker")
 
 
 class ZygoteLost(RuntimeError):
@@ -90,7 +93,7 @@ class Zygote:
         self.lost: str | None = None  # why it is gone
         self.pid: int | None = None  # the zygote's own, once it said it is ready
         self._children: dict[int, Child] = {}
-        self._next = 0
+        self._ids = itertools.count()  # each child's, as the zygote reports on it
         self._send_lock = threading.Lock()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._errors: IO[bytes] = tempfile.TemporaryFile()
@@ -121,7 +124,7 @@ class Zygote:
         it is trusted, so that is an end too)."""
         while True:
             try:
-                data = self._sock.recv(1 << 16)
+                data = self._sock.recv(PACING.read_bytes)
                 message = json.loads(data) if data else None
             except (OSError, ValueError):
                 message = None
@@ -131,21 +134,21 @@ class Zygote:
                     self.lost = self.lost or f"the sandbox's zygote ({self.kind}): {why}"
                     self.changed.notify_all()
                     return
-                op = message.get("op")
-                if op == "ready":
-                    self.pid = int(message["pid"])
-                elif op == "forked":
-                    self._children[int(message["id"])].pid = int(message["pid"])
-                elif op == "exit":
-                    child = self._children.pop(int(message["id"]))
-                    child.returncode = os.waitstatus_to_exitcode(int(message["status"]))
+                match message.get("op"):
+                    case "ready":
+                        self.pid = int(message["pid"])
+                    case "forked":
+                        self._children[int(message["id"])].pid = int(message["pid"])
+                    case "exit":
+                        child = self._children.pop(int(message["id"]))
+                        child.returncode = os.waitstatus_to_exitcode(int(message["status"]))
                 self.changed.notify_all()
 
     def errors(self) -> str:
         """The last lines the zygote wrote to its stderr (why it ended, where it says)."""
         try:
             self._errors.seek(0)
-            text = self._errors.read()[-4096:].decode(errors="replace").strip()
+            text = self._errors.read()[-PACING.read_bytes :].decode(errors="replace").strip()
         except OSError:
             return ""
         return text.splitlines()[-1] if text else ""
@@ -173,8 +176,7 @@ class Zygote:
         stderr and sealed inputs), never waiting past `until`."""
         self.wait_ready(until)
         with self.changed:
-            self._next += 1
-            child = Child(self, self._next)
+            child = Child(self, next(self._ids))
             self._children[child.id] = child
         data = json.dumps(dict(request, id=child.id)).encode()
         try:
@@ -183,7 +185,7 @@ class Zygote:
                 if not ready:
                     raise TimeoutError
                 socket.send_fds(self._sock, [data], fds)
-        except (OSError, TimeoutError) as exc:
+        except OSError as exc:  # a TimeoutError (no room in time) too
             self.kill(f"the sandbox's zygote ({self.kind}) took no request ({exc!r})")
             raise ZygoteLost(self.lost) from None
         with self.changed:

@@ -268,7 +268,7 @@ def test_jobs_started_ahead_of_a_run_that_waited_still_have_their_start_up_time(
     from attention_course.classgrade import jobs, run
 
     course, paths, first, _, _ = small_class
-    monkeypatch.setattr(jobs, "DEFAULT", dataclasses.replace(jobs.DEFAULT, startup_timeout=-54))
+    monkeypatch.setattr(jobs, "PACING", dataclasses.replace(jobs.PACING, job_start=6.0))
     looked = run._look
 
     def slow_look(*args, **kwargs):

@@ -176,8 +176,9 @@ def test_a_fault_of_grading_is_told_and_never_recorded(tmp_path):
     told: list[tuple[str, str]] = []
     run = ClassRun(ASSIGNMENT, {})
     fault, refused = json.loads(
-        '[{"student": "s1", "graded": false, "fault": true, "side": "grading", "reason": "boom"},'
-        ' {"student": "s2", "graded": false, "fault": false, "side": "student", "reason": "no"}]'
+        '[{"student": "s1", "graded": false, "fault": true, "side": "grading", "reason": "boom",'
+        ' "seconds": 0.0}, {"student": "s2", "graded": false, "fault": false, "side": "student",'
+        ' "reason": "no", "seconds": 2.5}]'
     )
     try:
         for reply in (fault, refused):
@@ -187,7 +188,7 @@ def test_a_fault_of_grading_is_told_and_never_recorded(tmp_path):
             )
         assert (run.outcomes["s1"].status, run.outcomes["s1"].reason) == ("error", "boom")
         assert state.last("s1") == {}
-        assert state.last("s2")["status"] == "not graded"
+        assert (state.last("s2")["status"], state.last("s2")["seconds"]) == ("not graded", 2.5)
         assert told == [("done", "s1"), ("done", "s2")]
         assert state.lock("s1") and state.lock("s2")  # both let go
         assert not run.ok  # a fault of grading: the run says so (exit 1)
@@ -341,6 +342,86 @@ def test_a_job_past_the_tasks_time_is_the_students_and_a_job_that_died_is_a_faul
     reply, kept = cluster._ask(job, task, 60.0, wanted)
     assert (reply["graded"], reply["side"], kept) == (False, "grading", False), reply
     assert reply["reason"] == "its grading process ended unexpectedly"
+
+
+def test_a_task_whose_job_is_stopped_past_its_seconds_records_the_students_time_used_up(
+    course, monkeypatch
+):
+    """A grading job that answers nothing at all (stopped: SIGSTOP) is killed once the
+    submission's seconds have passed, and the submission is recorded as not graded for its
+    time; the task does not wait on for the job (it would until the run stopped wanting it)."""
+    import signal
+
+    from attention_course.classgrade import cluster
+
+    _write(course, "stopped", sample_notebooks(ASSIGNMENT, course)["demo-instructor"])
+    start_job, started = cluster._start_job, []
+
+    def stopped_job(*args):
+        job = start_job(*args)
+        os.killpg(job.proc.pid, signal.SIGSTOP)
+        started.append(job)
+        return job
+
+    monkeypatch.setattr(cluster, "_idle", [])  # no job of an earlier task to take
+    monkeypatch.setattr(cluster, "_start_job", stopped_job)
+    began = time.monotonic()
+    # wanted for 30 s only: a task that waited on for its job would end then, as stopped
+    monkeypatch.setattr(cluster, "_still_wanted", lambda: lambda: time.monotonic() < began + 30)
+    said = grade_submission(task_of(course, "stopped", seconds=1.0))
+    assert (said["status"], said["reason"]) == ("not graded", "grading took longer than 1 s")
+    assert time.monotonic() - began < 20
+    assert len(started) == 1 and started[0].proc.wait(timeout=10) == -9
+    kept = State(course, ASSIGNMENT).last("stopped")
+    assert (kept["status"], kept["reason"]) == ("not graded", "grading took longer than 1 s")
+    assert cluster._idle == []  # a killed job is not kept
+
+
+def test_a_grading_job_dies_with_the_process_that_started_it(course):
+    """A process starts a grading job, which is then busy (stopped: it reads no request, so it
+    would not see its requests' pipe close), and is killed (SIGKILL: it cleans nothing up):
+    the job does not live on without it (the kernel kills it, as the job asked as it started)."""
+    import signal
+    import subprocess
+
+    code = (
+        "import os, signal, sys, time\n"
+        "from pathlib import Path\n"
+        "from attention_course.classgrade.jobs import GradingJob\n"
+        "job = GradingJob(Path(sys.argv[1]), False, sys.stderr)\n"
+        "print(job.proc.pid, flush=True)\n"
+        "while not (got := job.read()):\n"  # its first line: ready (it asked to die with us)
+        "    if got is None:\n"
+        "        sys.exit('the grading job ended')\n"
+        "os.kill(job.proc.pid, signal.SIGSTOP)\n"  # busy: reads no request, sees no EOF
+        "print('ready', flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    starter = subprocess.Popen(
+        [sys.executable, "-c", code, str(course)], stdout=subprocess.PIPE, text=True
+    )
+    assert starter.stdout is not None
+    job = int(starter.stdout.readline())
+    try:
+        assert starter.stdout.readline() == "ready\n"
+        starter.kill()
+        starter.wait()
+        until = time.monotonic() + 20
+        while time.monotonic() < until and _running(job):
+            time.sleep(0.05)
+        assert not _running(job), "the grading job outlived the process that started it"
+    finally:
+        if _running(job):
+            os.kill(job, signal.SIGKILL)
+
+
+def _running(pid: int) -> bool:
+    """Whether process `pid` is there and not a zombie (a zombie runs nothing)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
 
 
 def test_a_job_that_cannot_start_is_a_fault_of_grading_and_nothing_is_recorded(course, monkeypatch):

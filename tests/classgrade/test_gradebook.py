@@ -11,6 +11,7 @@ import time
 import pytest
 
 from attention_course.classgrade import gradebook
+from attention_course.settings import Retries
 
 # What every connection to a PostgreSQL gradebook is given (typed: a server that does not
 # answer is said within 10 s; one gone mid-query within a minute or two).
@@ -103,7 +104,9 @@ def test_advisory_lock_keys_are_64_bit_and_one_per_name():
     }
     assert len(keys) == 5
     assert all(-(2**63) <= k < 2**63 for k in keys)
-    assert any(k < 0 for k in (gradebook.lock_key(str(i)) for i in range(64)))  # signed
+    many = [gradebook.lock_key(str(i)) for i in range(64)]
+    assert any(k < 0 for k in many)  # signed
+    assert any(not -(2**55) <= k < 2**55 for k in many)  # all 8 bytes of the digest, not 7
     assert gradebook.lock_key("course", "a", "s1") == gradebook.lock_key("course", "a", "s1")
 
 
@@ -136,6 +139,35 @@ def test_records_of_a_sqlite_gradebook(tmp_path):
     finally:
         records.close()
         other.close()
+
+
+def test_the_records_keys_are_as_long_as_nbgraders_own_and_a_fingerprint(tmp_path):
+    """The table as the database holds it: a course, an assignment and a student as long as
+    nbgrader's own ids and names may be, a fingerprint as long as a sha256 in hex."""
+    import hashlib
+
+    import sqlalchemy as sa
+    from nbgrader import api
+
+    url = gradebook.default_url(tmp_path)
+    records = gradebook.Records(url, "course", "a")
+    try:
+        records.put("s1", "f" * 64, {"status": "graded"})
+        engine = sa.create_engine(url)
+        try:
+            found = sa.inspect(engine).get_columns(gradebook.RECORDS_TABLE)
+        finally:
+            engine.dispose()
+    finally:
+        records.close()
+    lengths = {column["name"]: getattr(column["type"], "length", None) for column in found}
+    nbgraders = {
+        "course": api.Course.__table__.c.id.type.length,
+        "assignment": api.Assignment.__table__.c.name.type.length,
+        "student": api.Student.__table__.c.id.type.length,
+        "fingerprint": len(hashlib.sha256().hexdigest()),
+    }
+    assert {name: lengths[name] for name in nbgraders} == nbgraders
 
 
 def test_one_run_at_a_time_sets_up_a_sqlite_gradebook(tmp_path):
@@ -183,8 +215,8 @@ def test_a_step_that_met_another_graders_new_row_is_run_again():
         raise InvalidEntry("duplicate")
 
     with pytest.raises(InvalidEntry):
-        gradebook.retry_races(always, attempts=4)
-    assert len(calls) == 4
+        gradebook.retry_races(always, retries=Retries(attempts=3, first=0.01, longest=0.01))
+    assert len(calls) == 4  # the first try and 3 more
 
 
 def test_submission_locks_are_seen_by_every_run_of_the_course(postgres):
@@ -220,7 +252,6 @@ def test_a_run_whose_session_was_lost_lets_go_of_its_submissions_cleanly(postgre
     for, with no retry left, is GradebookUnavailable; what the run held is let go without
     another error (the server released it with the session), and another run takes it."""
     from attention_course.errors import GradebookUnavailable
-    from attention_course.settings import Retries
 
     url = postgres.new_database()
     run = gradebook.SubmissionLocks(url, "course", "a", Retries(attempts=0))
@@ -247,7 +278,6 @@ def test_a_lost_session_is_made_again_with_the_locks_it_held(postgres):
     """With a retry left (one is enough), the next lock asked for after the session was lost
     is asked on a new session, which takes again what the run held; what another run took
     meanwhile is the run's no more, and said so (`lost`)."""
-    from attention_course.settings import Retries
 
     url = postgres.new_database()
     run = gradebook.SubmissionLocks(url, "course", "a", Retries(attempts=1, first=0.05))

@@ -154,6 +154,50 @@ def test_outputs_are_rebuilt_inert_field_by_field():
     assert named.data == {"text/plain": f"[{'x' * 60} output, not shown in the graded copy]"}
 
 
+def test_an_image_of_exactly_the_limit_is_kept_and_one_character_more_is_not():
+    def image(size: int):
+        return {"output_type": "display_data", "data": {"image/jpeg": "QUJD" * 3 + "A" * size}}
+
+    kept = inert_output(image(8), 20)  # 20 characters of base64: at the limit
+    assert kept.data == {"image/jpeg": "QUJDQUJDQUJDAAAAAAAA"}
+    refused = inert_output(image(9), 20)  # 21
+    assert refused.data == {"text/plain": "[image/jpeg output, not shown in the graded copy]"}
+
+
+def test_a_cells_outputs_are_cut_past_its_limit_and_8192_bytes_more_not_at_them():
+    """The cap inside the sandbox runs beside student code, so the outputs are capped again
+    here, with room for the inside cap's own note: a limit of 100 bytes keeps outputs of
+    100 + 8192 bytes of text (a stream's kind and name count), and cuts one byte more."""
+    from attention_course.sandbox.execute import _within
+
+    def stream(size: int):
+        text = "x" * (size - len("stream") - len("stdout"))
+        return nbformat.v4.new_output("stream", name="stdout", text=text)
+
+    whole = [stream(4000), stream(100 + 8192 - 4000)]
+    assert _within(whole, 100) == whole
+    cut = _within([stream(4000), stream(100 + 8192 - 4000 + 1)], 100)
+    assert cut[0] == whole[0] and len(cut) == 2
+    assert cut[1].text == "[output truncated: a cell may show at most 100 bytes]\n"
+
+
+def test_the_notebooks_outputs_are_kept_to_exactly_its_cap_and_not_a_byte_past():
+    """The notebook's cap counts the outputs as JSON: a second cell that brings them to
+    exactly the cap keeps its outputs, one that brings them a byte past it does not."""
+    import json
+
+    first = notebook("print('a' * 100)")
+    execute_notebook(first)
+    used = len(json.dumps(first.cells[1].outputs))  # the first cell's outputs, as JSON
+    at = notebook("print('a' * 100)", "print('b' * 100)")
+    execute_notebook(at)
+    cap = used + len(json.dumps(at.cells[2].outputs))
+    for limit, kept in ((cap, True), (cap - 1, False)):
+        nb = notebook("print('a' * 100)", "print('b' * 100)")
+        execute_notebook(nb, Limits(notebook_output_bytes=limit))
+        assert (texts(nb.cells[2]) == "b" * 100 + "\n") is kept, (limit, nb.cells[2].outputs)
+
+
 def test_a_cell_shows_its_first_1000_outputs():
     many = "from IPython.display import display\nfor i in range(1001):\n    display(i)"
     nb = notebook(many)

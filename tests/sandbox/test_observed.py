@@ -35,7 +35,7 @@ def observe():
         os.close(fd)
         os.unlink("/tmp/big")
     limits = {name: resource.getrlimit(getattr(resource, name))
-              for name in ("RLIMIT_AS", "RLIMIT_FSIZE", "RLIMIT_NPROC")}
+              for name in ("RLIMIT_AS", "RLIMIT_FSIZE", "RLIMIT_NPROC", "RLIMIT_CORE")}
     return json.dumps({"uid": os.getuid(), "groups": os.getgroups(), "limits": limits,
                        "written": written, "error": error})
 """
@@ -100,6 +100,7 @@ def two_sandboxes():
     status = confined.require()
     workers: list[Confined] = []
     inside: dict[int, dict] = {}
+    starters: dict[int, int] = {}  # worker -> the thread that started it (its native id)
     errors: list[BaseException] = []
     lock = threading.Lock()
     asked, done = threading.Semaphore(0), threading.Event()
@@ -109,6 +110,7 @@ def two_sandboxes():
             worker = Confined("worker.py", {}, DEFAULT)
             with lock:
                 workers.append(worker)
+                starters[id(worker)] = threading.get_native_id()
             worker.start(time.monotonic() + 60)
             cell = {"op": "cell", "id": "observe", "source": OBSERVE, "timeout": 10.0}
             reply, _ = worker.request(cell, timeout=10.0)
@@ -137,6 +139,7 @@ def two_sandboxes():
             seen.append(
                 {
                     "inside": inside[id(worker)],
+                    "starter": starters[id(worker)],
                     "uids": {p: set(s["Uid"].split()) for p, s in host.items()},
                     "groups": {p: s["Groups"].split() for p, s in host.items()},
                     "cgroups": [_cgroup_limits(p) for p in processes],
@@ -154,7 +157,7 @@ def two_sandboxes():
 def test_each_sandbox_runs_as_a_host_uid_of_its_own(two_sandboxes):
     status, (a, b) = two_sandboxes
     for sandbox in (a, b):
-        assert sandbox["inside"]["uid"] != 0
+        assert sandbox["inside"]["uid"] == 1000  # the student's, as seen inside
     if status.mode != "root":  # an ordinary account: that account, in a user namespace
         for sandbox in (a, b):
             assert set().union(*sandbox["uids"].values()) == {str(os.getuid())}
@@ -163,6 +166,8 @@ def test_each_sandbox_runs_as_a_host_uid_of_its_own(two_sandboxes):
     assert len(uid_a) == len(uid_b) == 1, (uid_a, uid_b)  # every process, all four uids
     assert uid_a != uid_b
     assert "0" not in uid_a | uid_b and str(os.getuid()) not in uid_a | uid_b
+    # 2,000,000,000 and the id of the thread that made it: above any account's uid
+    assert (uid_a, uid_b) == tuple({str(2_000_000_000 + s["starter"])} for s in (a, b))
 
 
 def test_no_sandbox_keeps_a_supplementary_group(two_sandboxes):
@@ -188,6 +193,7 @@ def test_each_process_has_the_memory_and_process_limits(two_sandboxes):
         limits = sandbox["inside"]["limits"]
         assert limits["RLIMIT_AS"] == [DEFAULT.memory_bytes] * 2
         assert limits["RLIMIT_NPROC"] == [DEFAULT.processes] * 2
+        assert limits["RLIMIT_CORE"] == [0, 0]  # a crash writes no core file of its memory
 
 
 def test_each_sandbox_is_held_in_a_cgroup_of_its_own_with_the_limits(two_sandboxes):

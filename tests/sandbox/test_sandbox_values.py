@@ -12,6 +12,7 @@ import pytest
 from attention_course.sandbox.program import (
     Call,
     Outcome,
+    SharedInputs,
     UnsupportedValue,
     _cell_error,
     _decode_output,
@@ -84,6 +85,21 @@ def test_an_unsupported_value_says_what_it_was():
     with pytest.raises(UnsupportedValue) as found:
         _decode_output({"unsupported": "x" * 200}, [])
     assert str(found.value).count("x") == 80
+
+
+def test_read_only_inputs_are_laid_out_one_after_another_each_on_64_bytes():
+    """Each array of the sealed file starts at the first multiple of 64 bytes after the one
+    before it ends, the first at 0; the file holds at least one byte (an empty one too)."""
+    shared = SharedInputs()
+    assert shared.bytes == 1
+    placed = [
+        shared.add(np.zeros(size, np.uint8))["shared"]["offset"] for size in (3, 70, 0, 64, 1)
+    ]
+    assert placed == [0, 64, 192, 192, 256]
+    assert shared.bytes == 257
+    empty = SharedInputs()
+    assert empty.add(np.zeros(0))["shared"] == {"dtype": "<f8", "shape": [0], "offset": 0}
+    assert empty.bytes == 1
 
 
 def test_every_array_argument_gets_its_own_index():

@@ -155,7 +155,7 @@ def test_no_capability_no_new_privileges_and_the_filter(seen):
         assert int(status[name], 16) == 0, (name, status[name])
     assert status["NoNewPrivs"] == "1"
     assert status["Seccomp"] == "2"
-    assert status["Uid"].split() == [str(jail.SANDBOX_UID)] * 4
+    assert status["Uid"].split() == ["1000"] * 4  # the student's uid inside, all four
     assert status["Groups"].strip() == ""
 
 
@@ -272,6 +272,54 @@ def _sleeper_run(limits: Limits | None = None):
     return run_program([("c", code)], [Call("n", "nap", (3,))], limits)
 
 
+FRESH = """
+import json, os, matplotlib, matplotlib.style, numpy as np
+print(json.dumps({
+    "draw": int(np.random.randint(0, 2**62)),
+    "mine": os.environ["MPLCONFIGDIR"],
+    "folders": [matplotlib.get_configdir(), matplotlib.get_cachedir()],
+    "styles": list(matplotlib.style.USER_LIBRARY_PATHS),
+}))
+"""
+
+
+def test_each_program_starts_with_its_own_random_state_and_matplotlib_folders():
+    """Two notebook runs forked from one zygote: each draws its own random numbers (not the
+    zygote's state, copied), and matplotlib's folders are the program's own (in its /tmp),
+    not those the zygote imported it with."""
+    import nbformat
+
+    from attention_course.sandbox.execute import execute_notebook
+
+    confined.require()
+    said = []
+    for _ in range(2):
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [nbformat.v4.new_code_cell(FRESH)]
+        execute_notebook(nb)
+        said.append(json.loads(nb.cells[0].outputs[0]["text"]))
+    assert said[0]["draw"] != said[1]["draw"], said
+    for seen in said:
+        mine = seen["mine"]
+        assert mine.startswith("/tmp/"), seen
+        assert seen["folders"] == [mine, mine], seen
+        assert seen["styles"] == [f"{mine}/stylelib"], seen
+
+
+def test_the_last_8192_bytes_of_a_programs_stderr_are_kept():
+    """What a program writes to stderr is kept for the messages that quote it: its last 8192
+    bytes, whatever it writes."""
+    confined.require()
+    with Confined("worker.py", {}, DEFAULT) as worker:
+        worker.start(time.monotonic() + 60)
+        _cell(worker, "import sys\nsys.stderr.write('x' * 20000 + 'end')\nsys.stderr.flush()")
+        until = time.monotonic() + 20
+        while not worker.stderr_tail(1).endswith("end") and time.monotonic() < until:
+            time.sleep(0.05)
+        tail = worker.stderr_tail(1)
+    assert tail == "x" * (8192 - 3) + "end", (len(tail), tail[-10:])
+
+
 def test_a_zygote_killed_mid_grading_is_a_fault_of_grading_then_a_fresh_one_goes_on():
     confined.require()
     killed = zygotes.zygote("worker")
@@ -351,6 +399,41 @@ def test_a_descriptor_passed_at_a_higher_number_comes_alone():
     assert found[str(high)].startswith("/memfd:grading-inputs"), found
     between = {fd: found[str(fd)] for fd in kinds if 4 < fd < high}
     assert all(t == "/dev/null" or t.startswith("/proc/") for t in between.values()), between
+
+
+@pytest.mark.parametrize("given", [1.0, -1.0], ids=["a second", "a time already past"])
+def test_a_zygote_that_reads_no_requests_until_its_socket_is_full_is_lost_by_the_time_given(
+    given,
+):
+    """A ready zygote that stops reading (stopped: SIGSTOP) until its socket takes no more: a
+    fork waits for room no longer than it was given (not at all once that time is past), and
+    is a fault of grading (ZygoteLost: the request was never taken), not a fork late, and the
+    zygote is killed."""
+    import socket
+
+    confined.require()
+    stuck = zygotes.Zygote("worker")  # this test's own: the process's zygote is left alone
+    try:
+        stuck.wait_ready(time.monotonic() + 60)
+        os.kill(stuck._proc.pid, signal.SIGSTOP)
+        sent = 0
+        while True:  # requests it never reads, until its socket is full
+            try:
+                stuck._sock.send(b'{"op": "fork"}', socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                break
+            sent += 1
+        assert sent > 0
+        with open(os.devnull) as null:
+            start = time.monotonic()
+            with pytest.raises(zygotes.ZygoteLost, match=r"took no request \(TimeoutError") as lost:
+                stuck.fork({"script": "worker.py"}, [null.fileno()] * 3, start + given)
+            waited = time.monotonic() - start
+        assert max(given, 0.0) - 0.1 < waited < max(given, 0.0) + 0.5, waited
+        assert not isinstance(lost.value, zygotes.ForkLate), lost.value
+        assert stuck._proc.poll() == -signal.SIGKILL
+    finally:
+        stuck.kill("the test is over")
 
 
 SLOW_FORK = {

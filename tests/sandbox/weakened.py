@@ -49,7 +49,9 @@ NO_CAPABILITY_DROP = {
 }
 NO_FILTER = {
     '            _load_filter(state["filter"])\n': "            pass\n",
-    '    if filtered and status.get("Seccomp") != "2":\n': "    if False:\n",
+    '    wanted = {"NoNewPrivs": "1", "Seccomp": "2"} if filtered else {"NoNewPrivs": "1"}\n': (
+        '    wanted = {"NoNewPrivs": "1"}\n'
+    ),
 }
 # (root here may have no supplementary groups to keep: its own group is given instead)
 KEEPS_GROUPS = {"        os.setgroups([])\n": "        os.setgroups([0])\n"}

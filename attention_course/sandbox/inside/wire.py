@@ -41,6 +41,7 @@ MAX_ARRAYS = 1 << 16  # arrays in one frame
 MAX_HEADER_DEPTH = 64  # lists and objects nested in a header
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)  # a JSON string, escapes and all
 _NOT_BRACKETS = bytes(sorted(set(range(256)) - set(b"[]{}")))
+_CLOSING = np.frombuffer(b"]}", np.uint8)
 _SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")  # escaped, or raw (which json takes)
 
 
@@ -129,10 +130,10 @@ def _read_exactly(fd: int, n: int, deadline: float | None) -> bytes:
 def _deeper(text: bytes, limit: int) -> bool:
     """Whether brackets nest more than `limit` deep in `text`, counted at C speed."""
     marks = text.translate(None, _NOT_BRACKETS)
-    level, chunk = 0, 1 << 20
+    level, chunk = 0, 1_048_576  # brackets counted at once (their running counts: 8 MiB)
     for start in range(0, len(marks), chunk):
         part = np.frombuffer(marks, np.uint8, min(chunk, len(marks) - start), start)
-        closing = (part == ord("]")) | (part == ord("}"))
+        closing = np.isin(part, _CLOSING)
         running = level + np.cumsum(1 - 2 * closing.astype(np.int64))
         if int(running.max()) > limit:
             return True

@@ -61,10 +61,13 @@ PR_CAP_AMBIENT_CLEAR_ALL = 4
 PR_SET_SECCOMP = 22
 SECCOMP_MODE_FILTER = 2
 CAPABILITY_VERSION_3 = 0x20080522
-LARGEST_FD = 1 << 20
+OPEN_MAX = os.sysconf("SC_OPEN_MAX")  # the zygote's limit: every descriptor it has is below
+# The most a message of the grading process is read as: its bytes (a request is a few KB) and
+# descriptors (a program's three pipes and its sealed inputs).
+MESSAGE_BYTES = 65536
+MESSAGE_FDS = 64
 
 _libc = ctypes.CDLL(None, use_errno=True)
-_libc.ioctl.restype = ctypes.c_int
 _libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
 _libc.prctl.argtypes += [ctypes.c_ulong]
 
@@ -86,13 +89,14 @@ class _Program(ctypes.Structure):  # struct sock_fprog
 
 
 def _check(result: int, what: str) -> None:
-    if result != 0:
+    if result:  # -1, errno says why (0: done)
         code = ctypes.get_errno()
         raise OSError(code, f"{what}: {os.strerror(code)}")
 
 
-def _prctl(option: int, arg: int = 0) -> None:
-    _check(_libc.prctl(option, arg, 0, 0, 0), f"prctl {option}")
+def _prctl(option: int, arg2: int, arg3: int = 0) -> None:
+    """prctl(2), its other arguments 0 (some options refuse anything else)."""
+    _check(_libc.prctl(option, arg2, arg3, 0, 0), f"prctl {option}")
 
 
 # --------------------------------------------------------------------------- the child
@@ -101,6 +105,7 @@ def _prctl(option: int, arg: int = 0) -> None:
 def _join(target: int, cgroup_procs: list[str], rlimits: dict[str, int], root: bool) -> None:
     """As the zygote's user on the host: groups, cgroup, limits; then the sandbox of process
     `target` (its placeholder), namespace by namespace, and its root."""
+    import fcntl
     import resource
 
     if root:
@@ -114,11 +119,10 @@ def _join(target: int, cgroup_procs: list[str], rlimits: dict[str, int], root: b
             os.close(fd)
     for name, value in rlimits.items():
         resource.setrlimit(getattr(resource, name), (value, value))
-    fds = {n: os.open(f"/proc/{target}/ns/{n}", os.O_RDONLY | os.O_CLOEXEC) for n in CLONE}
-    top = os.open(f"/proc/{target}/root", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    owner = _libc.ioctl(fds["pid"], NS_GET_USERNS)
-    if owner < 0:
-        _check(-1, "the owner of the sandbox's namespaces")
+    # (read-only: O_RDONLY is no bit; Python's os.open adds O_CLOEXEC to every descriptor)
+    fds = {n: os.open(f"/proc/{target}/ns/{n}", os.O_RDONLY) for n in CLONE}
+    top = os.open(f"/proc/{target}/root", os.O_DIRECTORY)
+    owner = fcntl.ioctl(fds["pid"], NS_GET_USERNS)  # (OSError if it fails)
     try:
         # As root, every namespace can be joined from the host's (root has CAP_SYS_ADMIN in
         # every user namespace): its own user namespace last, as nsenter(1) does. As an ordinary
@@ -144,7 +148,7 @@ def _drop_capabilities() -> None:
     with open("/proc/sys/kernel/cap_last_cap") as f:
         last = int(f.read())
     for cap in range(last + 1):
-        _check(_libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0), f"drop capability {cap}")
+        _prctl(PR_CAPBSET_DROP, cap)
     header = _CapHeader(CAPABILITY_VERSION_3, 0)
     data = (_CapData * 2)()
     _check(_libc.capset(ctypes.byref(header), data), "capset")
@@ -168,16 +172,13 @@ def _close_all_but(keep: list[int]) -> None:
         if start < fd:  # (closerange(n, n) would close every descriptor from n on)
             os.closerange(start, fd)
         start = fd + 1
-    os.closerange(start, LARGEST_FD)
+    os.closerange(start, OPEN_MAX)
 
 
 def _load_filter(program: bytes) -> None:
     buffer = ctypes.create_string_buffer(program, len(program))
     prog = _Program(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
-    _check(
-        _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(prog), 0, 0),
-        "seccomp",
-    )
+    _prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(prog))
 
 
 def _status() -> dict[str, str]:
@@ -189,24 +190,21 @@ def _contained(filtered: bool) -> str:
     """What is wrong with this process for student code ("" when nothing), as the kernel says."""
     status = _status()
     wrong = [n for n in ("CapEff", "CapPrm", "CapBnd", "CapAmb", "CapInh") if int(status[n], 16)]
-    if status.get("NoNewPrivs") != "1":
-        wrong.append("NoNewPrivs")
-    if filtered and status.get("Seccomp") != "2":
-        wrong.append("Seccomp")
+    wanted = {"NoNewPrivs": "1", "Seccomp": "2"} if filtered else {"NoNewPrivs": "1"}
+    wrong += sorted(name for name, _ in wanted.items() - status.items())  # (2: a filter)
     if "0" in status["Uid"].split() or "0" in status["Gid"].split():
         wrong.append("uid 0")
     return ", ".join(wrong)
 
 
 def _relay(pid: int) -> NoReturn:
-    """The first child: wait for the program's process and end as it ended."""
+    """The first child: wait for the program's process and end as it ended. (A signal does
+    not cut a wait short: Python waits again, PEP 475.)"""
     while True:
         try:
             _, status = os.waitpid(pid, 0)
         except ChildProcessError:
             os._exit(SETUP_FAILED)
-        except InterruptedError:
-            continue
         if os.WIFEXITED(status):
             os._exit(os.WEXITSTATUS(status))
         if os.WIFSIGNALED(status):
@@ -257,7 +255,7 @@ def _become(request: dict[str, Any], fds: list[int], state: dict[str, Any]) -> N
         if filtered:
             _load_filter(state["filter"])
         pid = os.fork()
-        if pid != 0:
+        if pid:  # the first child
             _close_all_but([])  # the program's pipes: its own to close
             _relay(pid)
         _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -340,33 +338,28 @@ def _send(sock: socket.socket, message: dict[str, Any]) -> None:
 
 def serve(sock: socket.socket, state: dict[str, Any]) -> None:
     """Fork requests until the grading process closes the socket; report each exit."""
-    wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    wake_r, wake_w = os.pipe()  # (neither end inherited, as any descriptor Python makes)
+    os.set_blocking(wake_w, False)  # (set_wakeup_fd's end must not block)
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
     children: dict[int, Any] = {}  # pid -> the request's id
     _send(sock, {"op": "ready", "pid": os.getpid()})
-    while True:
-        try:
-            ready, _, _ = select.select([sock.fileno(), wake_r], [], [])
-        except InterruptedError:
-            continue
+    while True:  # (SIGCHLD does not end a select: Python selects again, PEP 475)
+        ready, _, _ = select.select([sock.fileno(), wake_r], [], [])
         if wake_r in ready:
-            try:
-                os.read(wake_r, 4096)
-            except BlockingIOError:
-                pass
+            os.read(wake_r, 4096)  # (select said there is something to read)
             while children:
                 try:
                     pid, status = os.waitpid(-1, os.WNOHANG)
                 except ChildProcessError:
                     break
-                if pid == 0:
+                if not pid:  # none has ended yet
                     break
                 if pid in children:
                     _send(sock, {"op": "exit", "id": children.pop(pid), "status": status})
         if sock.fileno() in ready:
             try:
-                data, fds, _, _ = socket.recv_fds(sock, 1 << 16, 64)
+                data, fds, _, _ = socket.recv_fds(sock, MESSAGE_BYTES, MESSAGE_FDS)
             except OSError:
                 data, fds = b"", []
             if not data:
@@ -384,7 +377,7 @@ def serve(sock: socket.socket, state: dict[str, Any]) -> None:
                     os.close(fd)
                 _send(sock, {"op": "failed", "id": None, "reason": str(exc)})
                 continue
-            if pid == 0:
+            if not pid:  # the child
                 signal.set_wakeup_fd(-1)
                 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
                 _become(request, fds, state)
@@ -401,13 +394,13 @@ def main() -> None:
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
-    data, fds, _, _ = socket.recv_fds(sock, 1 << 16, 1)
+    data, fds, _, _ = socket.recv_fds(sock, MESSAGE_BYTES, 1)
     config = json.loads(data)
     with os.fdopen(fds[0], "rb") as f:
         program = f.read()
     state: dict[str, Any] = {
         "filter": program,
-        "root": os.geteuid() == 0,
+        "root": not os.geteuid(),  # (euid 0)
         "zygote": os.getpid(),
         "scripts": _prepare(config["kind"], config["host"], config["inside"], config["mpl"]),
     }
