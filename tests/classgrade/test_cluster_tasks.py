@@ -388,7 +388,7 @@ def test_a_grading_job_dies_with_the_process_that_started_it(course):
         "import os, signal, sys, time\n"
         "from pathlib import Path\n"
         "from attention_course.classgrade.jobs import GradingJob\n"
-        "job = GradingJob(Path(sys.argv[1]), False, sys.stderr)\n"
+        "job = GradingJob.start(Path(sys.argv[1]), False, sys.stderr)\n"
         "print(job.proc.pid, flush=True)\n"
         "while not (got := job.read()):\n"  # its first line: ready (it asked to die with us)
         "    if got is None:\n"
