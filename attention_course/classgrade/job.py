@@ -56,7 +56,6 @@ def preload() -> None:
     import attention_course.grading.graders  # noqa: F401
     import attention_course.grading.preprocessors  # noqa: F401
     import attention_course.grading.quiz_answers  # noqa: F401
-    import attention_course.reports.notebook_html  # noqa: F401
 
 
 def _total(root: Path, assignment: str, student: str) -> float | None:

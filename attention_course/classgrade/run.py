@@ -19,6 +19,7 @@ report through the same outcomes, state and progress.
 from __future__ import annotations
 
 import select
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -195,8 +196,11 @@ def start_jobs(root: Path, assignment: str, count: int, unsandboxed: bool = Fals
 
 def fork_jobs(root: Path, assignment: str, count: int, unsandboxed: bool) -> Pool:
     """The same jobs forked from this process, which imports what they need once for all
-    (GradingJob.fork): for a command that has opened nothing and runs no other thread yet."""
-    return Pool(root, assignment, count, unsandboxed, GradingJob.fork)
+    (GradingJob.fork): for a command that has opened nothing yet. A process that runs other
+    threads (the command called from a notebook's kernel) starts them anew: a fork would copy
+    those threads' locks as they are."""
+    lone = threading.active_count() == 1
+    return Pool(root, assignment, count, unsandboxed, GradingJob.fork if lone else GradingJob.start)
 
 
 class Pool:

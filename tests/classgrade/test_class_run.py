@@ -344,3 +344,24 @@ def test_a_local_run_starts_the_jobs_asked_for_at_least_one_and_no_more_than_sub
 
     assert [job_count(jobs, 5) for jobs in (-3, 0, 1, 2, 5, 8)] == [1, 1, 1, 2, 5, 5]
     assert job_count(4, 3) == 3 and job_count(1, 1) == 1
+
+
+def test_jobs_are_started_anew_where_the_command_runs_other_threads(small_class):
+    """`autograde` called in a process with other threads (a notebook's kernel) does not fork
+    its jobs from it: they are started anew (`python -m attention_course.classgrade.job`)."""
+    import threading
+
+    from attention_course.classgrade.run import fork_jobs
+
+    course = small_class[0]
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        with fork_jobs(course, ASSIGNMENT, 1, True) as pool:
+            (job,) = pool.jobs
+            assert isinstance(job.proc, subprocess.Popen)
+            assert "attention_course.classgrade.job" in job.proc.args
+    finally:
+        stop.set()
+        other.join()

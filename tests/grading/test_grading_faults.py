@@ -14,7 +14,10 @@ in the pytest process a plugin (PYTEST_PLUGINS) that does the same.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -236,21 +239,29 @@ SITECUSTOMIZE = """
 import os
 
 if os.environ.get("ATTENTION_COURSE_TEST_FAULT") == "worker":
-    from attention_course.sandbox import confined
+    from attention_course.classgrade import job
 
-    def start(self, deadline):
-        raise confined.Died("no sandbox today")
+    serve = job.serve
 
-    confined.Confined.start = start
+    def serve_without_sandbox(root, unsandboxed):  # a grading job's, not the command's
+        from attention_course.sandbox import confined
+
+        def start(self, deadline):
+            raise confined.Died("no sandbox today")
+
+        confined.Confined.start = start
+        serve(root, unsandboxed)
+
+    job.serve = serve_without_sandbox
 """
 
 
-def test_autograde_records_no_score_and_grades_it_next_time(tmp_path_factory, monkeypatch, capsys):
-    """A class run whose grading worker cannot start: the submission is an error (exit 1),
-    not a score, nothing is recorded for it, and the next run grades it."""
+def test_autograde_records_no_score_and_grades_it_next_time(tmp_path_factory):
+    """A class run (the command, its jobs forked from it) whose grading jobs cannot start a
+    sandbox: the submission is an error (exit 1), not a score, nothing is recorded for it, and
+    the next run grades it."""
     from attention_course.classgrade.nbgrader_api import copy_course, gradebook_scores
     from attention_course.classgrade.run import STATE_DIR
-    from attention_course.cli import main as cli
     from attention_course.cli.samples import fill
 
     root = copy_course(tmp_path_factory.mktemp("faults") / "course", COURSE_ROOT)
@@ -260,18 +271,22 @@ def test_autograde_records_no_score_and_grades_it_next_time(tmp_path_factory, mo
     nbformat.write(fill(released, {}), folder / f"{ASSIGNMENT}.ipynb")
     site = tmp_path_factory.mktemp("site")
     (site / "sitecustomize.py").write_text(SITECUSTOMIZE)
-    monkeypatch.setenv("PYTHONPATH", str(site))
-    monkeypatch.setenv("ATTENTION_COURSE_TEST_FAULT", "worker")
-    args = ["autograde", ASSIGNMENT, "--course", str(root), "--jobs", "1", "--no-feedback"]
+    env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), env.get("PYTHONPATH")]))
+    command = [str(Path(sys.executable).parent / "attention-course"), "autograde", ASSIGNMENT]
+    command += ["--course", str(root), "--jobs", "1", "--no-feedback"]
 
-    assert cli.main(args) == 1
-    out, err = capsys.readouterr()
-    assert "idle" in out + err and "not the student's fault" in out + err
+    faulty = subprocess.run(
+        command, capture_output=True, text=True, env=dict(env, ATTENTION_COURSE_TEST_FAULT="worker")
+    )
+    assert faulty.returncode == 1, faulty.stdout + faulty.stderr
+    said = faulty.stdout + faulty.stderr
+    assert "idle" in said and "not the student's fault" in said and "no sandbox today" in said
     assert not (root / STATE_DIR / ASSIGNMENT / "idle.json").exists()  # nothing recorded
     assert _auto_scores(root, "idle") == {None}  # no score, as nbgrader leaves a failed one
 
-    monkeypatch.delenv("ATTENTION_COURSE_TEST_FAULT")
-    assert cli.main(args) == 0
+    again = subprocess.run(command, capture_output=True, text=True, env=env)
+    assert again.returncode == 0, again.stdout + again.stderr
     recorded = json.loads((root / STATE_DIR / ASSIGNMENT / "idle.json").read_text())
     assert recorded["status"] == "graded" and recorded["total"] == 0
     assert gradebook_scores(ASSIGNMENT, root)["idle"]["total"] == 0
