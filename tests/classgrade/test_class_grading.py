@@ -219,6 +219,16 @@ def grading_jobs_of(course: Path) -> list[int]:
     return found
 
 
+def autograde_in_background(course: Path, env: dict) -> subprocess.Popen:
+    """`attention-course autograde` of the course with two jobs, its output thrown away."""
+    return subprocess.Popen(
+        [*CLI, "autograde", ASSIGNMENT, "--course", str(course), "--jobs", "2"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+
+
 def test_kill_9_mid_class_then_rerun_grades_each_submission_once(graded_course):
     reference, _, _ = graded_course
     course = fresh_course("attention-kill-")
@@ -228,12 +238,7 @@ def test_kill_9_mid_class_then_rerun_grades_each_submission_once(graded_course):
         state = course / STATE_DIR / ASSIGNMENT
         env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
         env["PATH"] = "/usr/bin:/bin"
-        first = subprocess.Popen(
-            [*CLI, "autograde", ASSIGNMENT, "--course", str(course), "--jobs", "2"],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            env=env,
-        )
+        first = autograde_in_background(course, env)
         deadline = time.monotonic() + 600
         while len(list(state.glob("*.json"))) < 2 and time.monotonic() < deadline:
             time.sleep(0.2)
@@ -293,12 +298,7 @@ def test_busy_jobs_die_with_the_killed_command_and_hold_nothing_of_each_other():
         for student in ("busy1", "busy2"):
             _write(course, student, notebook)
         env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
-        command = subprocess.Popen(
-            [*CLI, "autograde", ASSIGNMENT, "--course", str(course), "--jobs", "2"],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            env=env,
-        )
+        command = autograde_in_background(course, env)
         deadline = time.monotonic() + 120
         while len(grading_jobs_of(course)) < 2 and time.monotonic() < deadline:
             time.sleep(0.1)
