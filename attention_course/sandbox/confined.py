@@ -175,8 +175,11 @@ class Confined:
         target = _placeholder_ready(placeholder, until)
         if target is None and time.monotonic() >= until:
             raise self._dead(late())
-        if target is None:
-            raise self._dead(f"did not start properly{_last_line(placeholder)}")
+        if target is None:  # bubblewrap ended, or its placeholder said something else
+            said = _bubblewrap_said(placeholder)
+            self._stderr += said[-8192:]  # the sandbox's stderr: why it made none
+            last = said.decode(errors="replace").strip().splitlines()
+            raise self._dead("did not start properly" + (f" ({last[-1]})" if last else ""))
         if self._cgroup is not None:  # the whole sandbox in its cgroup, its placeholder too
             for pid in [placeholder.pid, *cputime.descendants(placeholder.pid)]:
                 self._cgroup.add(pid)
@@ -536,12 +539,14 @@ def _placeholder_ready(placeholder: subprocess.Popen[bytes], until: float) -> in
     return found.pop() if found else None
 
 
-def _last_line(placeholder: subprocess.Popen[bytes]) -> str:
-    """What bubblewrap said, when it ended before its placeholder was ready."""
-    if placeholder.poll() is None or placeholder.stderr is None:
-        return ""
-    text = placeholder.stderr.read(PACING.read_bytes).decode(errors="replace").strip()
-    return f" ({text.splitlines()[-1]})" if text else ""
+def _bubblewrap_said(placeholder: subprocess.Popen[bytes]) -> bytes:
+    """What bubblewrap wrote to stderr, once it has ended (it is given the time a process that
+    is ending gets: its stdout closed as it exited); nothing if it goes on running."""
+    try:
+        placeholder.wait(timeout=PACING.exit_wait)
+    except subprocess.TimeoutExpired:
+        return b""
+    return placeholder.stderr.read(PACING.read_bytes) if placeholder.stderr is not None else b""
 
 
 def _pipe(stream: IO[bytes] | None) -> IO[bytes]:

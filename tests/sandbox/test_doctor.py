@@ -8,6 +8,7 @@ non-zero exit code."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import subprocess
 import sys
@@ -260,3 +261,39 @@ def test_a_mounted_course_fails_its_own_line(sandbox_status, monkeypatch, capsys
     code, report, out = _doctor(capsys)
     _assert_fails(code, report, out, {"course hidden"})
     assert "course.toml" in report["course hidden"][1]
+
+
+# A bubblewrap that cannot make a sandbox here: it says why on its last line of several.
+REFUSING_BWRAP = """#!/bin/sh
+echo "bwrap: a warning that is not the reason" >&2
+echo "bwrap: another line before the reason" >&2
+echo "bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces" >&2
+exit 1
+"""
+
+
+@pytest.fixture
+def fresh_probe():
+    """The probe made anew by the test, and again after it (for the tests that follow)."""
+    confined._probe.cache_clear()
+    yield
+    confined._probe.cache_clear()
+
+
+def test_a_bubblewrap_that_cannot_make_namespaces_is_reported_with_its_reason_and_the_fix(
+    fresh_probe, tmp_path, monkeypatch, capsys
+):
+    refusing = tmp_path / "bin"
+    refusing.mkdir()
+    (refusing / "bwrap").write_text(REFUSING_BWRAP)
+    (refusing / "bwrap").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{refusing}{os.pathsep}{os.environ['PATH']}")
+    status = confined.probe()
+    assert not status.ok and status.mode == "" and status.cgroup is None, status
+    assert status.detail.startswith(
+        "bubblewrap cannot create a sandbox here (bwrap: No permissions to create new namespace,"
+    ), status.detail
+    assert "sysctl -w kernel.unprivileged_userns_clone=1" in status.detail
+    assert main(["doctor", "--course", str(COURSE_ROOT)]) != 0
+    err = capsys.readouterr().err
+    assert "cannot sandbox student code: bubblewrap cannot create a sandbox here" in err, err

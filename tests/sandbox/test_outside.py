@@ -173,3 +173,33 @@ def test_asking_for_an_outside_function_where_none_is_given_is_a_forged_reply():
     asked = run.outcomes["a#0"]
     assert asked.status == "crashed" and "no request it was given" in asked.detail
     assert run.outcomes["f#0"].value == 2 and not run.outside_calls  # a fresh worker goes on
+
+
+@pytest.mark.timeout(120)
+def test_an_outside_request_with_another_requests_number_is_a_forged_reply_and_is_not_served():
+    """Student code that writes its own "outside" request, numbered as no request it was given,
+    is stopped there: the function outside is not called for it and the grading goes on."""
+    asked = []
+
+    def helper(n):
+        asked.append(n)
+        return np.ones((n, n))
+
+    cells = [
+        (
+            "cell",
+            "import sys\n"
+            "_worker = sys.modules['__main__']\n"
+            "def stale():\n"
+            "    link = _worker._link\n"
+            "    _worker.wire.write_frame(link['replies'], {'op': 'outside', 'seq': link['seq'] + 1,"
+            " 'function': 'helper', 'args': [2], 'kwargs': {}})\n"
+            "    return helper(3)\n"
+            "def fine():\n    return helper(4)\n",
+        )
+    ]
+    run = run_program(cells, [Call("s#0", "stale"), Call("f#0", "fine")], outside={"helper": helper})
+    stale = run.outcomes["s#0"]
+    assert stale.status == "crashed" and "no request it was given" in stale.detail, stale
+    assert np.array_equal(run.outcomes["f#0"].value, np.ones((4, 4)))  # a fresh worker goes on
+    assert asked == [4] and list(run.outside_calls) == ["f#0"]
