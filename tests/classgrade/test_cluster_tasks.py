@@ -107,6 +107,43 @@ def test_a_worker_keeps_its_grading_job_for_the_next_task(course):
     assert len(jobs[0]) == 1 and jobs[1] == jobs[0]
 
 
+class _IdleJob:
+    """A grading job waiting for a task, as `_keep` sees one: it can be killed."""
+
+    def __init__(self) -> None:
+        self.killed = False
+
+    def kill(self) -> None:
+        self.killed = True
+
+
+def test_off_a_worker_one_idle_job_is_kept_and_it_is_the_newest(monkeypatch):
+    """Called outside a worker (room for one): a job of other grading code kept after one
+    of a course graded before replaces it; the older is killed, the newer kept."""
+    from attention_course.classgrade import cluster
+
+    monkeypatch.setattr(cluster, "_idle", [])
+    before, after = _IdleJob(), _IdleJob()
+    cluster._keep(("course", "code of before"), before)
+    assert cluster._idle == [(("course", "code of before"), before)] and not before.killed
+    cluster._keep(("course", "code of after"), after)
+    assert cluster._idle == [(("course", "code of after"), after)]
+    assert before.killed and not after.killed
+
+
+def test_a_local_cluster_asked_for_no_workers_has_one_of_one_thread():
+    import logging
+
+    from attention_course.classgrade.cluster import local_cluster
+
+    made = local_cluster(0, silence_logs=logging.CRITICAL)
+    try:
+        assert [spec["options"]["nthreads"] for spec in made.worker_spec.values()] == [1]
+        assert len(made.scheduler_info["workers"]) == 1
+    finally:
+        made.close()
+
+
 def test_a_task_waits_its_patience_for_a_claim_let_go_then_grades(course):
     """Another run holds the submission for a moment (a stopped run's task winding down):
     the task waits for it, within its patience, then claims and grades it."""
