@@ -365,12 +365,9 @@ def exclusive(db_url: str, course_id: str, root: Path) -> Iterator[None]:
         return
     folder = Path(root) / ".grading"  # classgrade.STATE_DIR (this module sits below it)
     folder.mkdir(exist_ok=True)  # in the course folder, which is there
-    fd = os.open(folder / "gradebook.lock", os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    with open(folder / "gradebook.lock", "ab") as held:  # made if missing, never written
+        fcntl.flock(held, fcntl.LOCK_EX)
         yield
-    finally:
-        os.close(fd)
 
 
 def retry_races(

@@ -15,7 +15,7 @@ import time
 import traceback
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, BinaryIO
 
 from attention_course.classgrade import gradebook, outcomes
 from attention_course.grading.submissions import Inspection
@@ -72,7 +72,7 @@ class State:
         self.retries = retries
         self.folder = root / STATE_DIR / assignment
         self.folder.mkdir(parents=True, exist_ok=True)
-        self.locks: dict[str, int] = {}
+        self.locks: dict[str, BinaryIO] = {}
         self.shared = shared
         self.records = records
 
@@ -113,29 +113,31 @@ class State:
         self._write(student, {"fingerprint": fingerprint, **kept})
 
     def lock(self, student: str) -> bool:
-        fd = os.open(self.folder / f"{student}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        """Claim the submission for this run: this course folder's file lock, then the
+        gradebook's (False: another run holds it)."""
+        held = open(self.folder / f"{student}.lock", "ab")  # made if missing, never written
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            os.close(fd)
+            held.close()
             return False
         try:
             got = self.shared is None or self.shared.acquire(student)
         except BaseException:
-            os.close(fd)
+            held.close()
             raise
         if not got:
-            os.close(fd)
+            held.close()
             return False
-        self.locks[student] = fd
+        self.locks[student] = held
         return True
 
     def unlock(self, student: str) -> None:
-        fd = self.locks.pop(student, None)
-        if fd is not None:
+        held = self.locks.pop(student, None)
+        if held is not None:
             if self.shared is not None:
                 self.shared.release(student)
-            os.close(fd)  # closing releases the lock (so does dying)
+            held.close()  # closing releases the lock (so does dying)
 
     def close(self, keep: bool = False) -> None:
         """Let go of every claim; `keep`: the gradebook's connections (the records' pool, the

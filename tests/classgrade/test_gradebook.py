@@ -143,7 +143,8 @@ def test_records_of_a_sqlite_gradebook(tmp_path):
 
 def test_the_records_keys_are_as_long_as_nbgraders_own_and_a_fingerprint(tmp_path):
     """The table as the database holds it: a course, an assignment and a student as long as
-    nbgrader's own ids and names may be, a fingerprint as long as a sha256 in hex."""
+    nbgrader's own ids and names may be, a fingerprint as long as a sha256 in hex; a record
+    with any of its six fields missing (NULL) is refused by the database itself."""
     import hashlib
 
     import sqlalchemy as sa
@@ -168,6 +169,8 @@ def test_the_records_keys_are_as_long_as_nbgraders_own_and_a_fingerprint(tmp_pat
         "fingerprint": len(hashlib.sha256().hexdigest()),
     }
     assert {name: lengths[name] for name in nbgraders} == nbgraders
+    fields = ("course", "assignment", "student", "fingerprint", "outcome", "recorded")
+    assert {column["name"]: column["nullable"] for column in found} == dict.fromkeys(fields, False)
 
 
 def test_one_run_at_a_time_sets_up_a_sqlite_gradebook(tmp_path):

@@ -267,7 +267,8 @@ def test_a_mounted_course_fails_its_own_line(sandbox_status, monkeypatch, capsys
 REFUSING_BWRAP = """#!/bin/sh
 echo "bwrap: a warning that is not the reason" >&2
 echo "bwrap: another line before the reason" >&2
-echo "bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces" >&2
+echo "bwrap: No permissions to create new namespace, likely because the kernel does not \
+allow non-privileged user namespaces" >&2
 exit 1
 """
 

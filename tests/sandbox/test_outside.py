@@ -192,13 +192,16 @@ def test_an_outside_request_with_another_requests_number_is_a_forged_reply_and_i
             "_worker = sys.modules['__main__']\n"
             "def stale():\n"
             "    link = _worker._link\n"
-            "    _worker.wire.write_frame(link['replies'], {'op': 'outside', 'seq': link['seq'] + 1,"
-            " 'function': 'helper', 'args': [2], 'kwargs': {}})\n"
+            "    forged = {'op': 'outside', 'seq': link['seq'] + 1, 'function': 'helper',"
+            " 'args': [2], 'kwargs': {}}\n"
+            "    _worker.wire.write_frame(link['replies'], forged)\n"
             "    return helper(3)\n"
             "def fine():\n    return helper(4)\n",
         )
     ]
-    run = run_program(cells, [Call("s#0", "stale"), Call("f#0", "fine")], outside={"helper": helper})
+    run = run_program(
+        cells, [Call("s#0", "stale"), Call("f#0", "fine")], outside={"helper": helper}
+    )
     stale = run.outcomes["s#0"]
     assert stale.status == "crashed" and "no request it was given" in stale.detail, stale
     assert np.array_equal(run.outcomes["f#0"].value, np.ones((4, 4)))  # a fresh worker goes on
