@@ -9,8 +9,6 @@ time of the submission or of the notebook.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import time
 
 import nbformat
@@ -20,6 +18,7 @@ from attention_course.sandbox import confined
 from attention_course.sandbox.execute import execute_notebook
 from attention_course.sandbox.program import Call, Limits, run_program
 from tests.hogs import cpu_hogs
+from tests.sandbox import bubblewraps
 
 CODE = """
 import signal, time
@@ -98,21 +97,11 @@ def test_code_that_sleeps_with_no_idle_rule_is_stopped_by_the_wall_clock_backsto
 
 # ------------------------------------------------------------------ deadlines, by the clock
 
-SLOW_BWRAP = """#!/bin/sh
-sleep 120  # a sandbox that takes far longer to start than the submission has left
-exec {bwrap} "$@"
-"""
-
 
 def test_a_sandbox_start_never_waits_past_the_submissions_time(tmp_path, monkeypatch):
     """bubblewrap takes minutes to start (a loaded machine): grading waits for it only as long
     as the submission has left, not the start-up's own limit."""
-    confined.require()  # the machine's sandbox, probed before bubblewrap is slowed down
-    slow = tmp_path / "bin"
-    slow.mkdir()
-    (slow / "bwrap").write_text(SLOW_BWRAP.format(bwrap=shutil.which("bwrap")))
-    (slow / "bwrap").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{slow}{os.pathsep}{os.environ['PATH']}")
+    bubblewraps.put_on_path(bubblewraps.SLOW, tmp_path, monkeypatch)
     limits = Limits(submission_timeout=2.0, startup_timeout=60.0, grace=0.5)
     start = time.monotonic()
     run = _run("cgroup" if confined.probe().cgroup else "proc", [Call("w", "work", (1,))], limits)

@@ -8,7 +8,6 @@ non-zero exit code."""
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 import subprocess
 import sys
@@ -19,7 +18,7 @@ import pytest
 from attention_course.cli.main import main
 from attention_course.sandbox import cgroups, confined, jail
 from tests.course import COURSE_ROOT
-from tests.sandbox import weakened
+from tests.sandbox import bubblewraps, weakened
 
 # Every line the doctor must print, by its whole name (what the documentation promises).
 LINES = (
@@ -263,20 +262,9 @@ def test_a_mounted_course_fails_its_own_line(sandbox_status, monkeypatch, capsys
     assert "course.toml" in report["course hidden"][1]
 
 
-# A bubblewrap that cannot make a sandbox here: it says why on its last line of several.
-REFUSING_BWRAP = """#!/bin/sh
-echo "bwrap: a warning that is not the reason" >&2
-echo "bwrap: another line before the reason" >&2
-echo "bwrap: No permissions to create new namespace, likely because the kernel does not \
-allow non-privileged user namespaces" >&2
-exit 1
-"""
-
-
 @pytest.fixture
 def fresh_probe():
-    """The probe made anew by the test, and again after it (for the tests that follow)."""
-    confined._probe.cache_clear()
+    """The test probes anew; after it, the machine's sandbox is probed again as it is."""
     yield
     confined._probe.cache_clear()
 
@@ -284,11 +272,8 @@ def fresh_probe():
 def test_a_bubblewrap_that_cannot_make_namespaces_is_reported_with_its_reason_and_the_fix(
     fresh_probe, tmp_path, monkeypatch, capsys
 ):
-    refusing = tmp_path / "bin"
-    refusing.mkdir()
-    (refusing / "bwrap").write_text(REFUSING_BWRAP)
-    (refusing / "bwrap").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{refusing}{os.pathsep}{os.environ['PATH']}")
+    bubblewraps.put_on_path(bubblewraps.REFUSING, tmp_path, monkeypatch)
+    confined._probe.cache_clear()  # probed again, with this bubblewrap
     status = confined.probe()
     assert not status.ok and status.mode == "" and status.cgroup is None, status
     assert status.detail.startswith(

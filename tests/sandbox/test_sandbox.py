@@ -20,6 +20,7 @@ from attention_course.sandbox.inside import wire
 from attention_course.sandbox.program import Call, SandboxError, run_program
 from attention_course.settings import DEFAULT, Limits
 from tests.course import COURSE_ROOT
+from tests.sandbox import bubblewraps
 
 CAPS = wire.Caps(1 << 20, 1 << 20, 1000)
 
@@ -455,11 +456,16 @@ def test_a_submission_out_of_time_before_any_worker_ends_at_once():
     )
 
 
-def test_a_worker_that_cannot_start_in_time_left_is_a_fault_of_grading():
+def test_a_worker_that_cannot_start_in_time_left_is_a_fault_of_grading(tmp_path, monkeypatch):
+    """bubblewrap slower to start than the start-up's own limit, with the submission's time
+    far from used up: a fault of grading (SandboxError), which says why."""
+    bubblewraps.put_on_path(bubblewraps.SLOW, tmp_path, monkeypatch)
+    start = time.monotonic()
     with pytest.raises(SandboxError, match="the grading worker did not start: was stopped"):
         run_program(
-            [("kinds", WORKER_KINDS)], [Call("q", "quick", (1,))], Limits(startup_timeout=0.01)
+            [("kinds", WORKER_KINDS)], [Call("q", "quick", (1,))], Limits(startup_timeout=0.5)
         )
+    assert time.monotonic() - start < 10
 
 
 def test_a_worker_that_cannot_start_as_the_submission_runs_out_skips_the_calls():

@@ -1,0 +1,38 @@
+"""Stand-ins for bubblewrap, put first on PATH for one test: one that is slow to start (a
+loaded machine) and one that cannot make a sandbox here (no user namespaces). The machine's
+sandbox is probed before either is put there (the probe is kept: it saw the real one)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from attention_course.sandbox import confined
+
+# Starts the real bubblewrap only after two minutes (far longer than any start-up is given).
+SLOW = """#!/bin/sh
+sleep 120
+exec {bwrap} "$@"
+"""
+
+# Makes no sandbox, and says why on its last line of several.
+REFUSING = """#!/bin/sh
+echo "bwrap: a warning that is not the reason" >&2
+echo "bwrap: another line before the reason" >&2
+echo "bwrap: No permissions to create new namespace, likely because the kernel does not \\
+allow non-privileged user namespaces" >&2
+exit 1
+"""
+
+
+def put_on_path(script: str, folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`script` (SLOW or REFUSING) is the bubblewrap grading runs until the test ends."""
+    confined.require()
+    found = folder / "bin"
+    found.mkdir()
+    (found / "bwrap").write_text(script.format(bwrap=shutil.which("bwrap")))
+    (found / "bwrap").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{found}{os.pathsep}{os.environ['PATH']}")
