@@ -118,6 +118,7 @@ FORKS = [  # the command's grading jobs, forked from it
 ]
 SANDBOX_TESTS: dict[str, list[str]] = {
     "attention_course/sandbox/jail.py": [
+        "tests/sandbox/test_jail.py",
         "tests/sandbox/test_doctor.py",
         # it binds the repository into the sandbox: bound from the copy this script grades in,
         # the worker does not start (exit 1; not yet explained), so it is left out here
