@@ -1,5 +1,6 @@
 """Stand-ins for bubblewrap, put first on PATH for one test: one that is slow to start (a
-loaded machine) and one that cannot make a sandbox here (no user namespaces). The machine's
+loaded machine), one that cannot make a sandbox here (no user namespaces) and one whose
+placeholder says something other than that it is ready. The machine's
 sandbox is probed before either is put there (the probe is kept: it saw the real one)."""
 
 from __future__ import annotations
@@ -27,9 +28,16 @@ allow non-privileged user namespaces" >&2
 exit 1
 """
 
+# Starts a placeholder that says something other than that it is ready, and goes on running.
+SAYS_OTHER = """#!/bin/sh
+echo "something other than ready"
+exec sleep 120
+"""
+
 
 def put_on_path(script: str, folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`script` (SLOW or REFUSING) is the bubblewrap grading runs until the test ends."""
+    """`script` (SLOW, REFUSING or SAYS_OTHER) is the bubblewrap grading runs until the test
+    ends."""
     confined.require()
     found = folder / "bin"
     found.mkdir()

@@ -8,7 +8,9 @@ non-zero exit code."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -34,6 +36,7 @@ LINES = (
     "file size limit",
     "system call filter",
 )
+ORIGINAL_PATH = os.environ["PATH"]
 LINE = re.compile(r"^  (ok|NO)  (\S+(?: \S+)*)\s{2,}(.*)$")
 
 
@@ -283,3 +286,50 @@ def test_a_bubblewrap_that_cannot_make_namespaces_is_reported_with_its_reason_an
     assert main(["doctor", "--course", str(COURSE_ROOT)]) != 0
     err = capsys.readouterr().err
     assert "cannot sandbox student code: bubblewrap cannot create a sandbox here" in err, err
+
+
+def test_a_machine_without_bubblewrap_or_setpriv_is_told_what_to_install(
+    fresh_probe, tmp_path, monkeypatch
+):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    confined._probe.cache_clear()
+    status = confined.probe()
+    assert (status.ok, status.detail) == (
+        False,
+        "bubblewrap is not installed (apt-get install bubblewrap)",
+    )
+    if os.geteuid():  # setpriv is what a sandbox made as root needs
+        return
+    (empty / "bwrap").symlink_to(shutil.which("bwrap", path=ORIGINAL_PATH))
+    confined._probe.cache_clear()
+    status = confined.probe()
+    assert (status.ok, status.detail) == (
+        False,
+        "setpriv is not installed (apt-get install util-linux)",
+    )
+
+
+def test_a_machine_where_no_system_call_filter_can_be_built_has_no_sandbox(
+    fresh_probe, monkeypatch
+):
+    from attention_course.sandbox import syscall_filter
+
+    monkeypatch.setattr(syscall_filter, "available", lambda: "libseccomp was not found")
+    confined._probe.cache_clear()
+    status = confined.probe()
+    assert (status.ok, status.detail) == (
+        False,
+        "no system call filter can be built here: libseccomp was not found",
+    )
+
+
+def test_a_zygote_that_cannot_start_is_a_sandbox_that_did_not_start(
+    fresh_probe, tmp_path, monkeypatch
+):
+    dies = {"    sock = socket.socket(fileno=os.dup(0))\n": "    os._exit(1)\n"}
+    with weakened.weakened_zygote(monkeypatch, tmp_path, dies):
+        confined._probe.cache_clear()
+        status = confined.probe()
+    assert not status.ok and status.detail.startswith("the sandbox did not start ("), status

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import struct
 import subprocess
 import sys
@@ -466,6 +467,31 @@ def test_a_worker_that_cannot_start_in_time_left_is_a_fault_of_grading(tmp_path,
             [("kinds", WORKER_KINDS)], [Call("q", "quick", (1,))], Limits(startup_timeout=0.5)
         )
     assert time.monotonic() - start < 10
+
+
+def test_a_sandbox_whose_placeholder_says_other_than_ready_is_a_fault_of_grading(
+    tmp_path, monkeypatch
+):
+    """bubblewrap's placeholder says something other than "ready" and goes on running: no
+    program is forked into it; grading waits for it only the time an ending process gets, and
+    the fault is grading's (SandboxError), not the student's."""
+    bubblewraps.put_on_path(bubblewraps.SAYS_OTHER, tmp_path, monkeypatch)
+    start = time.monotonic()
+    with pytest.raises(SandboxError, match="the grading worker did not start: did not start"):
+        run_program([("kinds", WORKER_KINDS)], [Call("q", "quick", (1,))], Limits())
+    assert time.monotonic() - start < 10
+
+
+def test_a_worker_killed_by_a_signal_without_a_name_is_said_with_its_number():
+    """A real-time signal (no name in Python's `signal.Signals`) ends the worker: the call is
+    a crash saying the signal's number, and the next call runs in a fresh worker."""
+    number = int(signal.SIGRTMIN) + 3
+    cell = f"import os\ndef rt(x):\n    os.kill(os.getpid(), {number})\n    return x\n"
+    cell += "def after(x):\n    return x\n"
+    run = run_program([("cell", cell)], [Call("r", "rt", (1,)), Call("a", "after", (2,))])
+    got = run.outcomes["r"]
+    assert got.status == "crashed" and got.detail == f"was killed by signal {number}", got
+    assert run.outcomes["a"].value == 2 and run.workers == 2
 
 
 def test_a_worker_that_cannot_start_as_the_submission_runs_out_skips_the_calls():
