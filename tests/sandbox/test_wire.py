@@ -10,6 +10,7 @@ cell rebuilt into a notebook that can be written (sandbox/execute.py).
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import struct
@@ -374,3 +375,60 @@ def test_any_outputs_a_notebook_process_sends_make_a_notebook_that_can_be_writte
     cell = nbformat.v4.new_code_cell("x")
     cell.outputs = [inert_output(o, 1000) for o in header["outputs"]]
     json.dumps(nbformat.v4.new_notebook(cells=[cell]), ensure_ascii=False).encode("utf-8")
+
+
+def test_every_dtype_the_pattern_admits_is_read_as_plain_numbers_or_refused():
+    """The dtype's text is all that decides: each of the 125 texts the wire's pattern admits
+    (a byte order, a kind, a size) is an array of plain numbers of its size, or refused."""
+    read = 0
+    for order, kind, size in itertools.product(["", "<", ">", "|", "="], "biufc", (1, 2, 4, 8, 16)):
+        text = f"{order}{kind}{size}"
+        try:
+            _, (got,) = _read(_array(dict(SPEC, dtype=text), b"\0" * size))
+        except wire.WireError as refused:
+            assert str(refused) == f"an array of dtype {text} is not plain numbers"
+            continue
+        assert got.dtype.kind == kind and got.dtype.itemsize == size and got.shape == (1,), text
+        assert got.dtype.fields is None and got.dtype.subdtype is None
+        read += 1
+    assert read >= 60  # all but the sizes this machine has no number of ("b2", "i16", ...)
+
+
+def test_arrays_of_any_layout_and_byte_order_come_back_as_they_were():
+    base = np.arange(24.0).reshape(2, 3, 4)
+    sent = [base.T, base[:, ::2, 1], np.float32(2.5), base.astype(">i4"), np.asfortranarray(base)]
+    _, got = _read(wire.pack({"op": "call"}, sent))
+    for one, back in zip(sent, got, strict=True):
+        assert back.shape == np.shape(one) and back.dtype == np.asarray(one).dtype
+        assert np.array_equal(back, one)
+
+
+def test_a_frame_written_with_no_deadline_is_written_whole():
+    """Without a deadline (the sandbox's side writes so), a frame larger than a pipe holds is
+    written whole while the other end reads it."""
+    r, w = os.pipe()
+    big = np.arange(1 << 17, dtype=np.float64)  # 1 MB: many times a pipe's 64 KB
+    writer = threading.Thread(target=wire.write_frame, args=(w, {"op": "reply"}, [big]))
+    writer.start()
+    try:
+        header, (got,) = wire.read_frame(r, wire.Caps(1 << 10, 1 << 21, 1 << 18))
+    finally:
+        writer.join(timeout=10)
+        os.close(r)
+        os.close(w)
+    assert header["op"] == "reply" and np.array_equal(got, big)
+
+
+def test_a_failure_the_checks_did_not_foresee_is_still_a_malformed_frame():
+    """The last line of the reader: any exception its decoding still raises is a WireError
+    naming what was read and the exception's kind, never the exception itself."""
+    with pytest.raises(wire.WireError, match=r"^malformed header \(ZeroDivisionError\)$"):
+        wire._decoded("header", lambda: 1 / 0)
+    refused = wire.WireError("an array of more than 3 elements")
+
+    def refuses():
+        raise refused
+
+    with pytest.raises(wire.WireError) as said:
+        wire._decoded("arrays", refuses)
+    assert said.value is refused  # a refusal of the checks is said as it is
