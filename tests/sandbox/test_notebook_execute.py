@@ -152,6 +152,17 @@ def test_outputs_are_rebuilt_inert_field_by_field():
     assert deep.traceback == [f"line {i}" for i in range(200)]  # 200 lines of a traceback
     named = inert_output({"output_type": "display_data", "data": {"x" * 61: "?"}}, 9)
     assert named.data == {"text/plain": f"[{'x' * 60} output, not shown in the graded copy]"}
+    for raw in (None, ["stream"], "an output"):  # not an output at all
+        odd = inert_output(raw, 9)
+        assert (odd.output_type, odd.name, odd.text) == (
+            "stream",
+            "stderr",
+            "[unreadable output]\n",
+        )
+    unread = inert_output({"output_type": "display_data", "data": ["text/plain"]}, 9)
+    assert unread.data == {"text/plain": "[an output that could not be read]"}
+    mixed = inert_output({"output_type": "stream", "name": "stdout", "text": ["a", 3, None]}, 9)
+    assert (mixed.name, mixed.text) == ("stdout", "a3None")
 
 
 def test_an_image_of_exactly_the_limit_is_kept_and_one_character_more_is_not():
