@@ -125,6 +125,13 @@ def test_no_cgroup_where_memory_and_pids_are_not_both_delegated(tree, controller
     assert cgroups.Cgroup.create("attention-course-1-ef", 96 * MiB, 8) is None
 
 
+def test_no_cgroup_where_the_parents_controllers_cannot_be_read(tree):
+    model = tree()
+    (model.parent / "cgroup.subtree_control").unlink()
+    assert cgroups.available() is None
+    assert cgroups.Cgroup.create("attention-course-1-cr", 96 * MiB, 8) is None
+
+
 def test_what_a_sandbox_used_is_read_in_the_kernels_format(tree):
     model = tree()
     group = cgroups.Cgroup.create("attention-course-1-gh", 96 * MiB, 8)

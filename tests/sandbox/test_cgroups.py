@@ -100,3 +100,26 @@ def test_the_cgroups_of_a_killed_process_are_removed_when_a_sandbox_starts():
     _backdate(young)
     cgroups.remove_stale(_bases())
     assert not _exists(young)
+
+
+def test_a_cgroup_whose_limits_the_kernel_refuses_is_removed_and_none_is_used():
+    name = cgroups.fresh_name()
+    assert cgroups.Cgroup.create(name, 1 << 30, -5) is None  # no such number of processes
+    assert not _exists(name)
+
+
+def test_killing_a_cgroup_kills_every_process_it_holds_and_no_other():
+    group = cgroups.Cgroup.create(cgroups.fresh_name(), 1 << 30, 32)
+    assert group is not None
+    inside = [subprocess.Popen(["sleep", "120"], preexec_fn=group.join) for _ in range(2)]
+    outside = subprocess.Popen(["sleep", "120"])
+    try:
+        assert group.pids() == sorted(p.pid for p in inside)
+        group.kill()
+        assert [p.wait(timeout=10) for p in inside] == [-signal.SIGKILL] * 2
+        assert outside.poll() is None
+    finally:
+        group.remove()
+        for p in [*inside, outside]:
+            p.kill()
+            p.wait()
