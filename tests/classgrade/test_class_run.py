@@ -365,3 +365,64 @@ def test_jobs_are_started_anew_where_the_command_runs_other_threads(small_class)
     finally:
         stop.set()
         other.join()
+
+
+def _grading_jobs() -> list[int]:
+    """The pids of this process's grading jobs (started anew: `...classgrade.job`)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text()
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except (OSError, ValueError):
+            continue
+        parent = int(stat.rsplit(")", 1)[1].split()[1])
+        if parent == os.getpid() and b"attention_course.classgrade.job" in argv:
+            found.append(int(entry.name))
+    return found
+
+
+def test_a_grading_job_killed_mid_submission_is_a_fault_of_grading_the_next_run_grades(
+    small_class,
+):
+    """The grading job of a submission is killed (SIGKILL from outside) while the notebook
+    runs: the run says it is a fault of grading, records no outcome for it, ends not ok, and
+    the next run grades the submission as if nothing had happened."""
+    import signal
+    import threading
+    import time
+
+    import nbformat
+
+    from attention_course.classgrade.jobs import State
+
+    course, paths, first, _, _ = small_class
+    notebook = nbformat.read(paths["full"], as_version=4)
+    notebook.cells.insert(0, nbformat.v4.new_code_cell("import time\ntime.sleep(3)"))
+    _write(course, "sleepy", notebook)
+    lock = course / STATE_DIR / ASSIGNMENT / "sleepy.lock"
+    killed: list[int] = []
+
+    def kill_its_job() -> None:  # once the submission is claimed, and its notebook runs
+        until = time.monotonic() + 60
+        while not lock.exists() and time.monotonic() < until:
+            time.sleep(0.05)
+        time.sleep(1.5)
+        for pid in _grading_jobs():
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+
+    killer = threading.Thread(target=kill_its_job)
+    killer.start()
+    try:
+        run, told = grade(course, students=["sleepy"])
+    finally:
+        killer.join()
+    assert killed, "no grading job was found to kill"
+    lost = run.outcomes["sleepy"]
+    assert (lost.status, lost.reason) == ("error", "its grading process ended unexpectedly")
+    assert not run.ok and told.done == {"sleepy": "error"}
+    assert State(course, ASSIGNMENT).last("sleepy") == {}  # nothing recorded as its outcome
+    again, _ = grade(course, students=["sleepy"])
+    assert statuses(again) == {"sleepy": "graded"}
+    assert again.outcomes["sleepy"].total == first.outcomes["full"].total
