@@ -206,3 +206,42 @@ def test_an_outside_request_with_another_requests_number_is_a_forged_reply_and_i
     assert stale.status == "crashed" and "no request it was given" in stale.detail, stale
     assert np.array_equal(run.outcomes["f#0"].value, np.ones((4, 4)))  # a fresh worker goes on
     assert asked == [4] and list(run.outside_calls) == ["f#0"]
+
+
+def test_an_outside_function_takes_plain_values_and_gives_numpy_scalars_and_sequences_back():
+    """Text, booleans, None, numbers and lists or tuples of them go out as they are; what the
+    course's function returns comes back as plain values, a numpy scalar as a 0-d array."""
+    seen = []
+
+    def described(n, items, pair, label="", flag=False, nothing=0):
+        seen.append((n, items, pair, label, flag, nothing))
+        return np.float64(n) * 2, (np.int32(len(items)), [label, flag])
+
+    cells = [
+        (
+            "cell",
+            "def asks():\n"
+            "    return described(3, [1, 2.5, True], (None, 'x'), label='softmax', flag=True,"
+            " nothing=None)\n",
+        )
+    ]
+    run = run_program(cells, [Call("a#0", "asks")], outside={"described": described})
+    got = run.outcomes["a#0"]
+    assert got.status == "ok", got
+    assert seen == [(3, [1, 2.5, True], (None, "x"), "softmax", True, None)]
+    twice, (count, listed) = got.value
+    assert float(twice) == 6.0 and int(count) == 3 and listed == ["softmax", True]
+    [call] = run.outside_calls["a#0"]
+    assert call.kwargs == {"label": "softmax", "flag": True, "nothing": None}
+
+
+def test_an_outside_function_that_fails_on_the_arguments_given_is_refused_in_the_students_call():
+    def picky(n):
+        raise ValueError(f"no {n}")
+
+    cells = [("cell", "def asks():\n    return picky(4)\ndef after():\n    return 2\n")]
+    run = run_program(cells, [Call("a#0", "asks"), Call("b#0", "after")], outside={"picky": picky})
+    refused = run.outcomes["a#0"]
+    assert refused.status == "error" and refused.error_type == "OutsideError", refused
+    assert refused.error_message == "the course's picky could not take these arguments"
+    assert run.outcomes["b#0"].value == 2 and not run.outside_calls
