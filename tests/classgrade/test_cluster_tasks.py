@@ -7,6 +7,7 @@ these are the quick ones, into the course's SQLite gradebook, one submission gra
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -412,6 +413,54 @@ def test_a_task_whose_job_is_stopped_past_its_seconds_records_the_students_time_
     kept = State(course, ASSIGNMENT).last("stopped")
     assert (kept["status"], kept["reason"]) == ("not graded", "grading took longer than 1 s")
     assert cluster._idle == []  # a killed job is not kept
+
+
+def _wanted_for(calls: int):
+    """A task's `wanted` (as `_still_wanted` gives it) true for its first `calls` looks only:
+    the run that sent the task went away then."""
+    looks = itertools.count(1)
+    return lambda: lambda: next(looks) <= calls
+
+
+def _sleepy(course) -> None:
+    """`sleepy`: the instructor's solutions after a cell that sleeps 3 s (grading is slow)."""
+    import nbformat
+
+    notebook = sample_notebooks(ASSIGNMENT, course)["demo-instructor"]
+    notebook.cells.insert(0, nbformat.v4.new_code_cell("import time\ntime.sleep(3)"))
+    _write(course, "sleepy", notebook)
+
+
+@pytest.mark.parametrize("looks", [1, 0])
+def test_a_task_no_longer_wanted_stops_says_so_and_records_nothing(course, monkeypatch, looks):
+    """The run that sent a task goes away while the task's job grades (after one look) or
+    before it has asked its job anything (no look): the task says it stopped, records
+    nothing and lets the submission go; a job that was grading is killed, an idle one kept."""
+    from attention_course.classgrade import cluster
+
+    _sleepy(course)
+    start_job, started = cluster._start_job, []
+
+    def start(*args):
+        started.append(start_job(*args))
+        return started[-1]
+
+    monkeypatch.setattr(cluster, "_idle", [])
+    monkeypatch.setattr(cluster, "_start_job", start)
+    monkeypatch.setattr(cluster, "_still_wanted", _wanted_for(looks))
+    said = grade_submission(task_of(course, "sleepy"))
+    assert (said["status"], said["reason"]) == ("error", "stopped: the run that sent it is gone")
+    [job] = started
+    if looks:  # it was grading: killed, not kept
+        assert job.proc.wait(timeout=10) == -9 and cluster._idle == []
+    else:  # it never had the task: kept for the next one
+        assert job.proc.poll() is None and [j for _, j in cluster._idle] == [job]
+        job.kill()
+    state = State(course, ASSIGNMENT)
+    try:
+        assert state.last("sleepy") == {} and state.lock("sleepy")  # nothing kept, let go
+    finally:
+        state.close()
 
 
 def test_a_grading_job_dies_with_the_process_that_started_it(course):
