@@ -356,6 +356,33 @@ def test_a_task_no_longer_wanted_while_it_waits_to_retry_stops_and_records_nothi
     nothing_recorded(course, "dropped")
 
 
+def test_a_transient_fault_past_its_last_retry_is_a_fault_of_grading_recorded_nowhere(
+    course, monkeypatch
+):
+    """Every try meets the gradebook's fault: after the last retry (two, here) the task says
+    it is a fault of grading, with the fault's own words, and records nothing."""
+    from attention_course.classgrade import cluster
+    from attention_course.classgrade.jobs import Retrying
+    from attention_course.settings import Retries
+
+    _write(course, "flaky", sample_notebooks(ASSIGNMENT, course)["demo-stub"])
+    tries = []
+
+    def graded(task, wanted):  # every try meets the fault
+        tries.append(task["student"])
+        return {"student": task["student"], "graded": False, "fault": True,
+                "side": "transient", "reason": "the gradebook's database failed: gone",
+                "seconds": 0.0}  # fmt: skip
+
+    monkeypatch.setattr(cluster, "_graded", graded)
+    quick = Retries(attempts=2, first=0.05, longest=0.05)
+    monkeypatch.setattr(cluster, "Retrying", lambda: Retrying(quick))
+    said = grade_submission(task_of(course, "flaky"))
+    assert (said["status"], said["reason"]) == ("error", "the gradebook's database failed: gone")
+    assert len(tries) == 3  # the first try and two retries
+    nothing_recorded(course, "flaky")
+
+
 def test_a_job_past_the_tasks_time_is_the_students_and_a_job_that_died_is_a_fault(course):
     """A task's grading job that has not answered by the submission's time is killed: the
     submission is not graded, which is recorded (its grading took too long); one whose job
