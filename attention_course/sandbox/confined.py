@@ -385,7 +385,9 @@ class Confined:
 
         try:
             wire.write_frame(_pipe(proc.stdin).fileno(), header, arrays, deadline=until)
-        except (OSError, wire.Deadline):
+        except OSError:  # its end of the pipe is closed: it ended (or is ending) there
+            raise self._dead(self._exit_reason()) from None
+        except wire.Deadline:
             reason = self._exit_reason() if proc.poll() is not None else late()
             raise self._dead(reason) from None
         reply = self._await(until, late, start_cpu, cpu, shown)
@@ -397,7 +399,9 @@ class Confined:
                 wire.write_frame(
                     _pipe(proc.stdin).fileno(), dict(answer, seq=self._seq), out, deadline=until
                 )
-            except (OSError, wire.Deadline, wire.WireError):
+            except OSError:  # its end of the pipe is closed: it ended (or is ending) there
+                raise self._dead(self._exit_reason()) from None
+            except (wire.Deadline, wire.WireError):
                 reason = self._exit_reason() if proc.poll() is not None else late()
                 raise self._dead(reason) from None
             reply = self._await(until, late, start_cpu, cpu, shown)

@@ -370,6 +370,39 @@ def test_a_child_that_is_not_contained_refuses_to_run(layer, missing, tmp_path, 
             _sleeper_run()
 
 
+def test_a_child_whose_parent_is_not_its_zygote_runs_nothing(tmp_path, monkeypatch):
+    """The child checks, once it will die with its parent, that its parent is still the
+    zygote (else the zygote died before that, and nothing would kill the child): a zygote
+    that takes itself for another process makes children that end at once, the program never
+    run, the worker's start a fault of grading that says how the child ended."""
+    confined.require()
+    other = {'        "zygote": os.getpid(),\n': '        "zygote": -1,\n'}
+    with weakened.weakened_zygote(monkeypatch, tmp_path, other):
+        with pytest.raises(SandboxError, match="did not start: ended with exit code 122"):
+            _sleeper_run()
+
+
+def test_a_program_that_raises_system_exit_ends_with_its_code():
+    """The worker's own loop made to raise SystemExit(7) by student code (its frame reader
+    replaced): the program ends with status 7, said as such, as a program started anew would.
+    The cell also closes its end of the requests' pipe, a moment before the program ends, so
+    the call cannot be written to it: a crash with its status, never a wait that timed out."""
+    cell = (
+        "import os, sys, time\n"
+        "_worker = sys.modules['__main__']\n"
+        "def leave(*args, **kwargs):\n"
+        "    time.sleep(0.3)\n"
+        "    raise SystemExit(7)\n"
+        "_worker.wire.read_frame = leave\n"
+        "os.close(_worker._link['requests'])\n"
+        "def f():\n"
+        "    return 1\n"
+    )
+    ended = run_program([("cell", cell)], [Call("f#0", "f")]).outcomes["f#0"]
+    assert ended.status == "crashed", ended
+    assert ended.detail == "ended with exit code 7 (os._exit or a crash?)"
+
+
 def test_a_descriptor_passed_at_a_higher_number_comes_alone():
     """The sealed inputs reach the worker at their own number, past a gap (as grading passes
     them): the numbers in between hold nothing either (the zygote's socket and the pipes it
