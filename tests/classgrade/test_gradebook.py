@@ -173,26 +173,45 @@ def test_the_records_keys_are_as_long_as_nbgraders_own_and_a_fingerprint(tmp_pat
     assert {column["name"]: column["nullable"] for column in found} == dict.fromkeys(fields, False)
 
 
-def test_one_run_at_a_time_sets_up_a_sqlite_gradebook(tmp_path):
+def _one_at_a_time(db_url: str, first, second) -> list[str]:
+    """Two runs (of course folders `first` and `second`) enter `exclusive` at once: the order
+    in which they were in and out."""
     import threading
 
     order: list[str] = []
     inside = threading.Event()
 
-    def second() -> None:
+    def later() -> None:
         inside.wait(10)
-        with gradebook.exclusive(gradebook.default_url(tmp_path), "course", tmp_path):
+        with gradebook.exclusive(db_url, "course", second):
             order.append("second in")
 
-    thread = threading.Thread(target=second)
+    thread = threading.Thread(target=later)
     thread.start()
-    with gradebook.exclusive(gradebook.default_url(tmp_path), "course", tmp_path):
+    with gradebook.exclusive(db_url, "course", first):
         inside.set()
         time.sleep(0.5)  # the second run waits all this time
         order.append("first out")
     thread.join(10)
-    assert order == ["first out", "second in"]
+    return order
+
+
+def test_one_run_at_a_time_sets_up_a_sqlite_gradebook(tmp_path):
+    url = gradebook.default_url(tmp_path)
+    assert _one_at_a_time(url, tmp_path, tmp_path) == ["first out", "second in"]
     assert (tmp_path / ".grading" / "gradebook.lock").exists()
+
+
+def test_one_run_at_a_time_sets_up_a_postgresql_gradebook_whatever_its_course_folder(
+    postgres, tmp_path
+):
+    """The lock is the database's (an advisory lock of the course), not a file: runs of two
+    course folders grading into one gradebook wait for each other."""
+    one, other = tmp_path / "one", tmp_path / "other"
+    one.mkdir()
+    other.mkdir()
+    assert _one_at_a_time(postgres.new_database(), one, other) == ["first out", "second in"]
+    assert not (one / ".grading").exists() and not (other / ".grading").exists()
 
 
 def test_a_step_that_met_another_graders_new_row_is_run_again():
