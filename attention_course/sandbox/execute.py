@@ -93,6 +93,11 @@ def _image_metadata(metadata: object) -> dict[str, dict[str, Any]]:
     return out
 
 
+def _counted(count: object) -> bool:
+    """An execution count is a whole number from 0 up (not a bool, which is an int too)."""
+    return isinstance(count, int) and not isinstance(count, bool) and count >= 0
+
+
 def inert_output(raw: object, limit: int) -> NotebookNode:
     """One output from the sandbox, rebuilt from checked fields only."""
     if not isinstance(raw, dict):
@@ -117,7 +122,7 @@ def inert_output(raw: object, limit: int) -> NotebookNode:
         }
         if kind == "execute_result":
             count = raw.get("execution_count")
-            fields["execution_count"] = count if type(count) is int and count >= 0 else None
+            fields["execution_count"] = count if _counted(count) else None
         return _new_output(kind, **fields)
     return _new_output("stream", name="stderr", text="[unreadable output]\n")
 

@@ -136,8 +136,9 @@ def test_outputs_are_rebuilt_inert_field_by_field():
     assert inert_output({"output_type": "stream", "name": "x", "text": "t" * 20}, 8).text == (
         "tttttttt\n[truncated]\n"
     )
-    result = inert_output({"output_type": "execute_result", "data": {}, "execution_count": -1}, 9)
-    assert result.execution_count is None
+    for count, kept in ((-1, None), (0, 0), (3, 3), (True, None), (2.0, None), ("1", None)):
+        result = {"output_type": "execute_result", "data": {}, "execution_count": count}
+        assert inert_output(result, 9).execution_count == kept, count
     unknown = inert_output({"output_type": "update_display_data"}, 9)
     assert (unknown.output_type, unknown.text) == ("stream", "[unreadable output]\n")
     error = inert_output({"output_type": "error", "traceback": ["a", 3]}, 9)

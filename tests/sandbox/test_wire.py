@@ -256,6 +256,9 @@ def test_past_its_deadline_a_frame_is_neither_waited_for_nor_written_to_a_full_p
         start = time.monotonic()
         with pytest.raises(wire.Deadline):
             wire.read_frame(r, CAPS, start - 1)  # nothing to read
+        os.write(w, wire.pack({"op": "late"}))  # a whole frame there, a moment too late
+        with pytest.raises(wire.Deadline):
+            wire.read_frame(r, CAPS, time.monotonic())
         os.set_blocking(w, False)
         with contextlib.suppress(BlockingIOError):
             while True:

@@ -382,9 +382,11 @@ def test_a_child_whose_parent_is_not_its_zygote_runs_nothing(tmp_path, monkeypat
             _sleeper_run()
 
 
-def test_a_program_that_raises_system_exit_ends_with_its_code():
-    """The worker's own loop made to raise SystemExit(7) by student code (its frame reader
-    replaced): the program ends with status 7, said as such, as a program started anew would.
+@pytest.mark.parametrize(("raised", "status"), [("7", 7), ("'no more'", 1)])
+def test_a_program_that_raises_system_exit_ends_with_its_code(raised, status):
+    """The worker's own loop made to raise SystemExit by student code (its frame reader
+    replaced): the program ends with the status a program started anew would (the exit code;
+    1 for a message), said as such.
     The cell also closes its end of the requests' pipe, a moment before the program ends, so
     the call cannot be written to it: a crash with its status, never a wait that timed out."""
     cell = (
@@ -392,7 +394,7 @@ def test_a_program_that_raises_system_exit_ends_with_its_code():
         "_worker = sys.modules['__main__']\n"
         "def leave(*args, **kwargs):\n"
         "    time.sleep(0.3)\n"
-        "    raise SystemExit(7)\n"
+        f"    raise SystemExit({raised})\n"
         "_worker.wire.read_frame = leave\n"
         "os.close(_worker._link['requests'])\n"
         "def f():\n"
@@ -400,7 +402,7 @@ def test_a_program_that_raises_system_exit_ends_with_its_code():
     )
     ended = run_program([("cell", cell)], [Call("f#0", "f")]).outcomes["f#0"]
     assert ended.status == "crashed", ended
-    assert ended.detail == "ended with exit code 7 (os._exit or a crash?)"
+    assert ended.detail == f"ended with exit code {status} (os._exit or a crash?)"
 
 
 def test_a_descriptor_passed_at_a_higher_number_comes_alone():

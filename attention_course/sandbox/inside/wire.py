@@ -178,7 +178,8 @@ def _dtype(spec: dict[str, Any]) -> np.dtype[Any]:
 
 def _shape(spec: dict[str, Any], caps: Caps) -> tuple[tuple[int, ...], int]:
     """(shape, element count): non-negative ints whose product, an empty dimension counted as
-    one, is within the element cap (checked as it is multiplied: never a huge number)."""
+    one, is within the element cap (checked as it is multiplied: one side, at most as long as
+    the header's longest number, past the cap at a time)."""
     shape = spec.get("shape")
     if (
         not isinstance(shape, list)
@@ -188,7 +189,7 @@ def _shape(spec: dict[str, Any], caps: Caps) -> tuple[tuple[int, ...], int]:
         raise WireError("malformed array shape")
     extent = 1
     for d in shape:
-        extent *= min(max(d, 1), caps.elements + 1)
+        extent *= max(d, 1)
         if extent > caps.elements:
             raise WireError(f"an array of more than {caps.elements} elements")
     return tuple(shape), 0 if 0 in shape else extent
