@@ -317,11 +317,9 @@ class Confined:
         if proc is not None:  # once nothing of the sandbox holds them (a read would wait)
             pipes += [proc.stdin, proc.stdout, proc.stderr]
         for stream in pipes:
-            try:
-                if stream is not None:
+            if stream is not None:
+                with contextlib.suppress(OSError):  # (a pipe's close does not fail: in case)
                     stream.close()
-            except OSError:
-                pass
         if self._scratch is not None:
             shutil.rmtree(self._scratch, ignore_errors=True)
             self._scratch = None
