@@ -4,6 +4,7 @@ dies."""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -177,7 +178,8 @@ class GradingJob:
             start_new_session=True,
             env=env,
         )
-        assert proc.stdin is not None and proc.stdout is not None  # both are pipes
+        assert proc.stdin is not None  # both are pipes
+        assert proc.stdout is not None
         return cls(proc, proc.stdin, proc.stdout)
 
     @classmethod
@@ -214,10 +216,8 @@ class GradingJob:
         return [json.loads(line) for line in lines if line.strip()]
 
     def kill(self) -> None:
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):  # (ended just now)
             os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
         self.proc.wait()
 
 

@@ -285,16 +285,16 @@ def _grade(run, todo, root, state, jobs, unsandboxed, feedback, tell, seconds, r
                 late = time.monotonic() > job.deadline
                 if not job.ready and (replies is None or late):
                     raise CourseError(f"a grading job did not start (see {log_path})")
-                if replies is None or (job.task and late):
+                if replies is None or (job.task and late):  # a fresh job in its place
                     _job_lost(run, job, state, prints, replies is None, seconds, tell, again)
                     pool[pool.index(job)] = jobs.new()
-                    continue
-                for reply in replies:
-                    if reply.get("ready"):
-                        job.ready = True
-                    else:
-                        finished(run, reply, state, prints, tell, again)
-                        job.task = None
+                else:
+                    for reply in replies:
+                        if reply.get("ready"):
+                            job.ready = True
+                        else:
+                            finished(run, reply, state, prints, tell, again)
+                            job.task = None
     finally:
         for job in pool:
             job.kill()

@@ -16,6 +16,7 @@ process that ends normally removes whatever cgroup of its own is left.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import os
 import signal
@@ -252,10 +253,8 @@ class Cgroup:
     def kill(self) -> None:
         """Kill every process inside (once: one that is starting may be missed)."""
         for pid in self.pids():
-            try:
+            with contextlib.suppress(ProcessLookupError):  # (it may have ended just now)
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
 
     def remove(self) -> None:
         """Kill whatever is left inside and remove the cgroup: tried again while killed
@@ -264,10 +263,8 @@ class Cgroup:
         for wait in PACING.cgroup_removal.tries():
             left = self.pids()
             for pid in left:
-                try:
+                with contextlib.suppress(ProcessLookupError):  # (it may have ended just now)
                     os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
             try:
                 for d in self.dirs.values():
                     if d.exists():

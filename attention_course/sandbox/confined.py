@@ -282,10 +282,8 @@ class Confined:
                 pass
         for first in (self._placeholder, proc if isinstance(proc, subprocess.Popen) else None):
             if first is not None and first.poll() is None:
-                try:
+                with contextlib.suppress(ProcessLookupError):  # (it may have ended just now)
                     os.killpg(first.pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
         if self._placeholder is not None:
             self._placeholder.wait()
         if isinstance(proc, subprocess.Popen):

@@ -17,6 +17,7 @@ a fault of grading (`ZygoteLost`), never a student's; the next sandbox starts a 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import itertools
 import json
 import os
@@ -203,14 +204,10 @@ class Zygote:
         with self.changed:
             self.lost = self.lost or why
             self.changed.notify_all()
-        try:
+        with contextlib.suppress(OSError):  # (neither fails on a zygote that has ended)
             self._proc.kill()
-        except OSError:
-            pass
-        try:
+        with contextlib.suppress(OSError):
             self._sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
         self._proc.wait()
 
     def alive(self) -> bool:

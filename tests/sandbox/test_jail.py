@@ -73,10 +73,18 @@ def test_matplotlibs_font_list_is_built_once_in_the_users_cache(tmp_path, monkey
     assert built[0].stat().st_mtime_ns == mtime
 
 
-def test_no_font_list_where_it_cannot_be_built(tmp_path, monkeypatch):
+def test_no_font_list_where_it_cannot_be_built_and_nothing_said_on_gradings_streams(
+    tmp_path, monkeypatch, capfd
+):
+    """An interpreter that fails as it builds the list (saying why on its stderr): no list,
+    sandboxes go without one, and its words stay its own (grading's output is not theirs)."""
+    broken = tmp_path / "python"
+    broken.write_text("#!/bin/sh\necho 'cannot import matplotlib' >&2\nexit 1\n")
+    broken.chmod(0o755)
     monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.setattr(sys, "executable", "/bin/false")  # an interpreter that fails
+    monkeypatch.setattr(sys, "executable", str(broken))
     assert jail.mpl_cache.__wrapped__() is None
+    assert capfd.readouterr() == ("", "")
 
 
 READ_LIMITS = """

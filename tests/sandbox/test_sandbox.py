@@ -482,6 +482,27 @@ def test_a_sandbox_whose_placeholder_says_other_than_ready_is_a_fault_of_grading
     assert time.monotonic() - start < 10
 
 
+def test_each_sandbox_that_ran_is_told_to_the_benchmarks_once():
+    """trace.py counts the sandboxes a stage closed (the benchmarks' figures): each that
+    started, once, however often it is closed; one never started is not a sandbox."""
+    from attention_course import trace
+    from attention_course.sandbox import confined
+
+    confined.require()  # the machine's probe (a sandbox of its own) before counting
+    before = trace.sandboxes_closed()
+    run = run_program(
+        [("kinds", WORKER_KINDS)], [Call("c", "crash_a", (1,)), Call("q", "quick", (2,))]
+    )
+    assert run.workers == 2 and trace.sandboxes_closed() - before == 2
+    never = Confined("worker.py", {}, Limits())
+    never.close()
+    assert trace.sandboxes_closed() - before == 2
+    with Confined("worker.py", {}, Limits()) as once:
+        once.start(time.monotonic() + 60)
+        once.close()
+    assert trace.sandboxes_closed() - before == 3
+
+
 def test_a_worker_killed_by_a_signal_without_a_name_is_said_with_its_number():
     """A real-time signal (no name in Python's `signal.Signals`) ends the worker: the call is
     a crash saying the signal's number, and the next call runs in a fresh worker."""
