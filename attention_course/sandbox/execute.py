@@ -210,7 +210,7 @@ class _Runner:
         if self.process is None:
             self.process = self._start(deadline)
         reply = self._send(self.process, source, count, deadline)
-        if reply.get("interrupted") is not True:  # a replay must not hang on it again
+        if not reply.get("interrupted"):  # a replay must not hang on it again
             self.done.append((source, count))
         return reply
 

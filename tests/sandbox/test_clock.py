@@ -74,6 +74,23 @@ def test_code_that_ignores_its_alarm_and_spins_is_stopped_by_its_cpu_time(how):
     assert run.outcomes["w"].value == 2 and run.workers == 2
 
 
+def test_where_nothing_counts_a_programs_cpu_time_the_clock_stops_it(monkeypatch):
+    """No cgroup and a /proc that shows no process's CPU time (mounted hidepid=2, say): a call
+    that spins, its alarm ignored, is stopped by the clock at its limit and its grace, said
+    as stopped after its limit (not "of CPU time": nothing counted it)."""
+    from attention_course.sandbox import cputime
+
+    monkeypatch.setattr(cputime, "tree_cpu_seconds", lambda pid: None)
+    limits = Limits(call_timeout=0.5, grace=0.5, wall_factor=40.0)  # backstop: 20 s
+    start = time.monotonic()
+    run = _run("proc", [Call("s", "stubborn", (1,)), Call("w", "work", (2,))], limits)
+    assert time.monotonic() - start < 10
+    out = run.outcomes["s"]
+    assert out.status == "timeout", out
+    assert out.detail == "was stopped after 0.5 s (an endless loop, or far too slow)"
+    assert run.outcomes["w"].value == 2
+
+
 def test_code_that_sleeps_is_stopped_once_past_its_limit_not_at_the_backstop():
     """Its own alarm stops it (the worker lives on) when its time is up by the clock and it
     used less than the idle share of a core: it waits, it does not compute."""

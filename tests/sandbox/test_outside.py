@@ -245,3 +245,25 @@ def test_an_outside_function_that_fails_on_the_arguments_given_is_refused_in_the
     assert refused.status == "error" and refused.error_type == "OutsideError", refused
     assert refused.error_message == "the course's picky could not take these arguments"
     assert run.outcomes["b#0"].value == 2 and not run.outside_calls
+
+
+def test_an_outside_request_for_a_function_not_given_is_refused_by_name():
+    """Student code asks, over the wire, for a function the grading did not give from outside
+    (the course's reference, say): refused as no such function, never looked up."""
+    cells = [
+        (
+            "cell",
+            "import sys\n"
+            "_worker = sys.modules['__main__']\n"
+            "def asks():\n"
+            "    link = _worker._link\n"
+            "    request = {'op': 'outside', 'seq': link['seq'], 'function': 'reference',"
+            " 'args': [], 'kwargs': {}}\n"
+            "    _worker.wire.write_frame(link['replies'], request)\n"
+            "    reply, _ = _worker.wire.read_frame(link['requests'], _worker.REQUEST_CAPS)\n"
+            "    return reply['error']\n",
+        )
+    ]
+    run = run_program(cells, [Call("a#0", "asks")], outside={"helper": lambda n: n})
+    assert run.outcomes["a#0"].value == "no such function is given from outside"
+    assert not run.outside_calls

@@ -435,3 +435,10 @@ def test_a_failure_the_checks_did_not_foresee_is_still_a_malformed_frame():
     with pytest.raises(wire.WireError) as said:
         wire._decoded("arrays", refuses)
     assert said.value is refused  # a refusal of the checks is said as it is
+
+
+def test_empty_arrays_take_no_bytes_of_the_payload_whatever_follows_them():
+    sent = [np.zeros((0, 3)), np.array([1.0, 2.0]), np.zeros((2, 0), dtype=np.int8), np.ones(3)]
+    _, got = _read(wire.pack({"op": "call"}, sent))
+    assert [a.shape for a in got] == [(0, 3), (2,), (2, 0), (3,)]
+    assert np.array_equal(got[1], [1.0, 2.0]) and np.array_equal(got[3], np.ones(3))
