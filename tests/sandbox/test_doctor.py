@@ -267,8 +267,14 @@ def test_a_mounted_course_fails_its_own_line(sandbox_status, monkeypatch, capsys
 
 @pytest.fixture
 def fresh_probe():
-    """The test probes anew; after it, the machine's sandbox is probed again as it is."""
-    yield
+    """The probe made anew, as the machine is now (the test changed it); after the test, the
+    machine's sandbox is probed again as it is."""
+
+    def anew() -> jail.Status:
+        confined._probe.cache_clear()
+        return confined.probe()
+
+    yield anew
     confined._probe.cache_clear()
 
 
@@ -276,8 +282,7 @@ def test_a_bubblewrap_that_cannot_make_namespaces_is_reported_with_its_reason_an
     fresh_probe, tmp_path, monkeypatch, capsys
 ):
     bubblewraps.put_on_path(bubblewraps.REFUSING, tmp_path, monkeypatch)
-    confined._probe.cache_clear()  # probed again, with this bubblewrap
-    status = confined.probe()
+    status = fresh_probe()
     assert not status.ok and status.mode == "" and status.cgroup is None, status
     assert status.detail.startswith(
         "bubblewrap cannot create a sandbox here (bwrap: No permissions to create new namespace,"
@@ -294,8 +299,7 @@ def test_a_machine_without_bubblewrap_or_setpriv_is_told_what_to_install(
     empty = tmp_path / "empty"
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))
-    confined._probe.cache_clear()
-    status = confined.probe()
+    status = fresh_probe()
     assert (status.ok, status.detail) == (
         False,
         "bubblewrap is not installed (apt-get install bubblewrap)",
@@ -303,8 +307,7 @@ def test_a_machine_without_bubblewrap_or_setpriv_is_told_what_to_install(
     if os.geteuid():  # setpriv is what a sandbox made as root needs
         return
     (empty / "bwrap").symlink_to(shutil.which("bwrap", path=ORIGINAL_PATH))
-    confined._probe.cache_clear()
-    status = confined.probe()
+    status = fresh_probe()
     assert (status.ok, status.detail) == (
         False,
         "setpriv is not installed (apt-get install util-linux)",
@@ -317,8 +320,7 @@ def test_a_machine_where_no_system_call_filter_can_be_built_has_no_sandbox(
     from attention_course.sandbox import syscall_filter
 
     monkeypatch.setattr(syscall_filter, "available", lambda: "libseccomp was not found")
-    confined._probe.cache_clear()
-    status = confined.probe()
+    status = fresh_probe()
     assert (status.ok, status.detail) == (
         False,
         "no system call filter can be built here: libseccomp was not found",
@@ -330,6 +332,5 @@ def test_a_zygote_that_cannot_start_is_a_sandbox_that_did_not_start(
 ):
     dies = {"    sock = socket.socket(fileno=os.dup(0))\n": "    os._exit(1)\n"}
     with weakened.weakened_zygote(monkeypatch, tmp_path, dies):
-        confined._probe.cache_clear()
-        status = confined.probe()
+        status = fresh_probe()
     assert not status.ok and status.detail.startswith("the sandbox did not start ("), status

@@ -155,20 +155,28 @@ def test_an_outside_function_refuses_big_or_strange_arguments():
     assert list(run.outside_calls) == ["fine#0"]
 
 
-def test_asking_for_an_outside_function_where_none_is_given_is_a_forged_reply():
-    cells = [
+def _forges_outside(seq: str, function: str, args: str, then: str, rest: str = ""):
+    """Cells whose `asks()` writes an "outside" request of its own on the worker's replies (as
+    the stand-in of a function given from outside writes one): numbered `seq` (an expression
+    of the worker's `link`), for `function` with `args`; then its lines `then`; `rest`: more
+    of the cell."""
+    request = f"{{'op': 'outside', 'seq': {seq}, 'function': {function!r}, 'args': {args}, "
+    return [
         (
             "cell",
             "import sys\n"
             "_worker = sys.modules['__main__']\n"
             "def asks():\n"
             "    link = _worker._link\n"
-            "    _worker.wire.write_frame(link['replies'], {'op': 'outside', 'seq': link['seq'],"
-            " 'function': 'softmax', 'args': [], 'kwargs': {}})\n"
-            "    return 1\n"
-            "def fine():\n    return 2\n",
+            f"    forged = {request}'kwargs': {{}}}}\n"
+            "    _worker.wire.write_frame(link['replies'], forged)\n" + then + rest,
         )
     ]
+
+
+def test_asking_for_an_outside_function_where_none_is_given_is_a_forged_reply():
+    fine = "def fine():\n    return 2\n"
+    cells = _forges_outside("link['seq']", "softmax", "[]", "    return 1\n", fine)
     run = run_program(cells, [Call("a#0", "asks"), Call("f#0", "fine")])
     asked = run.outcomes["a#0"]
     assert asked.status == "crashed" and "no request it was given" in asked.detail
@@ -185,23 +193,9 @@ def test_an_outside_request_with_another_requests_number_is_a_forged_reply_and_i
         asked.append(n)
         return np.ones((n, n))
 
-    cells = [
-        (
-            "cell",
-            "import sys\n"
-            "_worker = sys.modules['__main__']\n"
-            "def stale():\n"
-            "    link = _worker._link\n"
-            "    forged = {'op': 'outside', 'seq': link['seq'] + 1, 'function': 'helper',"
-            " 'args': [2], 'kwargs': {}}\n"
-            "    _worker.wire.write_frame(link['replies'], forged)\n"
-            "    return helper(3)\n"
-            "def fine():\n    return helper(4)\n",
-        )
-    ]
-    run = run_program(
-        cells, [Call("s#0", "stale"), Call("f#0", "fine")], outside={"helper": helper}
-    )
+    fine = "def fine():\n    return helper(4)\n"
+    cells = _forges_outside("link['seq'] + 1", "helper", "[2]", "    return helper(3)\n", fine)
+    run = run_program(cells, [Call("s#0", "asks"), Call("f#0", "fine")], outside={"helper": helper})
     stale = run.outcomes["s#0"]
     assert stale.status == "crashed" and "no request it was given" in stale.detail, stale
     assert np.array_equal(run.outcomes["f#0"].value, np.ones((4, 4)))  # a fresh worker goes on
@@ -250,20 +244,11 @@ def test_an_outside_function_that_fails_on_the_arguments_given_is_refused_in_the
 def test_an_outside_request_for_a_function_not_given_is_refused_by_name():
     """Student code asks, over the wire, for a function the grading did not give from outside
     (the course's reference, say): refused as no such function, never looked up."""
-    cells = [
-        (
-            "cell",
-            "import sys\n"
-            "_worker = sys.modules['__main__']\n"
-            "def asks():\n"
-            "    link = _worker._link\n"
-            "    request = {'op': 'outside', 'seq': link['seq'], 'function': 'reference',"
-            " 'args': [], 'kwargs': {}}\n"
-            "    _worker.wire.write_frame(link['replies'], request)\n"
-            "    reply, _ = _worker.wire.read_frame(link['requests'], _worker.REQUEST_CAPS)\n"
-            "    return reply['error']\n",
-        )
-    ]
+    answer = (
+        "    reply, _ = _worker.wire.read_frame(link['requests'], _worker.REQUEST_CAPS)\n"
+        "    return reply['error']\n"
+    )
+    cells = _forges_outside("link['seq']", "reference", "[]", answer)
     run = run_program(cells, [Call("a#0", "asks")], outside={"helper": lambda n: n})
     assert run.outcomes["a#0"].value == "no such function is given from outside"
     assert not run.outside_calls
