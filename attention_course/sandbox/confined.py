@@ -43,6 +43,9 @@ Frame = tuple[dict[str, Any], list[np.ndarray]]
 Serve = Callable[[dict[str, Any], list[np.ndarray]], Frame]  # a request from inside, answered
 
 
+STDERR_KEPT = 8192  # bytes of a sandboxed process's stderr kept, its last
+
+
 class Died(Exception):
     """The sandboxed process is gone (killed here, or it ended); the message is the reason."""
 
@@ -177,7 +180,7 @@ class Confined:
             raise self._dead(late())
         if target is None:  # bubblewrap ended, or its placeholder said something else
             said = _bubblewrap_said(placeholder)
-            self._stderr += said[-8192:]  # the sandbox's stderr: why it made none
+            self._keep_stderr(said)  # the sandbox's stderr: why it made none
             last = said.decode(errors="replace").strip().splitlines()
             raise self._dead("did not start properly" + (f" ({last[-1]})" if last else ""))
         if self._cgroup is not None:  # the whole sandbox in its cgroup, its placeholder too
@@ -223,8 +226,12 @@ class Confined:
             chunk = read(PACING.read_bytes)
             if not chunk:
                 return
-            self._stderr += chunk
-            del self._stderr[:-8192]
+            self._keep_stderr(chunk)
+
+    def _keep_stderr(self, chunk: bytes) -> None:
+        """What the process wrote to stderr, its last STDERR_KEPT bytes (for the messages)."""
+        self._stderr += chunk
+        del self._stderr[:-STDERR_KEPT]
 
     def cpu_seconds(self) -> float | None:
         """CPU time the sandbox has used so far: counted by its cgroup, else read from /proc
@@ -282,7 +289,7 @@ class Confined:
                 pass
         for first in (self._placeholder, proc if isinstance(proc, subprocess.Popen) else None):
             if first is not None and first.poll() is None:
-                with contextlib.suppress(ProcessLookupError):  # (it may have ended just now)
+                with contextlib.suppress(ProcessLookupError, PermissionError):  # (ended just now)
                     os.killpg(first.pid, signal.SIGKILL)
         if self._placeholder is not None:
             self._placeholder.wait()
