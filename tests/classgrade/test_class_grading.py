@@ -80,6 +80,14 @@ def _write(course: Path, student: str, nb, name: str = f"{ASSIGNMENT}.ipynb") ->
     return path
 
 
+def write_sleepy(course: Path) -> Path:
+    """`sleepy`: the instructor's solutions after a cell that sleeps 3 s (its grading is slow
+    enough to be stopped or killed in the middle)."""
+    notebook = sample_notebooks(ASSIGNMENT, course)["demo-instructor"]
+    notebook.cells.insert(0, nbformat.v4.new_code_cell("import time\ntime.sleep(3)"))
+    return _write(course, "sleepy", notebook)
+
+
 def _stripped(nb, keep_functions: bool = True):
     """The notebook as a tool that drops nbgrader's metadata and cell ids saves it."""
     nb = nbformat.reads(nbformat.writes(nb), as_version=4)

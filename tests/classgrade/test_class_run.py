@@ -25,7 +25,7 @@ from attention_course.classgrade.run import STATE_DIR, autograde_class
 from attention_course.cli.samples import sample_notebooks
 from attention_course.course import Course
 from attention_course.settings import DB_ENV
-from tests.classgrade.test_class_grading import ASSIGNMENT, _write, fresh_course
+from tests.classgrade.test_class_grading import ASSIGNMENT, _write, fresh_course, write_sleepy
 from tests.content.test_notebooks import cell_points
 
 QUIZ = Course.load(Path(__file__).resolve().parents[2]).quiz_assignment
@@ -392,14 +392,10 @@ def test_a_grading_job_killed_mid_submission_is_a_fault_of_grading_the_next_run_
     import threading
     import time
 
-    import nbformat
-
     from attention_course.classgrade.jobs import State
 
-    course, paths, first, _, _ = small_class
-    notebook = nbformat.read(paths["full"], as_version=4)
-    notebook.cells.insert(0, nbformat.v4.new_code_cell("import time\ntime.sleep(3)"))
-    _write(course, "sleepy", notebook)
+    course, _, first, _, _ = small_class
+    write_sleepy(course)
     lock = course / STATE_DIR / ASSIGNMENT / "sleepy.lock"
     killed: list[int] = []
 

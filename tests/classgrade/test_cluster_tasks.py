@@ -24,7 +24,7 @@ from attention_course.classgrade.nbgrader_api import gradebook_scores
 from attention_course.classgrade.run import autograde_class
 from attention_course.cli.samples import sample_notebooks
 from attention_course.settings import RETRIES
-from tests.classgrade.test_class_grading import ASSIGNMENT, _write, fresh_course
+from tests.classgrade.test_class_grading import ASSIGNMENT, _write, fresh_course, write_sleepy
 from tests.classgrade.test_cluster_grading import task_of
 from tests.content.test_notebooks import cell_points
 
@@ -449,15 +449,6 @@ def _wanted_for(calls: int):
     return lambda: lambda: next(looks) <= calls
 
 
-def _sleepy(course) -> None:
-    """`sleepy`: the instructor's solutions after a cell that sleeps 3 s (grading is slow)."""
-    import nbformat
-
-    notebook = sample_notebooks(ASSIGNMENT, course)["demo-instructor"]
-    notebook.cells.insert(0, nbformat.v4.new_code_cell("import time\ntime.sleep(3)"))
-    _write(course, "sleepy", notebook)
-
-
 @pytest.mark.parametrize("looks", [1, 0])
 def test_a_task_no_longer_wanted_stops_says_so_and_records_nothing(course, monkeypatch, looks):
     """The run that sent a task goes away while the task's job grades (after one look) or
@@ -465,7 +456,7 @@ def test_a_task_no_longer_wanted_stops_says_so_and_records_nothing(course, monke
     nothing and lets the submission go; a job that was grading is killed, an idle one kept."""
     from attention_course.classgrade import cluster
 
-    _sleepy(course)
+    write_sleepy(course)
     start_job, started = cluster._start_job, []
 
     def start(*args):
