@@ -238,7 +238,7 @@ class Confined:
         (the process and everything it started; None once it is gone)."""
         used = self._cgroup.cpu_seconds() if self._cgroup is not None else None
         if used is None and self._proc is not None and self._proc.poll() is None:
-            used = cputime.tree_cpu_seconds(self._proc.pid or -1)
+            used = cputime.tree_cpu_seconds(self._proc.pid)
         if used is not None:
             self.cpu_used = max(self.cpu_used, used)
         return used
@@ -258,7 +258,7 @@ class Confined:
         placeholder's, and the program's with what it started."""
         found: list[int] = []
         for root in (self._placeholder, self._proc):
-            if root is not None and root.pid is not None:
+            if root is not None:
                 if root is self._proc:
                     found.append(root.pid)
                 found += cputime.descendants(root.pid)
@@ -370,7 +370,6 @@ class Confined:
         until = now + backstop + limits.grace
         if deadline is not None:
             until = min(until, deadline)
-        proc = self._started()
         # The step's CPU time so far: read now from a cgroup; from /proc (a scan of every
         # process, dearer than most steps) only once the reply is not there at the first poll.
         start_cpu = self.cpu_seconds() if self._counted() else None
@@ -386,31 +385,35 @@ class Confined:
                 return _stopped_waiting(round(backstop, 3))
             return _stopped(round(max(until - now, 0.0), 3))  # the caller's deadline
 
-        try:
-            wire.write_frame(_pipe(proc.stdin).fileno(), header, arrays, deadline=until)
-        except OSError:  # its end of the pipe is closed: it ended (or is ending) there
-            raise self._dead(self._exit_reason()) from None
-        except wire.Deadline:
-            reason = self._exit_reason() if proc.poll() is not None else late()
-            raise self._dead(reason) from None
+        self._send(header, arrays, until, late)
         reply = self._await(until, late, start_cpu, cpu, shown)
         while reply[0].get("op") == "outside" and serve is not None:
             if reply[0].get("seq") != self._seq:
                 break
             answer, out = serve(*reply)
-            try:
-                wire.write_frame(
-                    _pipe(proc.stdin).fileno(), dict(answer, seq=self._seq), out, deadline=until
-                )
-            except OSError:  # its end of the pipe is closed: it ended (or is ending) there
-                raise self._dead(self._exit_reason()) from None
-            except (wire.Deadline, wire.WireError):
-                reason = self._exit_reason() if proc.poll() is not None else late()
-                raise self._dead(reason) from None
+            self._send(dict(answer, seq=self._seq), out, until, late)
             reply = self._await(until, late, start_cpu, cpu, shown)
         if reply[0].get("seq") != self._seq or reply[0].get("op") == "outside":  # forged
             raise self._dead("sent back a reply to no request it was given")
         return reply
+
+    def _send(
+        self,
+        header: dict[str, Any],
+        arrays: Sequence[np.ndarray],
+        until: float,
+        late: Callable[[], str],
+    ) -> None:
+        """Write a frame to the process (a request, or the answer to its own), never past
+        `until`. A frame this side cannot pack (WireError) is grading's own fault: raised."""
+        proc = self._started()
+        try:
+            wire.write_frame(_pipe(proc.stdin).fileno(), header, arrays, deadline=until)
+        except wire.Deadline:  # (a TimeoutError, so an OSError: caught before them)
+            reason = self._exit_reason() if proc.poll() is not None else late()
+            raise self._dead(reason) from None
+        except OSError:  # its end of the pipe is closed: it ended (or is ending) there
+            raise self._dead(self._exit_reason()) from None
 
     def _await(
         self,
@@ -510,7 +513,8 @@ class _Forked:
         self.stderr: IO[bytes] | None = io.FileIO(stderr, "r")
 
     @property
-    def pid(self) -> int | None:
+    def pid(self) -> int:
+        assert self.child.pid is not None  # (the zygote says it before the program's end)
         return self.child.pid
 
     def poll(self) -> int | None:

@@ -35,7 +35,6 @@ from attention_course.sandbox import jail, syscall_filter
 from attention_course.settings import PACING
 
 PLACEHOLDER = ["/bin/sh", "-c", "echo ready; exec cat"]  # a sandbox's first program: it waits
-UNCONTAINED = 121  # inside/zygote.py: the program refused to run, not contained
 KINDS = {"cells.py": "cells"}  # the programs not forked from the "worker" zygote
 
 
@@ -190,8 +189,8 @@ class Zygote:
             self.kill(f"the sandbox's zygote ({self.kind}) took no request ({exc!r})")
             raise ZygoteLost(self.lost) from None
         with self.changed:
-            late = self._wait_for(
-                lambda: child.pid is not None or child.returncode is not None,
+            late = self._wait_for(  # (its end is said after it: never before it is forked)
+                lambda: child.pid is not None,
                 until,
                 "did not fork in time",
             )

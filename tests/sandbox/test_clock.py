@@ -32,6 +32,10 @@ def work(x):
 def sleeper(x):
     time.sleep(60)
 
+def stubborn_sleeper(x):
+    signal.signal(signal.SIGALRM, signal.SIG_IGN)
+    time.sleep(60)
+
 def stubborn(x):
     signal.signal(signal.SIGALRM, signal.SIG_IGN)  # its alarm is ignored: killed from outside
     while True:
@@ -110,6 +114,20 @@ def test_code_that_sleeps_with_no_idle_rule_is_stopped_by_the_wall_clock_backsto
     out = run.outcomes["s"]
     assert out.status == "timeout"
     assert out.seconds >= limits.backstop(limits.call_timeout) - 0.05, out  # not its CPU limit
+
+
+def test_code_that_sleeps_its_alarm_ignored_is_killed_at_the_backstop_said_to_the_ms():
+    """No idle rule, its own alarm ignored: killed from outside at its backstop and the grace,
+    said as a wait of its backstop (3 x 0.4321 s = 1.2963 s), shown to the millisecond."""
+    limits = Limits(call_timeout=0.4321, wall_factor=3.0, grace=0.5, idle_share=0.0)
+    calls = [Call("s", "stubborn_sleeper", (1,)), Call("w", "work", (2,))]
+    run = _run("proc", calls, limits)
+    out = run.outcomes["s"]
+    assert out.status == "timeout", out
+    assert out.detail == (
+        "was stopped after 1.296 s of waiting (it slept, or waited for what never came)"
+    )
+    assert run.outcomes["w"].value == 2 and run.workers == 2
 
 
 # ------------------------------------------------------------------ deadlines, by the clock

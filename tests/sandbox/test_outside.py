@@ -252,3 +252,23 @@ def test_an_outside_request_for_a_function_not_given_is_refused_by_name():
     run = run_program(cells, [Call("a#0", "asks")], outside={"helper": lambda n: n})
     assert run.outcomes["a#0"].value == "no such function is given from outside"
     assert not run.outside_calls
+
+
+@pytest.mark.timeout(120)
+def test_answers_the_students_code_never_reads_stop_it_by_the_clock_as_a_wait():
+    """Student code that writes "outside" requests (for a function not given) faster than it
+    reads their answers, and then sleeps: the answers fill its pipe, and the wait for room is
+    stopped at the call's backstop, said as a wait (it is still running: not a crash)."""
+    from attention_course.settings import Limits
+
+    limits = Limits(call_timeout=0.4321, wall_factor=3.0, grace=0.5)  # backstop: 1.2963 s
+    floods = "    for _ in range(20000):\n"
+    floods += "        _worker.wire.write_frame(link['replies'], forged)\n"
+    cells = _forges_outside("link['seq']", "nothing", "[]", floods + "    return 1\n")
+    run = run_program(cells, [Call("a#0", "asks")], limits, outside={"helper": lambda n: n})
+    flooded = run.outcomes["a#0"]
+    assert flooded.status == "timeout", flooded
+    assert flooded.detail == (
+        "was stopped after 1.296 s of waiting (it slept, or waited for what never came)"
+    )
+    assert not run.outside_calls

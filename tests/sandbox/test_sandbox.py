@@ -503,6 +503,44 @@ def test_each_sandbox_that_ran_is_told_to_the_benchmarks_once():
     assert trace.sandboxes_closed() - before == 3
 
 
+@pytest.mark.parametrize("unsandboxed", [False, True], ids=["sandboxed", "unsandboxed"])
+def test_a_sandboxs_processes_are_its_programs_never_its_first(unsandboxed):
+    """What doctor looks at from the host: the program and every process of its sandbox but
+    the first (bubblewrap, root, which lays it out): as root, all of them its own uid."""
+    with Confined("worker.py", {}, Limits(), unsandboxed=unsandboxed) as worker:
+        worker.start(time.monotonic() + 60)
+        found = worker.processes()
+        if unsandboxed:
+            assert found == [worker.pid]  # the worker, which has started nothing
+            return
+        assert worker.pid in found and len(found) >= 3  # and the program, and the placeholder's
+        uids = set()
+        for pid in found:
+            status = Path(f"/proc/{pid}/status").read_text()
+            [uid] = [line.split()[1:] for line in status.splitlines() if line.startswith("Uid:")]
+            uids.add(tuple(uid))
+    assert worker.host_uid is not None and uids == {(str(worker.host_uid),) * 4}
+
+
+def test_a_worker_that_reads_no_more_requests_is_stopped_by_the_clock_as_a_wait():
+    """A cell makes the worker read no more requests (its frame reader replaced by a sleep):
+    the next cell's request, larger than a pipe holds, cannot be written; the wait for room is
+    stopped at that cell's backstop (3 x 0.4321 s), said as a wait; the call goes on in a
+    fresh worker that skips that cell (and runs the first again: its call is not read)."""
+    sleeps = (
+        "import sys, time\n"
+        "sys.modules['__main__'].wire.read_frame = lambda *args, **kwargs: time.sleep(60)\n"
+    )
+    large = "padding = '" + "x" * 300_000 + "'\ndef f(x):\n    return x\n"
+    limits = Limits(cell_timeout=0.4321, wall_factor=3.0, grace=0.5)
+    run = run_program([("sleeps", sleeps), ("large", large)], [Call("f", "f", (2,))], limits)
+    waited = "was stopped after 1.296 s of waiting (it slept, or waited for what never came)"
+    assert [(e.cell_id, e.error_message) for e in run.cell_errors] == [
+        ("large", f"the cell {waited}")
+    ]
+    assert run.outcomes["f"].status == "timeout" and run.workers == 2
+
+
 def test_a_worker_killed_by_a_signal_without_a_name_is_said_with_its_number():
     """A real-time signal (no name in Python's `signal.Signals`) ends the worker: the call is
     a crash saying the signal's number, and the next call runs in a fresh worker."""

@@ -353,6 +353,32 @@ def test_a_zygote_that_hangs_never_holds_grading_past_the_submissions_time(tmp_p
     assert elapsed < limits.submission_timeout + 3, elapsed
 
 
+LONG_LAST_WORDS = {
+    "    gc.collect()\n": "    sys.stderr.write('x' * 70000 + 'end\\n')\n    sys.exit(3)\n"
+}
+
+
+def test_a_zygote_that_ends_as_it_starts_is_quoted_from_its_last_64_kb(tmp_path, monkeypatch):
+    """A zygote that ends before it is ready, its last line of errors longer than 64 KB: the
+    fault of grading says it ended and quotes that line's last 65536 bytes, no more."""
+    with weakened.weakened_zygote(monkeypatch, tmp_path, LONG_LAST_WORDS):
+        with pytest.raises(zygotes.ZygoteLost) as lost:
+            zygotes.zygote("worker").wait_ready(time.monotonic() + 60)
+    said = str(lost.value)
+    assert said.startswith("the sandbox's zygote (worker): it ended x"), said[:80]
+    assert said.split()[-1] == "x" * (65536 - 4) + "end"  # its last 65536 bytes, "\n" the last
+
+
+def test_a_zygote_leads_a_session_of_its_own():
+    """No signal to the grading process's group or session (a Ctrl-C at its terminal) reaches
+    a zygote: it is the leader of a session and a process group of its own."""
+    zygote = zygotes.zygote("worker")
+    zygote.wait_ready(time.monotonic() + 60)
+    assert zygote.pid is not None
+    assert os.getsid(zygote.pid) == os.getpgid(zygote.pid) == zygote.pid
+    assert os.getsid(zygote.pid) != os.getsid(0)
+
+
 @pytest.mark.parametrize(
     "layer, missing",
     [
@@ -499,11 +525,14 @@ def test_a_zygote_that_dies_as_it_forks_is_a_fault_of_grading_whatever_time_is_l
     tmp_path, monkeypatch
 ):
     """A zygote that ends on a request (it crashed) before the submission's time is up: a
-    fault of grading, never the submission's time used up, even with that time the nearer."""
+    fault of grading, never the submission's time used up, even with that time the nearer;
+    the pipes made for the program are closed (grading holds no descriptor more than before)."""
     confined.require()
     dies = {"                request = json.loads(data)\n": "                os._exit(1)\n"}
     with weakened.weakened_zygote(monkeypatch, tmp_path, dies):
         zygotes.zygote("worker").wait_ready(time.monotonic() + 60)
+        held = sorted(os.listdir("/proc/self/fd"))
         with pytest.raises(zygotes.ZygoteLost) as lost:
             _sleeper_run(Limits(submission_timeout=20.0, startup_timeout=60.0))
+        assert sorted(os.listdir("/proc/self/fd")) == held
     assert not isinstance(lost.value, zygotes.ForkLate), lost.value
