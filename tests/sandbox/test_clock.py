@@ -9,6 +9,7 @@ time of the submission or of the notebook.
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import nbformat
@@ -128,6 +129,23 @@ def test_code_that_sleeps_its_alarm_ignored_is_killed_at_the_backstop_said_to_th
         "was stopped after 1.296 s of waiting (it slept, or waited for what never came)"
     )
     assert run.outcomes["w"].value == 2 and run.workers == 2
+
+
+def test_a_call_the_submissions_deadline_cuts_short_is_said_with_the_time_it_had():
+    """The submission's deadline comes before the call's own limits (its alarm ignored, it
+    sleeps): it is stopped there, said as stopped after the time it had left (its worker's
+    start took the rest of the 4 s), not as its backstop's wait."""
+    limits = Limits(submission_timeout=4.0, call_timeout=5.0, grace=0.5)
+    start = time.monotonic()
+    run = _run("proc", [Call("s", "stubborn_sleeper", (1,))], limits)
+    assert time.monotonic() - start < limits.submission_timeout + 2
+    out = run.outcomes["s"]
+    assert out.status == "timeout", out
+    said = re.fullmatch(
+        r"was stopped after ([0-9.]+) s \(an endless loop, or far too slow\)", out.detail
+    )
+    assert said is not None, out.detail
+    assert 2.0 < float(said[1]) <= limits.submission_timeout, out.detail
 
 
 # ------------------------------------------------------------------ deadlines, by the clock

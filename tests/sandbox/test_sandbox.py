@@ -482,6 +482,21 @@ def test_a_sandbox_whose_placeholder_says_other_than_ready_is_a_fault_of_grading
     assert time.monotonic() - start < 10
 
 
+def test_a_sandbox_bubblewrap_cannot_make_after_the_probe_says_bubblewraps_last_line(
+    tmp_path, monkeypatch
+):
+    """The probe made its sandbox; later bubblewrap cannot (its namespaces refused): a fault
+    of grading that quotes the last of bubblewrap's lines, the reason."""
+    bubblewraps.put_on_path(bubblewraps.REFUSING, tmp_path, monkeypatch)
+    with pytest.raises(SandboxError) as refused:
+        run_program([("kinds", WORKER_KINDS)], [Call("q", "quick", (1,))], Limits())
+    assert str(refused.value).startswith(
+        "the grading worker did not start: did not start properly (bwrap: No permissions to "
+        "create new namespace, likely because the kernel does not allow non-privileged user "
+        "namespaces)\n"
+    ), refused.value
+
+
 def test_each_sandbox_that_ran_is_told_to_the_benchmarks_once():
     """trace.py counts the sandboxes a stage closed (the benchmarks' figures): each that
     started, once, however often it is closed; one never started is not a sandbox."""
