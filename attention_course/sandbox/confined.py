@@ -259,7 +259,7 @@ class Confined:
         found: list[int] = []
         for root in (self._placeholder, self._proc):
             if root is not None:
-                if root is self._proc:
+                if root is self._proc and _running(root):
                     found.append(root.pid)
                 found += cputime.descendants(root.pid)
         return found
@@ -425,17 +425,22 @@ class Confined:
     ) -> tuple[dict[str, Any], list[np.ndarray]]:
         """The reply, once it starts to arrive (then read until `until`). Meanwhile the step's
         CPU time is read, and the process stopped once it has used `cpu` seconds (or that long
-        by the clock, where nothing counts its CPU time), or at `until`."""
-        fd = _pipe(self._started().stdout).fileno()
+        by the clock, where nothing counts its CPU time), or at `until`; a program that has
+        ended with no reply is said as it ended (a process it left may hold its pipes)."""
+        proc = self._started()
+        fd = _pipe(proc.stdout).fileno()
         started = time.monotonic()
         poll = PACING.cpu_poll_cgroup if self._counted() else PACING.cpu_poll_proc
         while True:
             now = time.monotonic()
             if now >= until:
                 raise self._dead(late())
-            ready, _, _ = select.select([fd], [], [], min(until - now, poll))
+            ended = proc.poll() is not None  # (before the look: a reply it wrote is there)
+            ready, _, _ = select.select([fd], [], [], 0 if ended else min(until - now, poll))
             if ready:
                 return self._receive(until, late)
+            if ended:
+                raise self._dead(self._exit_reason())
             used = self.cpu_seconds()
             if used is None:  # nothing counts its CPU time: the clock decides
                 if time.monotonic() - started >= cpu:

@@ -20,7 +20,7 @@ import nbformat
 import pytest
 
 from attention_course.sandbox import cgroups, confined, jail
-from attention_course.sandbox.confined import Confined
+from attention_course.sandbox.confined import Confined, Died
 from attention_course.sandbox.execute import execute_notebook
 from attention_course.settings import DEFAULT, Limits
 
@@ -96,12 +96,14 @@ def _owner(pid: int) -> int:
     return int(next(line for line in status if line.startswith("Uid:")).split()[1])
 
 
+@pytest.mark.parametrize("program", ["running", "ended"])
 def test_closing_a_sandbox_kills_its_users_processes_without_a_cgroup_or_pid_namespace(
-    monkeypatch,
+    monkeypatch, program
 ):
     """A cell leaves a daemon behind (its own session, its parent gone). With no cgroup and no
     pid namespace of its own, only the sandbox's host uid tells it is the sandbox's: closing the
-    sandbox kills it all the same."""
+    sandbox kills it all the same, whether its program still runs or has ended on its own
+    (nothing of the program is left to wait for: the daemon alone)."""
     status = confined.require()
     if status.mode != "root":
         pytest.skip("an ordinary account's sandboxes run as that account: no uid of their own")
@@ -131,6 +133,10 @@ def test_closing_a_sandbox_kills_its_users_processes_without_a_cgroup_or_pid_nam
         assert worker.pid is not None and os.getsid(left[0]) != os.getsid(worker.pid)
         assert os.readlink(f"/proc/{left[0]}/ns/pid") == os.readlink("/proc/self/ns/pid")
         start = time.monotonic()
+        if program == "ended":
+            ends = {"op": "cell", "id": "e", "source": "import os\nos._exit(0)\n", "timeout": 10.0}
+            with pytest.raises(Died, match="ended with exit code 0"):
+                worker.request(ends, timeout=10.0)  # (the sandbox is closed as the step ends)
         worker.close()  # the daemon holds the sandbox's pipes: nothing may wait for them
         assert time.monotonic() - start < 10
         deadline = time.monotonic() + 5

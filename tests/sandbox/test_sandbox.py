@@ -497,6 +497,41 @@ def test_a_sandbox_bubblewrap_cannot_make_after_the_probe_says_bubblewraps_last_
     ), refused.value
 
 
+@pytest.mark.parametrize("unsandboxed", [False, True], ids=["sandboxed", "unsandboxed"])
+def test_a_start_with_no_time_left_is_stopped_at_once_and_leaves_nothing(unsandboxed):
+    worker = Confined("worker.py", {}, Limits(), unsandboxed=unsandboxed)
+    start = time.monotonic()
+    with pytest.raises(Died, match="was stopped after"):
+        worker.start(start - 1.0)
+    assert time.monotonic() - start < 5 and worker.processes() == []
+
+
+LEAVES_A_DAEMON = """
+import os, time
+def leaves(x):
+    if os.fork() == 0:
+        os.setsid()
+        time.sleep(60)  # holds the worker's pipes, as its child
+        os._exit(0)
+    os._exit(0)
+def after(x):
+    return x
+"""
+
+
+def test_a_program_that_ends_leaving_a_process_behind_is_said_as_it_ended():
+    """The call ends the worker (os._exit) and leaves a child that holds its pipes: no reply
+    will come, and the call is a crash said as the program ended, not a wait that timed out."""
+    start = time.monotonic()
+    run = run_program(
+        [("cell", LEAVES_A_DAEMON)], [Call("l", "leaves", (1,)), Call("a", "after", (2,))]
+    )
+    got = run.outcomes["l"]
+    assert got.status == "crashed" and got.detail == "ended with exit code 0 (os._exit or a crash?)"
+    assert run.outcomes["a"].value == 2 and run.workers == 2
+    assert time.monotonic() - start < DEFAULT.call_timeout + 5
+
+
 def test_each_sandbox_that_ran_is_told_to_the_benchmarks_once():
     """trace.py counts the sandboxes a stage closed (the benchmarks' figures): each that
     started, once, however often it is closed; one never started is not a sandbox."""
