@@ -532,6 +532,19 @@ def test_a_program_that_ends_leaving_a_process_behind_is_said_as_it_ended():
     assert time.monotonic() - start < DEFAULT.call_timeout + 5
 
 
+def test_a_sandbox_left_as_its_work_is_done_ends_its_program_on_its_own_else_kills_it():
+    """Left with no error, the program is asked to end (its requests' pipe closed) and does so
+    itself, as a process should; left on an error, it is killed at once. (The exit status is
+    the zygote's report of the program, read where `Confined` keeps it.)"""
+    with Confined("worker.py", {}, Limits()) as done:
+        done.start(time.monotonic() + 60)
+    assert done._started().poll() == 0
+    with pytest.raises(KeyError), Confined("worker.py", {}, Limits()) as failed:
+        failed.start(time.monotonic() + 60)
+        raise KeyError("an error of the caller")
+    assert failed._started().poll() == -signal.SIGKILL
+
+
 def test_each_sandbox_that_ran_is_told_to_the_benchmarks_once():
     """trace.py counts the sandboxes a stage closed (the benchmarks' figures): each that
     started, once, however often it is closed; one never started is not a sandbox."""

@@ -212,7 +212,7 @@ def _relay(pid: int) -> NoReturn:
             if sig not in (signal.SIGKILL, signal.SIGSTOP):  # (theirs cannot be changed)
                 signal.signal(sig, signal.SIG_DFL)
             os.kill(os.getpid(), sig)
-            os._exit(128 + sig)
+            os._exit(SETUP_FAILED)  # (not reached: no signal is blocked, its default ends it)
 
 
 def _fresh_state(request: dict[str, Any]) -> None:
