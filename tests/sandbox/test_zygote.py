@@ -379,6 +379,17 @@ def test_a_zygote_leads_a_session_of_its_own():
     assert os.getsid(zygote.pid) != os.getsid(0)
 
 
+def test_a_zygote_not_ready_by_the_time_given_is_killed_then_by_the_clock(tmp_path, monkeypatch):
+    with weakened.weakened_zygote(monkeypatch, tmp_path, HANGS):
+        hangs = zygotes.zygote("worker")
+        start = time.monotonic()
+        with pytest.raises(zygotes.ZygoteLost, match=r"\(worker\) did not start in time"):
+            hangs.wait_ready(start + 0.5)
+        elapsed = time.monotonic() - start
+        assert not hangs.alive()
+    assert 0.5 <= elapsed < 0.9, elapsed
+
+
 @pytest.mark.parametrize(
     "layer, missing",
     [
