@@ -394,9 +394,9 @@ def main() -> None:
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
-    data, fds, _, _ = socket.recv_fds(sock, MESSAGE_BYTES, 1)
+    data, [program_fd], _, _ = socket.recv_fds(sock, MESSAGE_BYTES, 1)  # (the filter's)
     config = json.loads(data)
-    with os.fdopen(fds[0], "rb") as f:
+    with os.fdopen(program_fd, "rb") as f:
         program = f.read()
     state: dict[str, Any] = {
         "filter": program,
