@@ -604,6 +604,15 @@ def test_a_worker_that_reads_no_more_requests_is_stopped_by_the_clock_as_a_wait(
     assert run.outcomes["f"].status == "timeout" and run.workers == 2
 
 
+def test_an_unsandboxed_worker_killed_by_sigkill_is_not_said_to_pass_a_memory_limit():
+    """With no cgroup, nothing counts out-of-memory kills: a SIGKILL is said as such, with
+    the likely cause a question."""
+    cell = "import os, signal\ndef nine(x):\n    os.kill(os.getpid(), signal.SIGKILL)\n"
+    run = run_program([("cell", cell)], [Call("n", "nine", (1,))], unsandboxed=True)
+    got = run.outcomes["n"]
+    assert (got.status, got.detail) == ("crashed", "was killed (signal 9: out of memory?)")
+
+
 def test_a_worker_killed_by_a_signal_without_a_name_is_said_with_its_number():
     """A real-time signal (no name in Python's `signal.Signals`) ends the worker: the call is
     a crash saying the signal's number, and the next call runs in a fresh worker."""

@@ -419,6 +419,29 @@ def test_a_child_whose_parent_is_not_its_zygote_runs_nothing(tmp_path, monkeypat
             _sleeper_run()
 
 
+SAYS_A_LOT_AND_ENDS = {
+    "        _fresh_state(request)\n": "        for i in range(40):\n"
+    "            os.write(2, f'line {i}\\n'.encode())\n"
+    "        os._exit(3)\n"
+}
+
+
+def test_a_worker_that_ends_before_it_is_ready_is_quoted_from_its_last_15_lines(
+    tmp_path, monkeypatch
+):
+    """Its program writes 40 lines to stderr and ends before it says it is ready: a fault of
+    grading that says how it ended and quotes the last 15 lines it wrote, all of them there."""
+    confined.require()
+    with weakened.weakened_zygote(monkeypatch, tmp_path, SAYS_A_LOT_AND_ENDS):
+        with pytest.raises(SandboxError) as failed:
+            _sleeper_run()
+    first, *quoted = str(failed.value).splitlines()
+    assert (
+        first == "the grading worker did not start: ended with exit code 3 (os._exit or a crash?)"
+    )
+    assert quoted == [f"line {i}" for i in range(25, 40)]
+
+
 @pytest.mark.parametrize(("raised", "status"), [("7", 7), ("'no more'", 1)])
 def test_a_program_that_raises_system_exit_ends_with_its_code(raised, status):
     """The worker's own loop made to raise SystemExit by student code (its frame reader
