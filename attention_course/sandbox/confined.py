@@ -50,16 +50,23 @@ class Died(Exception):
     """The sandboxed process is gone (killed here, or it ended); the message is the reason."""
 
 
+def _ms(seconds: float) -> str:
+    """A time in a message, to the millisecond."""
+    return f"{round(seconds, 3):g}"
+
+
 def _stopped(seconds: float) -> str:
-    return f"was stopped after {seconds:g} s (an endless loop, or far too slow)"
+    return f"was stopped after {_ms(seconds)} s (an endless loop, or far too slow)"
 
 
 def _stopped_cpu(seconds: float) -> str:
-    return f"was stopped after {seconds:g} s of CPU time (an endless loop, or far too slow)"
+    return f"was stopped after {_ms(seconds)} s of CPU time (an endless loop, or far too slow)"
 
 
 def _stopped_waiting(seconds: float) -> str:
-    return f"was stopped after {seconds:g} s of waiting (it slept, or waited for what never came)"
+    return (
+        f"was stopped after {_ms(seconds)} s of waiting (it slept, or waited for what never came)"
+    )
 
 
 class Confined:
@@ -378,12 +385,12 @@ class Confined:
         if self._cpu_budget is not None:
             left = max(self._cpu_budget - known, 0.0)
             if left < timeout:  # the process's own budget ends first
-                cpu, shown = left, round(left, 3)
+                cpu, shown = left, left
 
         def late() -> str:  # why a step that reached `until` was stopped
             if until - now >= backstop:
-                return _stopped_waiting(round(backstop, 3))
-            return _stopped(round(max(until - now, 0.0), 3))  # the caller's deadline
+                return _stopped_waiting(backstop)
+            return _stopped(max(until - now, 0.0))  # the caller's deadline
 
         self._send(header, arrays, until, late)
         reply = self._await(until, late, start_cpu, cpu, shown)
