@@ -19,7 +19,7 @@ import pytest
 from attention_course.sandbox.confined import Confined, Died
 from attention_course.sandbox.inside import wire
 from attention_course.sandbox.program import Call, SandboxError, run_program
-from attention_course.settings import DEFAULT, Limits
+from attention_course.settings import DEFAULT, PACING, Limits
 from tests.course import COURSE_ROOT
 from tests.sandbox import bubblewraps
 
@@ -543,6 +543,18 @@ def test_a_sandbox_left_as_its_work_is_done_ends_its_program_on_its_own_else_kil
         failed.start(time.monotonic() + 60)
         raise KeyError("an error of the caller")
     assert failed._started().poll() == -signal.SIGKILL
+    lingers = (  # it reads no more requests: it never sees their pipe closed
+        "import sys, time\n"
+        "sys.modules['__main__'].wire.read_frame = lambda *args, **kwargs: time.sleep(60)\n"
+    )
+    with Confined("worker.py", {}, Limits()) as kept:
+        kept.start(time.monotonic() + 60)
+        cell = {"op": "cell", "id": "t", "source": lingers, "timeout": 10.0}
+        reply, _ = kept.request(cell, timeout=10.0)
+        assert reply["error"] is None, reply
+        start = time.monotonic()
+    assert PACING.end_grace <= time.monotonic() - start < PACING.end_grace + 5
+    assert kept._started().poll() == -signal.SIGKILL  # killed once its grace was over
 
 
 def test_each_sandbox_that_ran_is_told_to_the_benchmarks_once():
