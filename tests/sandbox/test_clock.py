@@ -110,6 +110,23 @@ def test_code_that_sleeps_is_stopped_once_past_its_limit_not_at_the_backstop():
     assert run.outcomes["w"].value == 2 and run.workers == 1
 
 
+@pytest.mark.parametrize("how", COUNTED)
+def test_code_that_sleeps_its_alarm_ignored_is_stopped_from_outside_once_past_its_limit(how):
+    """The idle rule kept by the grading process, not the worker's alarm (ignored): a step
+    past its limit by the clock that used almost no CPU time is stopped then, said as a wait of
+    its limit, long before its backstop."""
+    limits = Limits(call_timeout=0.5, grace=0.5, wall_factor=40.0)  # backstop: 20 s
+    start = time.monotonic()
+    run = _run(how, [Call("s", "stubborn_sleeper", (1,)), Call("w", "work", (2,))], limits)
+    assert time.monotonic() - start < 10
+    out = run.outcomes["s"]
+    assert out.status == "timeout", out
+    assert out.detail == (
+        "was stopped after 0.5 s of waiting (it slept, or waited for what never came)"
+    )
+    assert run.outcomes["w"].value == 2 and run.workers == 2
+
+
 def test_code_that_sleeps_with_no_idle_rule_is_stopped_by_the_wall_clock_backstop():
     limits = Limits(call_timeout=0.5, grace=0.5, idle_share=0.0)  # backstop: 2 s
     run = _run("proc", [Call("s", "sleeper", (1,)), Call("w", "work", (2,))], limits)
