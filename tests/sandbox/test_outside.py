@@ -272,3 +272,32 @@ def test_answers_the_students_code_never_reads_stop_it_by_the_clock_as_a_wait():
         "was stopped after 1.296 s of waiting (it slept, or waited for what never came)"
     )
     assert not run.outside_calls
+
+
+def test_outside_arguments_at_the_limit_are_taken_and_one_element_more_refused():
+    """The limits of an outside call: arrays of as many elements as allowed in all, numbers
+    and lists as large as allowed, are taken; one more element, or one more, is refused."""
+    from attention_course.settings import Limits
+
+    def total(*args):
+        return float(sum(np.sum(a) for a in args))
+
+    cells = [
+        (
+            "cell",
+            "import numpy as np\n"
+            "def at():\n    return total(np.ones(10), np.ones(6))\n"
+            "def past():\n    return total(np.ones(10), np.ones(7))\n"
+            "def number_at():\n    return total(16, [1] * 16)\n"
+            "def number_past():\n    return total(17)\n"
+            "def list_past():\n    return total([1] * 17)\n",
+        )
+    ]
+    keys = ["at", "past", "number_at", "number_past", "list_past"]
+    calls = [Call(f"{k}#0", k) for k in keys]
+    run = run_program(cells, calls, Limits(outside_call_elements=16), outside={"total": total})
+    got = {k: run.outcomes[f"{k}#0"] for k in keys}
+    assert got["at"].value == 16.0 and got["number_at"].value == 32.0, got
+    assert got["past"].error_message == "arguments of more than 16 elements", got["past"]
+    for k in ("number_past", "list_past"):
+        assert got[k].error_message == "an argument larger than 16", got[k]
