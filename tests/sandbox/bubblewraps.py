@@ -28,16 +28,16 @@ allow non-privileged user namespaces" >&2
 exit 1
 """
 
-# Starts a placeholder that says something other than that it is ready, and goes on running.
-SAYS_OTHER = """#!/bin/sh
-echo "something other than ready"
-exec sleep 120
-"""
+
+def says_instead(words: str) -> str:
+    """A placeholder with a process of its own (one a program could be forked beside) that
+    says `words` instead of that it is ready, and goes on running."""
+    return f'#!/bin/sh\nsleep 120 &\necho "{words}"\nwait\n'
 
 
 def put_on_path(script: str, folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`script` (SLOW, REFUSING or SAYS_OTHER) is the bubblewrap grading runs until the test
-    ends."""
+    """`script` (SLOW, REFUSING or one `says_instead` made) is the bubblewrap grading runs
+    until the test ends."""
     confined.require()
     found = folder / "bin"
     found.mkdir()

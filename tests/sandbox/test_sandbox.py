@@ -469,13 +469,15 @@ def test_a_worker_that_cannot_start_in_time_left_is_a_fault_of_grading(tmp_path,
     assert time.monotonic() - start < 10
 
 
+@pytest.mark.parametrize("words", ["almost ready", "something other than ready"])
 def test_a_sandbox_whose_placeholder_says_other_than_ready_is_a_fault_of_grading(
-    tmp_path, monkeypatch
+    words, tmp_path, monkeypatch
 ):
-    """bubblewrap's placeholder says something other than "ready" and goes on running: no
-    program is forked into it; grading waits for it only the time an ending process gets, and
-    the fault is grading's (SandboxError), not the student's."""
-    bubblewraps.put_on_path(bubblewraps.SAYS_OTHER, tmp_path, monkeypatch)
+    """bubblewrap's placeholder says something other than "ready" (text that sorts before it,
+    or after) and goes on running, a process of its own beside it: no program is forked into
+    it; grading waits for it only the time an ending process gets, and the fault is grading's
+    (SandboxError), not the student's."""
+    bubblewraps.put_on_path(bubblewraps.says_instead(words), tmp_path, monkeypatch)
     start = time.monotonic()
     with pytest.raises(SandboxError, match="the grading worker did not start: did not start"):
         run_program([("kinds", WORKER_KINDS)], [Call("q", "quick", (1,))], Limits())
