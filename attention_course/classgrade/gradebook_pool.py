@@ -76,7 +76,7 @@ def _count_as_gradebook(cls: Any) -> None:
         return wrapper
 
     for name, method in list(vars(cls).items()):
-        if callable(method) and (not name.startswith("_") or name == "__init__"):
+        if callable(method):  # its own methods: __init__, __enter__, __exit__ and the public
             setattr(cls, name, counted(method))
 
     def before(conn: Any, *args: Any) -> None:
