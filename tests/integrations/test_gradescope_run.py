@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from pathlib import Path
 
 import nbformat
@@ -58,7 +59,9 @@ def results(root: Path) -> dict:
 
 def test_a_notebook_is_graded_with_each_function_a_test(tmp_path, notebooks, capsys):
     root = stand_in(tmp_path, **{f"{ASSIGNMENT}.ipynb": notebooks["demo-instructor"]})
+    start = time.monotonic()
     assert gradescope_run.run(root, COURSE_ROOT) == 0
+    took = time.monotonic() - start
     got = results(root)
     assert got["score"] == sum(POINTS.values())
     assert {t["name"]: (t["score"], t["max_score"]) for t in got["tests"]} == {
@@ -71,7 +74,7 @@ def test_a_notebook_is_graded_with_each_function_a_test(tmp_path, notebooks, cap
         "engine": attention_course.__version__,
     }
     assert got["output_format"] == "text" and got["stdout_visibility"] == "hidden"
-    assert isinstance(got["execution_time"], int) and got["execution_time"] >= 0
+    assert isinstance(got["execution_time"], int) and abs(got["execution_time"] - took) <= 0.6
     out = capsys.readouterr().out
     assert f"graded by attention-course {attention_course.__version__}" in out
     assert "sandbox: bubblewrap" in out and "graders' inputs: seed " in out
@@ -80,8 +83,11 @@ def test_a_notebook_is_graded_with_each_function_a_test(tmp_path, notebooks, cap
 def test_no_notebook_is_zero_for_every_function_saying_what_to_upload(tmp_path):
     root = stand_in(tmp_path, **{"notes.txt": "my answers are in my head"})
     (root / "source" / "course").symlink_to(COURSE_ROOT)  # the course part, where the zip has it
+    start = time.monotonic()
     assert gradescope_run.run(root) == 0
+    took = time.monotonic() - start
     got = results(root)
+    assert abs(got["execution_time"] - took) <= 0.6  # whole seconds
     why = f"No notebook (.ipynb) in your submission: upload {ASSIGNMENT}.ipynb."
     assert got["score"] == 0.0
     assert got["output"] == f"{ASSIGNMENT}: not graded. {why}"
