@@ -97,6 +97,7 @@ class Zygote:
         self._send_lock = threading.Lock()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._errors: IO[bytes] = tempfile.TemporaryFile()
+        self._last_words: str | None = None  # its stderr's last line, kept as it is killed
         cache = jail.mpl_cache()
         script = jail.INSIDE_DIR / "zygote.py"
         config = {"kind": kind, "host": str(jail.INSIDE_DIR), "inside": jail.INSIDE}
@@ -145,11 +146,13 @@ class Zygote:
                 self.changed.notify_all()
 
     def errors(self) -> str:
-        """The last lines the zygote wrote to its stderr (why it ended, where it says)."""
+        """The last line the zygote wrote to its stderr (why it ended, where it says)."""
+        if self._last_words is not None:  # (it was killed: its stderr's file is closed)
+            return self._last_words
         try:
             self._errors.seek(0)
             text = self._errors.read()[-PACING.read_bytes :].decode(errors="replace").strip()
-        except OSError:
+        except (OSError, ValueError):  # (ValueError: closed by a kill just now)
             return ""
         return text.splitlines()[-1] if text else ""
 
@@ -185,7 +188,7 @@ class Zygote:
                 if not ready:
                     raise TimeoutError
                 socket.send_fds(self._sock, [data], fds)
-        except OSError as exc:  # a TimeoutError (no room in time) too
+        except (OSError, ValueError) as exc:  # a TimeoutError (no room in time), a closed socket
             self.kill(f"the sandbox's zygote ({self.kind}) took no request ({exc!r})")
             raise ZygoteLost(self.lost) from None
         with self.changed:
@@ -208,6 +211,11 @@ class Zygote:
         with contextlib.suppress(OSError):
             self._sock.shutdown(socket.SHUT_RDWR)
         self._proc.wait()
+        with self.changed:  # its socket and its stderr's file: nothing is left open of it
+            if self._last_words is None:
+                self._last_words = self.errors()
+                self._errors.close()
+                self._sock.close()
 
     def alive(self) -> bool:
         return self.lost is None and self._proc.poll() is None

@@ -10,6 +10,7 @@ sandbox gets a fresh one; a child that would not be contained refuses to run.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
@@ -369,6 +370,21 @@ def test_a_zygote_that_ends_as_it_starts_is_quoted_from_its_last_64_kb(tmp_path,
     assert said.split()[-1] == "x" * (65536 - 4) + "end"  # its last 65536 bytes, "\n" the last
 
 
+def test_a_killed_zygote_holds_no_descriptor_of_grading_open():
+    """Its socket and the file of its stderr are closed as it is killed (not left to the
+    garbage collector: a long grading run replaces zygotes that die)."""
+    gc.collect()
+    gc.disable()
+    try:
+        before = sorted(os.listdir("/proc/self/fd"))
+        zygote = zygotes.Zygote("worker")
+        zygote.wait_ready(time.monotonic() + 60)
+        zygote.kill("a test")
+        assert sorted(os.listdir("/proc/self/fd")) == before
+    finally:
+        gc.enable()
+
+
 def test_a_zygote_leads_a_session_of_its_own():
     """No signal to the grading process's group or session (a Ctrl-C at its terminal) reaches
     a zygote: it is the leader of a session and a process group of its own."""
@@ -565,8 +581,10 @@ def test_a_zygote_that_dies_as_it_forks_is_a_fault_of_grading_whatever_time_is_l
     dies = {"                request = json.loads(data)\n": "                os._exit(1)\n"}
     with weakened.weakened_zygote(monkeypatch, tmp_path, dies):
         zygotes.zygote("worker").wait_ready(time.monotonic() + 60)
+        gc.collect()  # (earlier tests' garbage closes its descriptors now, not meanwhile)
         held = sorted(os.listdir("/proc/self/fd"))
         with pytest.raises(zygotes.ZygoteLost) as lost:
             _sleeper_run(Limits(submission_timeout=20.0, startup_timeout=60.0))
+        gc.collect()  # (a pipe left open is a bare number: no garbage closes it)
         assert sorted(os.listdir("/proc/self/fd")) == held
     assert not isinstance(lost.value, zygotes.ForkLate), lost.value
