@@ -230,3 +230,11 @@ def test_past_the_notebooks_deadline_no_cell_is_started():
     assert texts(late) == "(not run: the notebook used up its 3 s)\n"
     assert late.execution_count is None
     assert run.out_of_time and run.processes == 1
+
+
+def test_the_notebook_runs_zygote_found_the_kernels_compiler_before_it_forked():
+    """The notebook run's zygote imports IPython and finds the kernel's compiler once, ahead
+    of every notebook: the forked program has it already (no notebook pays for it)."""
+    nb = notebook("import sys\nprint(sorted(sys.modules['cells']._prepared))")
+    execute_notebook(nb)
+    assert texts(nb.cells[1]) == "['compiler']\n"
