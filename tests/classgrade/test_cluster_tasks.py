@@ -183,6 +183,14 @@ def test_with_the_benchmarks_stages_on_a_job_grades_and_counts_the_gradebook(
     assert line["student"] == "staged" and line["stages"]["gradebook"][0] > 0, line
 
 
+def test_a_notebook_that_is_not_json_is_the_students_on_a_worker_as_in_a_local_run(course):
+    """nbgrader says so in its log (its error is a traceback of its own): the job reads both,
+    and the submission is the student's, "not graded" with the reason, not a fault of grading."""
+    _write(course, "garbled", '{"cells": [ not json')
+    said = grade_submission(task_of(course, "garbled"))
+    assert (said["status"], said["reason"]) == ("not graded", "the notebook is not valid JSON")
+
+
 def test_a_worker_without_the_course_folder_refuses(course, tmp_path):
     task = dict(task_of(course, "full"), course=str(tmp_path / "elsewhere"))
     said = grade_submission(task)
