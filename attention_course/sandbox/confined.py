@@ -381,11 +381,10 @@ class Confined:
         # process, dearer than most steps) only once the reply is not there at the first poll.
         start_cpu = self.cpu_seconds() if self._counted() else None
         known = start_cpu if start_cpu is not None else self.cpu_used
-        cpu, shown = timeout + limits.grace, timeout
-        if self._cpu_budget is not None:
+        cpu, shown = timeout + limits.grace, timeout  # its own limit, and the alarm's grace
+        if self._cpu_budget is not None:  # never past the process's own budget
             left = max(self._cpu_budget - known, 0.0)
-            if left < timeout:  # the process's own budget ends first
-                cpu, shown = left, left
+            cpu, shown = min(cpu, left), min(shown, left)
 
         def late() -> str:  # why a step that reached `until` was stopped
             if until - now >= backstop:
