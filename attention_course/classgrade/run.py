@@ -123,7 +123,7 @@ def autograde_class(
 
         close = None
         try:
-            run, todo = _look(assignment, root, names, state, force, steady)
+            run, refused, todo = _look(assignment, root, names, state, force, steady)
             if scheduler is not None and todo:  # an unreachable cluster is said before anything
                 from attention_course.classgrade.cluster import connect
 
@@ -132,7 +132,6 @@ def autograde_class(
                 if not steady(registered, assignment, root):
                     steady(register, assignment, root)
                 steady(records.setup)
-            refused = [s for s, o in run.outcomes.items() if o.status == "not graded"]
             tell("start", len(todo) + len(refused), None)
             for student in refused:
                 tell("done", student, run.outcomes[student])
@@ -156,12 +155,15 @@ def autograde_class(
         return run
 
 
-def _look(assignment, root, names, state, force, steady) -> tuple[ClassRun, list[tuple[str, str]]]:
+def _look(
+    assignment, root, names, state, force, steady
+) -> tuple[ClassRun, list[str], list[tuple[str, str]]]:
     """Inspect every submission: the run with what needs no grading (unchanged here or in
-    another course folder on this gradebook, cannot be graded), and the (student,
-    fingerprint) of each to grade."""
+    another course folder on this gradebook, cannot be graded), the students of those that
+    cannot be graded, and the (student, fingerprint) of each to grade."""
     code = grading_code(assignment, root)
     run = ClassRun(assignment, {}, force=force)
+    refused: list[str] = []
     todo: list[tuple[str, str]] = []
     look = {} if force else steady(state.records.all, names)  # (a run always has records)
     for student in names:
@@ -175,9 +177,10 @@ def _look(assignment, root, names, state, force, steady) -> tuple[ClassRun, list
                 steady(state.record, student, _fingerprint(found), outcome, again=False)
                 state.unlock(student)
             run.outcomes[student] = outcome
+            refused.append(student)
         else:
             todo.append((student, _fingerprint(found)))
-    return run, todo
+    return run, refused, todo
 
 
 def job_count(jobs: int, submissions: int) -> int:

@@ -65,7 +65,7 @@ class Outcome:
     error_type: str = ""
     error_message: str = ""
     warnings: list[str] = field(default_factory=list)
-    seconds: float = 0.0
+    seconds: float = 0.0  # as the worker measured the call (0.0: it sent no reply)
     detail: str = ""
 
     def describe(self) -> str:

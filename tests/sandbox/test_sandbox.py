@@ -636,6 +636,7 @@ def test_a_worker_killed_by_a_signal_without_a_name_is_said_with_its_number():
     run = run_program([("cell", cell)], [Call("r", "rt", (1,)), Call("a", "after", (2,))])
     got = run.outcomes["r"]
     assert got.status == "crashed" and got.detail == f"was killed by signal {number}", got
+    assert got.seconds == 0.0  # no reply: no time measured
     assert run.outcomes["a"].value == 2 and run.workers == 2
 
 
