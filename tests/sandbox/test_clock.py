@@ -110,6 +110,18 @@ def test_code_that_sleeps_is_stopped_once_past_its_limit_not_at_the_backstop():
     assert run.outcomes["w"].value == 2 and run.workers == 1
 
 
+def _a_stubborn_sleeper_is_stopped_as_a_wait(how: str, limits: Limits, waited: str) -> None:
+    """A call that sleeps, its alarm ignored, then an honest one: the first is a timeout said
+    as a wait of `waited` seconds, the second runs in a fresh worker."""
+    run = _run(how, [Call("s", "stubborn_sleeper", (1,)), Call("w", "work", (2,))], limits)
+    out = run.outcomes["s"]
+    assert out.status == "timeout", out
+    assert out.detail == (
+        f"was stopped after {waited} s of waiting (it slept, or waited for what never came)"
+    )
+    assert run.outcomes["w"].value == 2 and run.workers == 2
+
+
 @pytest.mark.parametrize("how", COUNTED)
 def test_code_that_sleeps_its_alarm_ignored_is_stopped_from_outside_once_past_its_limit(how):
     """The idle rule kept by the grading process, not the worker's alarm (ignored): a step
@@ -117,14 +129,8 @@ def test_code_that_sleeps_its_alarm_ignored_is_stopped_from_outside_once_past_it
     its limit, long before its backstop."""
     limits = Limits(call_timeout=0.5, grace=0.5, wall_factor=40.0)  # backstop: 20 s
     start = time.monotonic()
-    run = _run(how, [Call("s", "stubborn_sleeper", (1,)), Call("w", "work", (2,))], limits)
+    _a_stubborn_sleeper_is_stopped_as_a_wait(how, limits, "0.5")
     assert time.monotonic() - start < 10
-    out = run.outcomes["s"]
-    assert out.status == "timeout", out
-    assert out.detail == (
-        "was stopped after 0.5 s of waiting (it slept, or waited for what never came)"
-    )
-    assert run.outcomes["w"].value == 2 and run.workers == 2
 
 
 def test_code_that_sleeps_with_no_idle_rule_is_stopped_by_the_wall_clock_backstop():
@@ -139,14 +145,7 @@ def test_code_that_sleeps_its_alarm_ignored_is_killed_at_the_backstop_said_to_th
     """No idle rule, its own alarm ignored: killed from outside at its backstop and the grace,
     said as a wait of its backstop (3 x 0.4321 s = 1.2963 s), shown to the millisecond."""
     limits = Limits(call_timeout=0.4321, wall_factor=3.0, grace=0.5, idle_share=0.0)
-    calls = [Call("s", "stubborn_sleeper", (1,)), Call("w", "work", (2,))]
-    run = _run("proc", calls, limits)
-    out = run.outcomes["s"]
-    assert out.status == "timeout", out
-    assert out.detail == (
-        "was stopped after 1.296 s of waiting (it slept, or waited for what never came)"
-    )
-    assert run.outcomes["w"].value == 2 and run.workers == 2
+    _a_stubborn_sleeper_is_stopped_as_a_wait("proc", limits, "1.296")
 
 
 def test_a_call_the_submissions_deadline_cuts_short_is_said_with_the_time_it_had():
