@@ -30,11 +30,6 @@ class Assignment:
     graded: tuple[str, ...]  # graded functions, in notebook order
     helpers: tuple[str, ...] = ()  # functions the student brings from an earlier assignment
     grader_dir: Path = Path("grader_tests")
-    # graded function -> the graded functions of this assignment it may call (its callees)
-    callees: tuple[tuple[str, tuple[str, ...]], ...] = ()
-
-    def callees_of(self, function: str) -> tuple[str, ...]:
-        return dict(self.callees).get(function, ())
 
     def grader_file(self, function: str) -> Path:
         return self.grader_dir / f"test_{function}.py"
@@ -59,6 +54,8 @@ class Course:
     reference_file: Path
     assignments: dict[str, Assignment] = field(default_factory=dict)
     quiz: QuizSettings | None = None
+    contract_file: Path | None = None  # the exercise contract as data (grading/contract.py)
+    misconceptions_file: Path | None = None  # the misconception models (grading/diagnosis.py)
 
     @classmethod
     def load(cls, root: Path | str) -> Course:
@@ -91,10 +88,15 @@ class Course:
         """The helpers pasted into the assignment that grades `function`."""
         return next((a.helpers for a in self.assignments.values() if function in a.graded), ())
 
-    def callees_of(self, function: str) -> tuple[str, ...]:
-        """The graded functions of its own assignment that `function` may call."""
-        found = (a for a in self.assignments.values() if function in a.graded)
-        return next((a.callees_of(function) for a in found), ())
+    def graded_with(self, function: str) -> tuple[str, ...]:
+        """The graded functions of the assignment that grades `function`, in notebook order."""
+        return next((a.graded for a in self.assignments.values() if function in a.graded), ())
+
+    def notebook_of(self, function: str) -> tuple[str, ...]:
+        """Every other function of `function`'s notebook: the helpers pasted into it and the
+        functions graded there (what the exercise contract lets it call)."""
+        found = (*self.helpers_of(function), *self.graded_with(function))
+        return tuple(f for f in dict.fromkeys(found) if f != function)
 
     def source_notebook(self, assignment: str) -> Path:
         return self.root / "source" / assignment / f"{assignment}.ipynb"
@@ -163,24 +165,6 @@ def _strings(value: object, what: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _callees(
-    value: object, graded: tuple[str, ...], what: str
-) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """`{caller = [callee, ...]}`: each a graded function of the assignment, none its own."""
-    if not isinstance(value, dict):
-        raise ValueError(f"{what} must be a table of function = [functions it calls]")
-    found = []
-    for caller, names in value.items():
-        callees = _strings(names, f"{what}.{caller}")
-        unknown = [f for f in (caller, *callees) if f not in graded]
-        if unknown:
-            raise ValueError(f"{what}.{caller}: {unknown[0]} is not a graded function here")
-        if caller in callees:
-            raise ValueError(f"{what}.{caller}: a function is not its own callee")
-        found.append((caller, callees))
-    return tuple(found)
-
-
 def _parse(root: Path, data: dict) -> Course:
     meta = data.get("course", {})
     course_id = meta.get("id")
@@ -194,8 +178,13 @@ def _parse(root: Path, data: dict) -> Course:
             raise ValueError(f"[assignments.{name}] must be a table")
         graded = _strings(spec.get("functions"), f"[assignments.{name}] functions")
         helpers = _strings(spec.get("helpers", []), f"[assignments.{name}] helpers")
-        callees = _callees(spec.get("callees", {}), graded, f"[assignments.{name}] callees")
-        assignments[name] = Assignment(name, graded, helpers, grader_dir, callees)
+        if "callees" in spec:
+            raise ValueError(
+                f"[assignments.{name}] callees: no longer listed: a graded function may call "
+                "any function of its notebook (the exercise contract), and a bug of the one it "
+                "calls costs points in that one's tests only; remove the key"
+            )
+        assignments[name] = Assignment(name, graded, helpers, grader_dir)
     if not assignments:
         raise ValueError("no [assignments.<name>] declared")
     quiz = None
@@ -211,7 +200,9 @@ def _parse(root: Path, data: dict) -> Course:
             banks,
             root / formulas if formulas else banks.parent / FORMULAS_FILE,
         )
-    return Course(root, course_id, grader_dir, reference, assignments, quiz)
+    contract = root / meta.get("contract", f"{grader_dir.name}/contract.toml")
+    models = root / meta.get("misconceptions", f"{grader_dir.name}/misconceptions.py")
+    return Course(root, course_id, grader_dir, reference, assignments, quiz, contract, models)
 
 
 def find_course(folder: Path | str | None = None) -> Course:

@@ -14,76 +14,45 @@ from __future__ import annotations
 
 import numpy as np
 
-from attention_course.grading.harness import Fail, Student, call, rng, same_value
+from attention_course.grading.harness import Fail, Student, same_value
 
 from . import reference as ref
 
 HELPERS = ("softmax", "scaled_dot_product_attention", "causal_mask")
-
-
-def _sdpa_inputs() -> tuple:
-    """One query, two keys, d_k = 4: the scaled scores are (0, ln 3), so the weights are
-    (1/4, 3/4); without the scaling they would be (1/10, 9/10)."""
-    Q = np.ones((1, 4))
-    K = np.vstack([np.zeros(4), np.full(4, np.log(3) / 2)])
-    V = np.array([[0.0], [4.0]])
-    return Q, K, V
-
-
-_Q, _K, _V = _sdpa_inputs()
-_R = rng(1001)
-_QB, _KB, _VB = _R.normal(size=(2, 3, 4)), _R.normal(size=(2, 5, 4)), _R.normal(size=(2, 5, 2))
-_MASK_B = np.zeros((3, 5), dtype=bool)
-_MASK_B[0, 1:] = True
-_MASK_B[2] = True  # query 2 sees no key
-
-# (call, what it checks, advice when it fails)
-CHECKS = [
-    (
-        call("softmax", np.array([1000.0, 1001.0])),
-        "softmax([1000, 1001])",
-        "np.exp(1000) overflows: subtract the maximum before np.exp",
-    ),
-    (
-        call("softmax", np.array([[1000.0, 1001.0], [1.0, 2.0]])),
-        "softmax of rows near 1000 and near 1",
-        "shift each row by its own maximum (keepdims=True), not by the whole array's",
-    ),
-    (
-        call("softmax", np.array([[-np.inf, -np.inf], [0.0, np.log(3)]])),
-        "softmax of an all -inf row",
-        "an all -inf row (a query whose every key is forbidden) must give zeros, not NaN",
-    ),
-    (
-        call("softmax", np.array([[0.0, 1.0], [np.log(3), 2.0]]), axis=0),
-        "softmax(z, axis=0)",
-        "normalise along `axis`, not always along the last one",
-    ),
-    (
-        call("scaled_dot_product_attention", _Q, _K, _V),
-        "scaled_dot_product_attention of one query and two keys, d_k = 4",
-        "divide the scores Q @ K^T by np.sqrt(d_k), d_k = Q.shape[-1] (the weights here are "
-        "(1/4, 3/4) with the scaling, (1/10, 9/10) without)",
-    ),
-    (
-        call("scaled_dot_product_attention", _Q, _K, _V, mask=np.array([[False, True]])),
-        "scaled_dot_product_attention with mask [[False, True]]",
-        "True means FORBIDDEN: the second key must get weight exactly 0",
-    ),
-    (
-        call("scaled_dot_product_attention", _QB, _KB, _VB, mask=_MASK_B),
-        "scaled_dot_product_attention of a (2, 3, 4) batch with a mask and a fully masked query",
-        "a fully masked query gets zero weights and output; transpose K with "
-        "np.swapaxes(K, -1, -2) so batches work",
-    ),
-    (call("causal_mask", 4), "causal_mask(4)", "True (forbidden) strictly above the diagonal"),
-]
-
 REFERENCE = {
     "softmax": ref.softmax,
     "scaled_dot_product_attention": ref.scaled_dot_product_attention,
     "causal_mask": ref.causal_mask,
 }
+
+
+def checks(draw) -> list:
+    """Small checks of the pasted helpers: cases written by hand, each saying what it checks."""
+    r = draw.random("pasted helpers")
+    Q, K = np.ones((1, 4)), np.vstack([np.zeros(4), np.full(4, np.log(3) / 2)])
+    V = np.array([[0.0], [4.0]])
+    QB, KB, VB = r.normal(size=(2, 3, 4)), r.normal(size=(2, 5, 4)), r.normal(size=(2, 5, 2))
+    mask_b = np.zeros((3, 5), dtype=bool)
+    mask_b[0, 1:] = True
+    mask_b[2] = True  # query 2 sees no key
+    sdpa = "scaled_dot_product_attention"
+    return [
+        draw.case("softmax", np.array([1000.0, 1001.0]), what="softmax([1000, 1001])"),
+        draw.case("softmax", np.array([[1000.0, 1001.0], [1.0, 2.0]]),
+                  what="softmax of rows near 1000 and near 1"),
+        draw.case("softmax", np.array([[-np.inf, -np.inf], [0.0, np.log(3)]]),
+                  what="softmax of an all -inf row"),
+        draw.case("softmax", np.array([[0.0, 1.0], [np.log(3), 2.0]]), axis=0,
+                  what="softmax(z, axis=0)"),
+        draw.case(sdpa, Q, K, V, what="scaled_dot_product_attention of one query and two keys, "
+                  "d_k = 4"),
+        draw.case(sdpa, Q, K, V, mask=np.array([[False, True]]),
+                  what="scaled_dot_product_attention with mask [[False, True]]"),
+        draw.case(sdpa, QB, KB, VB, mask=mask_b,
+                  what="scaled_dot_product_attention of a (2, 3, 4) batch with a mask and a fully "
+                  "masked query"),
+        draw.case("causal_mask", 4, what="causal_mask(4)"),
+    ]
 
 
 def _agrees(student: Student, c) -> bool:
@@ -94,25 +63,28 @@ def _agrees(student: Student, c) -> bool:
     return same_value(out.value, want)
 
 
-def diagnosis(student: Student) -> list[str]:
-    """One line per pasted helper that gets a small check wrong: what, and what to do."""
-    lines, named = [], set()
-    for c, what, advice in CHECKS:
+def diagnosis(student: Student, cases: list) -> tuple[list[str], list]:
+    """One line per pasted helper that gets a small check wrong, and the cases it failed."""
+    lines, named, failed = [], set(), []
+    for c in cases:
         if c.function in named or _agrees(student, c):
             continue
         if c.function == "scaled_dot_product_attention" and "softmax" in named:
             continue  # it calls softmax: the softmax line says it all
         named.add(c.function)
+        failed.append(c)
         out = student.outcome(c)
         how = "is not right" if out.status == "ok" else out.describe()
-        lines.append(f"your pasted {c.function}: {what} {how} ({advice})")
-    return lines
+        lines.append(f"your pasted {c.function}: {c.what} {how}")
+    return lines, failed
 
 
-def expect_same_with_pasted_helpers(student: Student, function: str, passed_only_with_course: list):
+def expect_same_with_pasted_helpers(
+    student: Student, inputs: dict, function: str, passed_only_with_course: list
+) -> None:
     """Fails, naming the pasted helper at fault, when a pasted helper gets a small check wrong
     or some tests of `function` passed only with the course's helpers (their descriptions)."""
-    found = diagnosis(student)
+    found, failed = diagnosis(student, inputs["helpers"])
     if not found and not passed_only_with_course:
         return
     culprit = "; ".join(found) or (
@@ -127,4 +99,7 @@ def expect_same_with_pasted_helpers(student: Student, function: str, passed_only
         )
     else:
         effect = f"It changes none of {function}'s graded results."
-    raise Fail(f"{culprit}. {effect} Fix the pasted copy in section 0 of this notebook.")
+    raise Fail(
+        f"{culprit}. {effect} Fix the pasted copy in section 0 of this notebook.",
+        cases=tuple(failed[:1]),
+    )

@@ -69,8 +69,8 @@ def multi_head_attention(X, W_q, W_k, W_v, W_o, num_heads, mask=None, context=No
     Q = split_heads(X @ W_q, num_heads)  # (..., num_heads, seq_q, d_k)
     K = split_heads(source @ W_k, num_heads)  # (..., num_heads, seq_k, d_k)
     V = split_heads(source @ W_v, num_heads)  # (..., num_heads, seq_k, d_k)
-    if mask is not None:
-        mask = np.expand_dims(mask, -3)  # the same mask for every head
+    if mask is not None and np.ndim(mask) >= 2:
+        mask = np.expand_dims(mask, -3)  # (..., 1, seq_q, seq_k): the same for every head
     heads, weights = scaled_dot_product_attention(Q, K, V, mask)
     return combine_heads(heads) @ W_o, weights
 

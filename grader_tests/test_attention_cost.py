@@ -6,37 +6,65 @@ import numbers
 
 import numpy as np
 
-from attention_course.grading.harness import Fail, call, points
+from attention_course.grading.harness import Fail, cases, over, points
 
 from . import reference as ref
 
 FN = "attention_cost"
 KEYS = ("score_flops", "mix_flops", "weights_bytes")
 
-BASE = call(FN, 6, 6, 8, 2)
-CROSS = call(FN, 5, 7, 12, 3, batch_size=2, bytes_per_float=8)
-BATCHED = call(FN, 4, 4, 16, 4, batch_size=3, bytes_per_float=2)
-DOUBLED = call(FN, 12, 12, 8, 2)  # BASE with twice the sequence length
-MORE_HEADS = call(FN, 6, 6, 8, 4)  # BASE with twice the heads, same d_model
-# 3 heads do not divide d_model = 10: d_k = 10 // 3 = 3, as the course text writes it, the
-# d_k of d_model = 9 (so the two calls give the same counts, whatever else is right or wrong)
-INDIVISIBLE = call(FN, 4, 6, 10, 3, batch_size=2)
-SAME_D_K = call(FN, 4, 6, 9, 3, batch_size=2)
-CASES = (
-    (BASE, "attention_cost(6, 6, 8, 2)"),
-    (CROSS, "attention_cost(5, 7, 12, 3, batch_size=2, bytes_per_float=8)"),
-    (BATCHED, "attention_cost(4, 4, 16, 4, batch_size=3, bytes_per_float=2)"),
-)
 
-HINT_FLOPS = (
-    "Q K^T has batch_size * num_heads * seq_len_q * seq_len_k entries, each a dot "
-    "product of length d_k = d_model // num_heads; one multiply-add counts as 2 FLOPs."
-)
+def doubled(case):
+    """The same call with seq_len_q and seq_len_k both doubled."""
+    q, k = case.arg("seq_len_q"), case.arg("seq_len_k")
+    return {"": case.replaced("doubled", what="both lengths doubled", seq_len_q=2 * q,
+                              seq_len_k=2 * k)}
 
 
-def cost(student, c) -> dict:
+def whole_width(case):
+    """The same call with d_model made a multiple of num_heads: the same d_k."""
+    heads = case.arg("num_heads")
+    d_model = heads * (case.arg("d_model") // heads)
+    return {"": case.replaced("whole", what=f"d_model={d_model}, the same d_k", d_model=d_model)}
+
+
+def more_heads(case):
+    """The same call with twice the heads, d_model the same."""
+    return {"": case.replaced("heads", what="twice the heads", num_heads=2 * case.arg("num_heads"))}
+
+
+@cases
+def inputs(draw):
+    """Sizes from 1 to tens of thousands, with or without batch_size and bytes_per_float, head
+    counts that divide d_model and that do not."""
+    both = ("batch_size", "bytes_per_float")
+    return {
+        "plain": [
+            *draw(FN, 3),
+            *draw(FN, 5, given=both),
+            *draw(FN, 2, given=both, large=("seq_q", "seq_k", "heads")),
+        ],
+        # num_heads does not divide d_model: the remainder below and above half a head
+        "indivisible": draw(
+            FN, 4, given=both, edges={"num_heads": "indivisible"}, related={"whole": whole_width}
+        ),
+        "growth": draw(FN, 3, given=both, related={"doubled": doubled}),
+        # an even d_k, so that twice the heads still divide d_model
+        "heads": [
+            *draw(FN, 1, given=both, sizes={"d_k": 2}, related={"more": more_heads}),
+            *draw(FN, 1, given=both, sizes={"d_k": 4}, related={"more": more_heads}),
+            *draw(FN, 1, sizes={"d_k": 6}, related={"more": more_heads}),
+        ],
+    }
+
+
+def _number(v):
+    return v[()] if isinstance(v, np.ndarray) and v.ndim == 0 else v
+
+
+def cost(student, case) -> dict:
     """The student's dict, with the three required entries checked to be finite numbers."""
-    got = student.value(c)
+    got = student.value(case)
     if not isinstance(got, dict):
         raise Fail(f"attention_cost must return a dict, got a {type(got).__name__}")
     missing = [k for k in KEYS if k not in got]
@@ -46,117 +74,83 @@ def cost(student, c) -> dict:
             f"(it needs at least {', '.join(KEYS)})"
         )
     for k in KEYS:
-        v = got[k]
-        if isinstance(v, np.ndarray) and v.ndim == 0:
-            v = v[()]
+        v = _number(got[k])
         if (
             isinstance(v, bool | np.bool_)
             or not isinstance(v, numbers.Real)
-            or not (math.isfinite(float(v)))
+            or not math.isfinite(float(v))
         ):
-            raise Fail(
-                f"attention_cost(...)['{k}'] must be a finite number (a count, an int), "
-                f"got a {type(v).__name__}"
-            )
-    return {k: float(got[k]) for k in KEYS}
+            raise Fail(f"the entry {k!r} must be a finite number (a count), got a {type(v).__name__}")
+    return {k: _number(got[k]) for k in KEYS}
 
 
-def expect_entry(student, key: str, hint: str) -> None:
-    for c, what in CASES:
-        want = ref.attention_cost(*c.args, **c.kwargs)[key]
-        if not math.isclose(cost(student, c)[key], want, rel_tol=1e-9):
-            raise Fail(f"{what}['{key}'] is not the expected number. {hint}")
-
-
-HINT_INT = (
-    "Every count is an int (exercise contract, attention_cost), and d_k = d_model // "
-    "num_heads is a whole number of columns per head, as the course text computes it, also "
-    "when num_heads does not divide d_model: a true division gives a fractional head width."
-)
-
-
-def expect_ints(student, c, what: str) -> None:
-    got = student.value(c)
-    cost(student, c)
-    for k in KEYS:
-        v = got[k]
-        if isinstance(v, np.ndarray) and v.ndim == 0:
-            v = v[()]
-        if not isinstance(v, numbers.Integral) or isinstance(v, bool | np.bool_):
-            raise Fail(f"{what}['{k}'] is a {type(v).__name__}, not an int. {HINT_INT}")
+def expect_entry(student, case, key: str) -> None:
+    want = ref.attention_cost(*case.args, **case.kwargs)[key]
+    got = cost(student, case)[key]
+    if got != want and not math.isclose(float(got), want, rel_tol=1e-12):
+        raise Fail(f"the entry {key!r} is not the count the contract gives")
 
 
 @points(1)
-def test_returns_dict_of_numbers(student):
+@over("plain", "indivisible")
+def test_returns_dict_of_numbers(case, student):
     """returns a dict of int counts (at least score_flops, mix_flops and weights_bytes), with
     d_k = d_model // num_heads also when num_heads does not divide d_model"""
-    for c, what in CASES:
-        expect_ints(student, c, what)
-    what = "attention_cost(4, 6, 10, 3, batch_size=2)"
-    expect_ints(student, INDIVISIBLE, what)
-    got, same = cost(student, INDIVISIBLE), cost(student, SAME_D_K)
+    got = cost(student, case)
     for k in KEYS:
-        if got[k] != same[k]:
-            raise Fail(
-                f"{what}['{k}'] differs from attention_cost(4, 6, 9, 3, batch_size=2)['{k}']: "
-                f"3 heads do not divide d_model = 10, and both have d_k = 3. {HINT_INT}"
-            )
+        if not isinstance(got[k], numbers.Integral) or isinstance(got[k], bool | np.bool_):
+            raise Fail(f"the entry {k!r} is a {type(got[k]).__name__}, not an int")
+    if "whole" in case.related:  # num_heads does not divide d_model: d_k is its floor
+        heads, d_model = case.arg("num_heads"), case.arg("d_model")
+        same = cost(student, case.related["whole"])
+        for k in KEYS:
+            if got[k] != same[k]:
+                raise Fail(
+                    f"the entry {k!r} differs from the one for d_model = "
+                    f"{heads * (d_model // heads)}, which has the same d_k = d_model // "
+                    f"num_heads = {d_model // heads}"
+                )
 
 
 @points(1)
-def test_score_flops(student):
-    """score_flops (Q K^T over all heads and the batch) for three sets of arguments"""
-    expect_entry(student, "score_flops", HINT_FLOPS)
+@over("plain")
+def test_score_flops(case, student):
+    """score_flops (Q K^T over all heads and the batch), for lengths up to tens of thousands"""
+    expect_entry(student, case, "score_flops")
 
 
 @points(1)
-def test_mix_flops(student):
-    """mix_flops (weights @ V over all heads and the batch) for three sets of arguments"""
-    expect_entry(
-        student,
-        "mix_flops",
-        "weights @ V: each of the batch_size * num_heads * seq_len_q output rows of "
-        "a head sums seq_len_k values of width d_k; one multiply-add counts as 2 FLOPs.",
-    )
+@over("plain")
+def test_mix_flops(case, student):
+    """mix_flops (weights @ V over all heads and the batch)"""
+    expect_entry(student, case, "mix_flops")
 
 
 @points(1)
-def test_weights_bytes(student):
-    """weights_bytes (every head's weight matrix, for the batch) for three sets of arguments"""
-    expect_entry(
-        student,
-        "weights_bytes",
-        "Every head of every batch element stores a (seq_len_q, seq_len_k) weight "
-        "matrix of bytes_per_float-byte numbers.",
-    )
+@over("plain")
+def test_weights_bytes(case, student):
+    """weights_bytes (every head's weight matrix, for the batch, of bytes_per_float bytes each)"""
+    expect_entry(student, case, "weights_bytes")
 
 
 @points(1)
-def test_quadratic_growth(student):
+@over("growth")
+def test_quadratic_growth(case, student):
     """doubling seq_len (queries and keys) quadruples score_flops and weights_bytes"""
-    base, doubled = cost(student, BASE), cost(student, DOUBLED)
+    base, twice = cost(student, case), cost(student, case.related["doubled"])
     for key in ("score_flops", "weights_bytes"):
-        if base[key] <= 0 or not math.isclose(doubled[key], 4 * base[key], rel_tol=1e-9):
-            raise Fail(
-                f"{key} must grow 4-fold when seq_len_q and seq_len_k both double: "
-                "attention compares every query with every key, so its cost is "
-                "quadratic in the sequence length."
-            )
+        if base[key] <= 0 or not math.isclose(float(twice[key]), 4 * float(base[key]), rel_tol=1e-9):
+            raise Fail(f"{key} does not grow 4-fold when seq_len_q and seq_len_k both double")
 
 
 @points(1)
-def test_heads_counted(student):
+@over("heads")
+def test_heads_counted(case, student):
     """twice the heads (same d_model): weights_bytes doubles, score_flops stays the same"""
-    base, more = cost(student, BASE), cost(student, MORE_HEADS)
+    base, more = cost(student, case), cost(student, case.related["more"])
     if base["weights_bytes"] <= 0 or not math.isclose(
-        more["weights_bytes"], 2 * base["weights_bytes"], rel_tol=1e-9
+        float(more["weights_bytes"]), 2 * float(base["weights_bytes"]), rel_tol=1e-9
     ):
-        raise Fail(
-            "weights_bytes must double with twice the heads: every head stores its own "
-            "(seq_len_q, seq_len_k) weight matrix."
-        )
-    if not math.isclose(more["score_flops"], base["score_flops"], rel_tol=1e-9):
-        raise Fail(
-            "score_flops must not change with the number of heads at a fixed d_model: "
-            "more heads means a smaller d_k = d_model // num_heads per head."
-        )
+        raise Fail("weights_bytes does not double with twice the heads")
+    if not math.isclose(float(more["score_flops"]), float(base["score_flops"]), rel_tol=1e-9):
+        raise Fail("score_flops changes with the number of heads at a fixed d_model")

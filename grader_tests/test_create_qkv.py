@@ -1,116 +1,98 @@
 """Grader for create_qkv(X, W_q, W_k, W_v): 5 points."""
 
+from attention_course.grading.draws import alone, pieces, writable
 from attention_course.grading.harness import (
     Fail,
-    call,
+    cases,
     expect_batch_slice,
     expect_close,
     expect_rank,
     expect_readonly_twin,
     expect_unmodified,
-    hinting,
+    over,
     points,
-    rng,
 )
 
 from . import reference as ref
 
-r = rng(201)
-# d_model 6, d_k 3, d_v 2: W_v is narrower than W_q and W_k.
-X = r.normal(size=(4, 6))
-W_Q, W_K, W_V = r.normal(size=(6, 3)), r.normal(size=(6, 3)), r.normal(size=(6, 2))
-BASIC = call("create_qkv", X, W_Q, W_K, W_V)
-# W_q, W_k, W_v of one shape: taking one weight matrix for another changes values, not shapes.
-EQUAL = call("create_qkv", X, *(r.normal(size=(6, 3)) for _ in range(3)))
-X_BATCH = r.normal(size=(2, 4, 6))
-BATCH = call("create_qkv", X_BATCH, W_Q, W_K, W_V)
-SLICES = [call("create_qkv", x, W_Q, W_K, W_V) for x in X_BATCH]
-READONLY = call("create_qkv", X, W_Q, W_K, W_V, readonly=True)  # BASIC, read-only
-
-HINT_ROLES = "Q = X @ W_q, K = X @ W_k, V = X @ W_v, returned in the order (Q, K, V)."
+FN = "create_qkv"
 
 
-def qkv(student, c) -> tuple:
-    """The student's (Q, K, V), or a Fail saying why it is not a triple."""
-    got = student.value(c)
+@cases
+def inputs(draw):
+    """X of every rank, weight matrices of any widths, and of one shape."""
+    return {
+        "plain": draw(FN, 6, ranks=(0,)),
+        # W_q, W_k, W_v of one shape: taking one matrix for another changes values, not shapes
+        "equal": draw(FN, 3, ranks=(0,), ties=[("d_k", "d_v")], sizes={"d_k": (2, 7)}),
+        "batched": draw(FN, 4, ranks=(1, 2), related={"alone": alone}),
+        "readonly": draw(FN, 3, ranks=(0,), readonly=True, related={"writable": writable}),
+    }
+
+
+def qkv(student, case) -> tuple:
+    """The student's (Q, K, V), or a Fail of the call saying why it is not a triple."""
+    got = student.value(case)
     if not isinstance(got, (tuple, list)) or len(got) != 3:
         raise Fail(
             f"create_qkv must return a tuple (Q, K, V) of three arrays, got "
             f"{type(got).__name__}"
-            + (f" of {len(got)} items" if isinstance(got, (tuple, list)) else "")
+            + (f" of {len(got)} items" if isinstance(got, (tuple, list)) else ""),
+            of_call=True,
+            outcome=student.outcome(case),
         )
     return tuple(got)
 
 
-HINT_EQUAL = (
-    "Here W_q, W_k and W_v have the same shape, so only the values show which matrix was used. "
-)
-
-
-def expect_projection(student, k: int, what: str, hint: str) -> None:
-    """Item k of the student's (Q, K, V) is the reference's, for the basic call and for weight
-    matrices of one shape."""
-    expect_close(qkv(student, BASIC)[k], ref.create_qkv(*BASIC.args)[k], what, hint)
-    name = "QKV"[k]
-    expect_close(
-        qkv(student, EQUAL)[k],
-        ref.create_qkv(*EQUAL.args)[k],
-        f"{name} for W_q, W_k, W_v all of shape (6, 3)",
-        HINT_EQUAL + hint,
-    )
+def expect_projection(case, student, k: int) -> None:
+    """Item k of the student's (Q, K, V) is X times its own weight matrix."""
+    name, weight = "QKV"[k], ("W_q", "W_k", "W_v")[k]
+    want = ref.create_qkv(*case.args)[k]
+    expect_close(qkv(student, case)[k], want, f"{name}, against X @ {weight}")
 
 
 @points(1)
-def test_query_projection(student):
+@over("plain", "equal")
+def test_query_projection(case, student):
     """Q is X @ W_q (also when W_q, W_k, W_v have one shape)"""
-    expect_projection(
-        student, 0, "Q for a (4, 6) X and (6, 3) W_q", "The queries come from W_q. " + HINT_ROLES
-    )
+    expect_projection(case, student, 0)
 
 
 @points(1)
-def test_key_projection(student):
+@over("plain", "equal")
+def test_key_projection(case, student):
     """K is X @ W_k (also when W_q, W_k, W_v have one shape)"""
-    expect_projection(
-        student, 1, "K for a (4, 6) X and (6, 3) W_k", "The keys come from W_k. " + HINT_ROLES
-    )
+    expect_projection(case, student, 1)
 
 
 @points(1)
-def test_value_projection_may_be_narrower(student):
-    """V is X @ W_v, also when W_v is narrower than W_q (d_v != d_k)"""
-    expect_projection(
-        student,
-        2,
-        "V for a (4, 6) X and a (6, 2) W_v",
-        "The values come from W_v, whose width d_v may differ from d_k. " + HINT_ROLES,
-    )
+@over("plain", "equal")
+def test_value_projection_may_be_narrower(case, student):
+    """V is X @ W_v, also when W_v is narrower or wider than W_q (d_v != d_k)"""
+    expect_projection(case, student, 2)
 
 
 @points(1)
-def test_batched_input(student):
-    """a batch X of shape (2, 4, 6) gives, sequence by sequence, the Q, K, V of each alone"""
-    hint = (
-        "X @ W works for any number of leading dimensions; avoid X.T, np.dot tricks or "
-        "2-D-only einsum strings."
-    )
-    with hinting(hint):
-        got = qkv(student, BATCH)
-        for i, c in enumerate(SLICES):
-            got_i = qkv(student, c)
-            for name, g, g_i, like in zip("QKV", got, got_i, ref.create_qkv(*c.args), strict=True):
-                g_i = expect_rank(g_i, like, f"{name} for sequence {i} of the batch on its own")
-                what = f"{name} of sequence {i} of the batch, alone"
-                expect_batch_slice(g, (2,), (i,), g_i, what, hint)
+@over("batched")
+def test_batched_input(case, student):
+    """a batch X (one or two leading axes) gives, sequence by sequence, the Q, K, V of each
+    alone"""
+    got = qkv(student, case)
+    lead = case.arg("X").shape[:-2]
+    for index, single in pieces(case):
+        got_i = qkv(student, single)
+        for name, g, g_i, like in zip("QKV", got, got_i, ref.create_qkv(*single.args), strict=True):
+            g_i = expect_rank(g_i, like, f"{name} for batch element {index} on its own")
+            expect_batch_slice(g, lead, index, g_i, f"{name} of batch element {index}", "")
 
 
 @points(1)
-def test_inputs_not_modified(student):
-    """X and the weight matrices are left unchanged, and read-only inputs give the same result"""
-    hint = "Compute new arrays; do not update X or the weights in place."
-    expect_unmodified(student, READONLY, hint, like=BASIC)
-    likes = ref.create_qkv(*BASIC.args)
-    for name, g_ro, g, like in zip(
-        "QKV", qkv(student, READONLY), qkv(student, BASIC), likes, strict=True
-    ):
-        expect_readonly_twin(expect_rank(g, like, f"{name} for writable inputs"), g_ro, name, hint)
+@over("readonly")
+def test_inputs_not_modified(case, student):
+    """X and the weight matrices are left unchanged: read-only inputs give what writable ones
+    give"""
+    twin = case.related["writable"]
+    expect_unmodified(student, case, like=twin)
+    likes = ref.create_qkv(*case.args)
+    for name, g_ro, g, like in zip("QKV", qkv(student, case), qkv(student, twin), likes, strict=True):
+        expect_readonly_twin(expect_rank(g, like, f"{name} for writable inputs"), g_ro, name, "")

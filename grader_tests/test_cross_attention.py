@@ -2,9 +2,12 @@
 
 import numpy as np
 
+from attention_course.grading.draws import alone, pieces, writable
 from attention_course.grading.harness import (
+    RELATION_ATOL,
+    RELATION_RTOL,
     PairReader,
-    call,
+    cases,
     expect_close,
     expect_pair_close,
     expect_pair_readonly_twin,
@@ -12,57 +15,63 @@ from attention_course.grading.harness import (
     expect_unmodified,
     expect_zero_where,
     explain_shape_errors,
-    hinting,
+    over,
     points,
     renormalised,
-    rng,
 )
 
 from . import reference as ref
-from .pasted_helpers import expect_same_with_pasted_helpers
+from .pasted_helpers import checks, expect_same_with_pasted_helpers
 
 FN = "cross_attention"
-r = rng(501)
-# 3 queries from X, 5 keys/values from context, both of width 6; d_k 4, d_v 2.
-W = (r.normal(size=(6, 4)) * 0.7, r.normal(size=(6, 4)) * 0.7, r.normal(size=(6, 2)))
-X = r.normal(size=(3, 6))
-CONTEXT = r.normal(size=(5, 6))
-PERM = np.array([2, 4, 0, 3, 1])
-MASK = np.array(
-    [
-        [True, False, False, True, False],
-        [False, True, True, False, False],
-        [True, True, False, True, True],
-    ]
-)
 
-BASIC = call(FN, X, CONTEXT, *W)
-PERMUTED = call(FN, X, CONTEXT[PERM], *W)
-MASKED = call(FN, X, CONTEXT, *W, mask=MASK)  # the same X and context as BASIC
-X_BATCH, CONTEXT_BATCH = r.normal(size=(2, 3, 6)), r.normal(size=(2, 5, 6))
-BATCH = call(FN, X_BATCH, CONTEXT_BATCH, *W)
-LEAD = (2,)
-SLICES = [call(FN, X_BATCH[i], CONTEXT_BATCH[i], *W) for i in range(2)]
-READONLY = call(FN, X, CONTEXT, *W, readonly=True)  # BASIC, read-only
-MASKED_READONLY = call(FN, X, CONTEXT, *W, mask=MASK, readonly=True)  # MASKED, read-only
-# X and context of one shape, W_q, W_k, W_v of one shape: queries from context, values from X,
-# or W_k for W_v keep every shape right, so only the values show the mix-up.
-EQUAL = call(
-    FN,
-    r.normal(size=(4, 6)),
-    r.normal(size=(4, 6)),
-    *(r.normal(size=(6, 6)) * 0.5 for _ in range(3)),
-)
 
-HINT = (
-    "Queries come from X (X @ W_q), keys and values from context (context @ W_k, "
-    "context @ W_v): the weights are (seq_len_q, seq_len_k) = (len(X), len(context)) and "
-    "the output (seq_len_q, d_v)."
-)
-HINT_MASK = (
-    "Pass the mask on to scaled_dot_product_attention: True means FORBIDDEN, and "
-    "forbidden weights are exactly 0."
-)
+def unmasked(case):
+    """The same call without the mask."""
+    return {"": case.replaced("unmasked", mask=None)}
+
+
+def reordered(case):
+    """The same call with the context's tokens in reverse order."""
+    context = case.arg("context")[..., ::-1, :].copy()
+    return {"": case.replaced("reordered", what="the context reversed", context=context)}
+
+
+@cases
+def inputs(draw):
+    """Two sequences of any lengths and widths, masks in every broadcastable form."""
+    return {
+        "plain": draw(FN, 6, ranks=(0,)),
+        # X and context of one shape, W_q, W_k, W_v of one shape: only the values show a mix-up
+        "equal": draw(
+            FN,
+            3,
+            ranks=(0,),
+            ties=[("seq_q", "seq_k"), ("d_model", "d_k", "d_v")],
+            sizes={"d_k": (2, 7)},
+        ),
+        "reorder": draw(
+            FN, 4, ranks=(0,), sizes={"seq_k": (2, 9)}, related={"reordered": reordered}
+        ),
+        "masked": draw(FN, 6, ranks=(0,), given=("mask",), related={"unmasked": unmasked}),
+        "batched": [
+            *draw(FN, 3, ranks=(1, 2), related={"alone": alone}),
+            *draw(FN, 6, ranks=(1, 2), given=("mask",), related={"alone": alone}),
+        ],
+        "readonly": [
+            *draw(FN, 2, ranks=(0,), readonly=True, related={"writable": writable}),
+            *draw(
+                FN,
+                2,
+                ranks=(0,),
+                given=("mask",),
+                edges={"mask": "fully_masked_row"},
+                readonly=True,
+                related={"writable": writable},
+            ),
+        ],
+        "helpers": checks(draw),
+    }
 
 
 def _shape_property(c, shapes) -> str:
@@ -74,12 +83,6 @@ def _shape_property(c, shapes) -> str:
         f"every array built from the keys has {n_k} rows, the scores and the weights are "
         f"({n_q}, {n_k}), and so is any mask."
     )
-    if any(s[-2:] == (n_q, n_q) for s in shapes) and n_q != n_k:
-        text += (
-            f" A ({n_q}, {n_q}) array, square in the queries, meets them: is there a mask the "
-            "call did not ask for (mask=None means no mask at all; cross-attention has no "
-            "causal default), or keys taken from X?"
-        )
     return text + " (Exercise contract: Conventions, widths and lengths may differ.)"
 
 
@@ -87,84 +90,80 @@ explain_shape_errors(FN, _shape_property)
 
 # attend: (output, weights) with their exact shapes; floats: only their ranks, for relational
 # tests (see PairReader).
-READER = PairReader(ref.cross_attention, HINT)
+READER = PairReader(ref.cross_attention, "")
 attend, floats = READER.checked, READER.ranked
 
 
-@points(2)
-def test_queries_from_x_keys_from_context(student):
-    """3 queries from X against 5 keys from context: weights (3, 5), output (3, d_v)"""
-    attend(student, BASIC, "3 tokens of X attending to 5 tokens of context", varies=False)
+def within(a, b, what):
+    expect_close(a, b, what, rtol=RELATION_RTOL, atol=RELATION_ATOL)
 
 
 @points(2)
-def test_values_match_reference(student):
+@over("plain")
+def test_queries_from_x_keys_from_context(case, student):
+    """queries from X, keys from context: weights (..., seq_len_q, seq_len_k), output
+    (..., seq_len_q, d_v)"""
+    attend(student, case, "the result", varies=False)
+
+
+@points(2)
+@over("plain", "equal")
+def test_values_match_reference(case, student):
     """output and weights match the reference, also when X and context have one shape"""
-    got = attend(student, BASIC, "3 tokens of X attending to 5 tokens of context")
-    want = ref.cross_attention(*BASIC.args)
-    expect_pair_close(got, want, "of 3 tokens of X attending to 5 of context", HINT)
-    got = attend(student, EQUAL, "4 tokens of X attending to 4 tokens of context")
-    want = ref.cross_attention(*EQUAL.args)
-    hint = (
-        "X and context have the same shape here, and so do W_q, W_k and W_v: only the values "
-        "show which sequence and which matrix was used. " + HINT
-    )
-    expect_pair_close(got, want, "when X and context both have shape (4, 6)", hint)
+    want = ref.cross_attention(*case.args, **case.kwargs)
+    expect_pair_close(attend(student, case, "the result"), want, "for this input", "")
 
 
 @points(2)
-def test_context_order_does_not_matter(student):
+@over("reorder")
+def test_context_order_does_not_matter(case, student):
     """reordering the context rows leaves the outputs unchanged (weights' columns reorder)"""
-    out, w = attend(student, BASIC, "3 tokens of X attending to 5 tokens of context")
-    out_p, w_p = attend(student, PERMUTED, "the same call with the context reordered")
-    hint = (
-        "The output of each query is a weighted sum over the context, so the order of the "
-        "context rows must not matter; only the weights' columns move with them. " + HINT
-    )
-    expect_close(w_p, w[:, PERM], "weights with the context reordered", hint)
-    expect_close(out_p, out, "outputs with the context reordered", hint)
+    out, w = floats(student, case, "the result")
+    out_p, w_p = floats(student, case.related["reordered"], "the result for the context reversed")
+    within(w_p, w[..., ::-1], "weights with the context reversed, against the weights' columns "
+           "reversed")
+    within(out_p, out, "outputs with the context reversed, against the outputs")
 
 
 @points(2)
-def test_mask_is_applied(student):
-    """a (3, 5) mask: forbidden weights are exactly 0, the rest renormalised"""
-    _, w = attend(student, MASKED, "a masked cross-attention call")
-    expect_zero_where(w, MASK, "the weights at forbidden (mask True) positions", HINT_MASK)
-    _, w_full = attend(student, BASIC, "the same call without a mask")
-    expect_close(
-        w,
-        renormalised(w_full, MASK),
-        "masked weights, against the unmasked weights renormalised over the allowed keys",
-        HINT_MASK,
-    )
+@over("masked")
+def test_mask_is_applied(case, student):
+    """a mask of any broadcastable shape: forbidden weights are exactly 0, the rest
+    renormalised"""
+    _, w = attend(student, case, "the result")
+    mask = np.broadcast_to(case.arg("mask"), w.shape)
+    expect_zero_where(w, mask, "the weights at forbidden (mask True) positions", "")
+    _, w_full = attend(student, case.related["unmasked"], "the same call without a mask")
+    within(w, renormalised(w_full, mask), "masked weights, against the unmasked weights "
+           "renormalised over the allowed keys")
 
 
 @points(1)
-def test_batched_input(student):
-    """a batch, X (2, 3, 6) and context (2, 5, 6), equals each pair on its own"""
-    hint = "Batches work when every product uses @ on the last two axes. " + HINT
-    with hinting(hint):
-        batch = floats(student, BATCH, "a batch X (2, 3, 6) with context (2, 5, 6)")
-        for i, c in enumerate(SLICES):
-            single = floats(student, c, f"batch element {i} on its own")
-            expect_pair_slice(batch, LEAD, (i,), single, f"batch element {i}", hint)
+@over("batched")
+def test_batched_input(case, student):
+    """a batch of X and context (one or two leading axes, with a mask or not) equals each pair
+    on its own"""
+    batch = floats(student, case, "the batch")
+    for index, single in pieces(case):
+        got = floats(student, single, f"batch element {index} on its own")
+        expect_pair_slice(batch, batch[0].shape[: len(index)], index, got, f"element {index}", "")
 
 
 @points(1)
-def test_inputs_not_modified(student):
-    """X, context, the weights and the mask are left unchanged; read-only inputs work the same"""
-    hint = "Build new arrays; do not update X, context, the weights or the mask in place."
-    expect_unmodified(student, READONLY, hint, like=BASIC)
+@over("readonly")
+def test_inputs_not_modified(case, student):
+    """X, context, the weights and the mask are left unchanged: read-only inputs (a read-only
+    mask with a fully masked row included) give what writable ones give"""
+    twin = case.related["writable"]
+    expect_unmodified(student, case, like=twin)
     expect_pair_readonly_twin(
-        floats(student, BASIC, "cross-attention of 3 tokens to 5"),
-        floats(student, READONLY, "the same call with read-only inputs"),
-        hint,
+        floats(student, twin, "the call with writable inputs"),
+        floats(student, case, "the same call with read-only inputs"),
+        "",
     )
-    if student.outcome(MASKED).status == "ok":  # a failing masked call costs its own test
-        expect_unmodified(student, MASKED_READONLY, hint, like=MASKED)
 
 
 @points(0)
-def test_same_with_your_pasted_helpers(student, passed_only_with_course):
+def test_same_with_your_pasted_helpers(student, inputs, passed_only_with_course):
     """(0 points) your pasted helpers work here as the course's do"""
-    expect_same_with_pasted_helpers(student, FN, passed_only_with_course)
+    expect_same_with_pasted_helpers(student, inputs, FN, passed_only_with_course)

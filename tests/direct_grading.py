@@ -101,12 +101,19 @@ def _call(namespace: dict[str, Any], c) -> Outcome:
     return out
 
 
+def records_here(
+    course: Course, program: list[tuple[str, str]], functions: list[str], seed: str | None
+) -> list[dict]:
+    """The report's records for `functions` of `program` with the graders' inputs of `seed`."""
+    tests, calls, faults, draw = runner.collect(course, functions, seed)
+    session = Session(program, calls, run_here, course, draw)
+    results = session.grade(tests, faults)
+    assert not faults, faults
+    return results
+
+
 def grade_here(
     course: Course, program: list[tuple[str, str]], function: str, seed: str | None
 ) -> dict[str, bool]:
     """Test name -> passed, for `function` of `program` with the graders' inputs of `seed`."""
-    tests, calls, faults = runner.collect(course, [function], seed)
-    session = Session(program, calls, run_here, course)
-    results = runner.run_tests(session, tests, faults)
-    assert not faults, faults
-    return {r["test"]: r["passed"] for r in results}
+    return {r["test"]: r["passed"] for r in records_here(course, program, [function], seed)}

@@ -1,10 +1,11 @@
-"""A course's graders and reference, imported by path from its folder (never from sys.path).
+"""A course's graders, reference, contract and misconception models, read by path from its folder
+(never from sys.path).
 
-Each course's grader folder becomes a package of its own name (derived from the folder), so
-two courses graded in one process never share a module, and the graders' relative imports
-(`from . import reference`) find their own course's reference. Graders imported for a
-submission's seed (`seed=`) are a package of their own too, whose `rng` draws with that seed
-(harness.py); `forget` drops such a package once it is no longer wanted.
+Each course's grader folder becomes a package of its own name (derived from the folder), so two
+courses graded in one process never share a module, and the graders' relative imports
+(`from . import reference`) find their own course's reference. A grader module is imported once
+per process: what differs from one submission to the next is the seeded source its `@cases`
+function is called with (draws.py), never the module.
 """
 
 from __future__ import annotations
@@ -16,46 +17,53 @@ import threading
 import types
 
 from attention_course.course import Course
-from attention_course.grading import harness
+from attention_course.grading import contract as contracts
+from attention_course.grading.diagnosis import Models
 
 _LOCK = threading.Lock()
 
 
-def package(course: Course, seed: str | None = None) -> str:
-    """The module name of the course's grader folder (for `seed`), created on first use."""
+def package(course: Course) -> str:
+    """The module name of the course's grader folder, created on first use."""
     folder = course.grader_dir.resolve()
     name = "attention_course_graders_" + hashlib.sha256(str(folder).encode()).hexdigest()[:12]
-    if seed is not None:
-        name += f"_seed_{seed}"
     with _LOCK:
         if name not in sys.modules:
             module = types.ModuleType(name, f"The graders of {course.root}.")
             module.__path__ = [str(folder)]
             module.__file__ = str(folder / "__init__.py")
-            setattr(module, harness.SEED_ATTRIBUTE, seed)
             sys.modules[name] = module
     return name
 
 
-def forget(course: Course, seed: str) -> list[str]:
-    """Drop the grader package of `seed` and its modules; the names of those modules."""
-    name = package(course, seed)
-    with _LOCK:
-        gone = [m for m in sys.modules if m == name or m.startswith(name + ".")]
-        for m in gone:
-            del sys.modules[m]
-    return gone
-
-
-def grader(course: Course, function: str, seed: str | None = None) -> types.ModuleType:
-    """The grader module of `function` (grader_tests/test_<function>.py), for `seed`."""
-    name = f"{package(course, seed)}.test_{function}"
+def _module(course: Course, stem: str) -> types.ModuleType:
+    name = f"{package(course)}.{stem}"
     with _LOCK:
         return importlib.import_module(name)
+
+
+def grader(course: Course, function: str) -> types.ModuleType:
+    """The grader module of `function` (grader_tests/test_<function>.py)."""
+    return _module(course, f"test_{function}")
 
 
 def reference(course: Course) -> types.ModuleType:
     """The course's reference implementation (never shown to students)."""
-    name = f"{package(course)}.{course.reference_file.stem}"
-    with _LOCK:
-        return importlib.import_module(name)
+    return _module(course, course.reference_file.stem)
+
+
+def contract(course: Course) -> contracts.Contract:
+    """The course's exercise contract as data (an empty one where it has none)."""
+    if course.contract_file is None:
+        return contracts.Contract()
+    return contracts.load(course.contract_file)
+
+
+def misconceptions(course: Course) -> Models:
+    """The course's misconception models (none where it declares no file): its module's
+    `MODELS`."""
+    path = course.misconceptions_file
+    if path is None or not path.is_file() or path.parent.resolve() != course.grader_dir.resolve():
+        return Models()
+    found = getattr(_module(course, path.stem), "MODELS", None)
+    return found if isinstance(found, Models) else Models()

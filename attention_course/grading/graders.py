@@ -42,6 +42,10 @@ class TestResult:
     passed: bool
     message: str
     partial: float | None = None  # points earned when not all or nothing (a quiz question)
+    diagnosis: str | None = None  # the misconception its message names (diagnosis.py)
+    follows_from: str | None = None  # the earlier test whose failure this one follows from
+    counterexample: dict | None = None  # the input shown: {"input", "size", "shrunk"}
+    charged_to: tuple[str, ...] = ()  # the functions whose bug this 0-point line names
 
     @property
     def earned(self) -> float:
@@ -70,7 +74,7 @@ class FunctionScore:
             mark = "PASS" if t.passed else "FAIL"
             line = f"{mark} [{t.points:g} pt] {t.description}"
             if not t.passed and t.message:
-                line += f"\n     {t.message}"
+                line += "\n     " + t.message.replace("\n", "\n     ")
             lines.append(line)
         return "\n".join(lines)
 
@@ -120,15 +124,22 @@ def _grade_here(
     return 0, ""
 
 
-def _run_graders(course: Course, args: list[str], deadline: float) -> tuple[int, str]:
+def _run_graders(
+    course: Course, args: list[str], deadline: float, seed: str | None
+) -> tuple[int, str]:
     """pytest on the grader files, in a process of its own: (exit code, what it printed). It
-    gets the submission's deadline as a wall-clock time, and is stopped if it outlives it."""
+    gets the submission's deadline as a wall-clock time, and is stopped if it outlives it; the
+    seed in its environment (seeds.SEED_ENV), never on its command line."""
     epoch = time.time() + (deadline - time.monotonic())
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+    env.pop(seeds.SEED_ENV, None)
+    if seed:
+        env[seeds.SEED_ENV] = seed
     try:
         proc = subprocess.run(
             [sys.executable, "-m", "pytest", *args, "--deadline", repr(epoch)],
             cwd=course.root,
-            env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTEST_DISABLE_PLUGIN_AUTOLOAD="1"),
+            env=env,
             capture_output=True,
             text=True,
             preexec_fn=_grader_limits,
@@ -203,8 +214,6 @@ def grade_file(
             str(Path(path).resolve()),
             "--report",
             str(report_path),
-            "--seed",
-            seed,
             *(["--unsandboxed"] if unsandboxed else []),
             *[arg for folder in hide for arg in ("--hide", str(folder))],
         ]
@@ -213,7 +222,7 @@ def grade_file(
                 course, path, wanted, unsandboxed, hide, report_path, deadline, seed
             )
         else:
-            code, output = _run_graders(course, args, deadline)
+            code, output = _run_graders(course, args, deadline, seed)
         try:
             raw = json.loads(report_path.read_text())
             faults, tests = list(raw["faults"]), list(raw["tests"])
@@ -229,7 +238,15 @@ def grade_file(
     for t in tests:
         scores[t["function"]].tests.append(
             TestResult(
-                t["test"], t["description"], float(t["points"]), bool(t["passed"]), t["message"]
+                t["test"],
+                t["description"],
+                float(t["points"]),
+                bool(t["passed"]),
+                t["message"],
+                diagnosis=t.get("diagnosis"),
+                follows_from=t.get("follows_from"),
+                counterexample=t.get("counterexample"),
+                charged_to=tuple(t.get("charged_to", ())),
             )
         )
     untested = [f for f, score in scores.items() if not score.tests]

@@ -1,22 +1,37 @@
-"""What every grader file uses: declaring calls, reading the student's results, failing clearly.
+"""What every grader file uses: its cases, its properties, reading the student's results,
+failing clearly.
 
-A grader file declares, at import time, the calls it needs (`call(...)`); the session runs them
-all at once in one worker process (see conftest.py), and each test reads the outcome of its
-calls through the `student` fixture. Failure messages name the property and the likely
-misconception; they never show expected values or grader code.
+A grader file declares its inputs with one `@cases` function of the seeded random source the
+engine gives it for each submission (draws.py): named families of cases drawn over the exercise
+contract, beside cases written by hand. Each test is a property with its points, checked on every
+case of the families it names:
+
+    @cases
+    def inputs(draw):
+        return {"plain": draw(FN, 6), "masked": draw(FN, 13, given=("mask",))}
+
+    @points(2)
+    @over("plain", "masked")
+    def test_values_match_reference(case, got):
+        # (its docstring: the property, as the feedback names it)
+        expect_pair_close(got, ref.scaled_dot_product_attention(*case.args, **case.kwargs))
+
+A property test may take `case` (the Case), `got` (the student's value for it: a Fail saying why
+when the call gave none), `outcome` (the call's raw Outcome) and `student` (for the case's
+related calls). The engine (session.py) runs every call of a submission at once in the sandbox,
+checks each property on every case, shrinks a failing draw to a small counterexample, names the
+misconception that explains it (diagnosis.py), and says a failure that follows from another once.
+Failure messages state the property; they never show expected values or grader code.
 
 Besides the basic checks (`expect_close`, `expect_shape`, ...), the checks several graders share
 live here: reading a result against the reference's shape or rank (`ArrayReader`, and
 `PairReader` for functions returning (output, weights)), a batch against its slices
-(`expect_batch_slice`), read-only inputs against writable ones (`expect_readonly_twin`), and
-`hinting`, which adds a test's advice to a failure from the call itself.
+(`expect_batch_slice`), read-only inputs against writable ones (`expect_readonly_twin`).
 """
 
 from __future__ import annotations
 
-import itertools
 import re
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -54,19 +69,35 @@ def points_of(fn: Callable[..., Any] | None) -> float:
 
 RTOL = 1e-6
 ATOL = 1e-9
-
-REGISTRY: dict[str, Call] = {}
-DECLARED_BY: dict[str, list[Call]] = {}  # module -> the calls it declared
-_counter = itertools.count()
-
+# Relations between a function's own results (a batch and its slices, read-only and writable
+# inputs, masked and unmasked weights): their structure, not their precision, which the tests
+# against the reference judge at RTOL.
+RELATION_RTOL = 1e-4
+RELATION_ATOL = 1e-7
 
 class Fail(AssertionError):
     """A failed property, with the message the student sees.
 
     A `final` failure says all there is to say (a function not implemented yet): `hinting`
-    adds no advice to it."""
+    adds no advice to it. A failure `of_call` is the call's own (it raised, ran too long, or
+    returned no value of the kind asked for), not the property's: another test that meets
+    the same failure follows from the first. `cases` names the cases it failed on, for a
+    test that reads outcomes itself."""
 
     final = False
+
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        of_call: bool = False,
+        cases: tuple = (),
+        outcome: Outcome | None = None,
+    ):
+        super().__init__(message)
+        self.of_call = of_call
+        self.cases = cases
+        self.outcome = outcome  # the call's outcome, for a failure of the call
 
 
 NOT_IMPLEMENTED = "is not implemented yet"  # what a function still raising the stub's error says
@@ -78,70 +109,70 @@ class NotImplementedYet(Fail):
     final = True
 
 
-SEED_ATTRIBUTE = "__grading_seed__"  # of a grader package imported for one submission's seed
-_PROCESS_SEED: dict[str, str | None] = {"seed": None}  # a pytest process grades one submission
+CASES = "__grading_cases__"  # marks a grader file's `@cases` function
+OVER = "__grading_over__"  # the case families a property test is checked on
 
 
-def set_seed(seed: str | None) -> None:
-    """The submission seed of this process's graders (a pytest process; before they import)."""
-    _PROCESS_SEED["seed"] = seed
+def cases(fn: Callable[..., dict]) -> Callable[..., dict]:
+    """`@cases`: the grader file's inputs, `fn(draw) -> {family: [Case, ...]}`, made for each
+    submission with its seeded source (`draw`, draws.py). One per file."""
+    setattr(fn, CASES, True)
+    return fn
 
 
-def rng(n: int) -> np.random.Generator:
-    """The random inputs a grader draws as its `n`th stream: with the submission's seed (its
-    package's, see course_graders.py, or this process's) mixed in, else `n` alone."""
-    package = sys._getframe(1).f_globals.get("__package__") or ""
-    seed = getattr(sys.modules.get(package), SEED_ATTRIBUTE, None) or _PROCESS_SEED["seed"]
-    if seed is None:
-        return np.random.default_rng(n)
-    return np.random.default_rng([n, int(seed, 16)])
+def over(*families: str) -> Callable[[_Test], _Test]:
+    """`@over("plain", ...)`: a property test, checked on every case of these families."""
+
+    def checked_on(fn: _Test) -> _Test:
+        setattr(fn, OVER, tuple(families))
+        return fn
+
+    return checked_on
 
 
-def call(
-    function: str, *args: Any, readonly: bool = False, errstate: bool = False, **kwargs: Any
-) -> Call:
-    """Declare a call of the student's `function`; its outcome is read in a test."""
-    key = f"{function}#{next(_counter)}"
-    c = Call(key, function, tuple(args), dict(kwargs), readonly=readonly, errstate=errstate)
-    REGISTRY[key] = c
-    DECLARED_BY.setdefault(sys._getframe(1).f_globals.get("__name__", ""), []).append(c)
-    return c
-
-
-def forget(modules: list[str]) -> None:
-    """Drop the calls the grader `modules` declared (modules no longer graded with)."""
-    for name in modules:
-        for c in DECLARED_BY.pop(name, []):
-            REGISTRY.pop(c.key, None)
+def _call_of(c: Any) -> Call:
+    """The Call of a Case (draws.py), or the Call itself."""
+    return c if isinstance(c, Call) else c.call
 
 
 class Student:
-    """The outcomes of every declared call for one submission."""
+    """The outcomes of every call of one submission's program run."""
 
     def __init__(self, outcomes: dict[str, Outcome]):
         self.outcomes = outcomes
 
-    def outcome(self, c: Call) -> Outcome:
-        return self.outcomes[c.key]
+    def outcome(self, c: Any) -> Outcome:
+        return self.outcomes[_call_of(c).key]
 
-    def value(self, c: Call) -> Any:
-        """The return value of `c`, or a Fail saying why there is none: "not implemented yet"
-        for a stub, the property a shape mismatch breaks for numpy's shape errors."""
+    def value(self, c: Any) -> Any:
+        """The return value of `c` (a Case or a Call), or a Fail of the call saying why there is
+        none: "not implemented yet" for a stub, the property a shape mismatch breaks for
+        numpy's shape errors."""
+        c = _call_of(c)
         out = self.outcome(c)
         if out.status == "error" and out.error_type == "NotImplementedError":
-            raise NotImplementedYet(f"{c.function} {NOT_IMPLEMENTED}")
+            raise NotImplementedYet(f"{c.function} {NOT_IMPLEMENTED}", of_call=True, outcome=out)
         if out.status == "error" and (mismatch := shape_mismatch(out)):
-            raise Fail(shape_failure(c, mismatch))
+            raise Fail(shape_failure(c, mismatch), of_call=True, outcome=out)
         if out.status != "ok":
-            raise Fail(f"{c.function} {out.describe()}")
+            raise Fail(f"{c.function} {out.describe()}", of_call=True, outcome=out)
         return out.value
 
-    def pair(self, c: Call) -> tuple[np.ndarray, np.ndarray]:
+    def pair(self, c: Any) -> tuple[np.ndarray, np.ndarray]:
         """A function that must return `(output, weights)` (a list of the two is accepted)."""
         got = self.value(c)
-        if not isinstance(got, (tuple, list)) or len(got) != 2:
-            raise Fail(f"{c.function} must return a tuple (output, weights), got {_kind(got)}")
-        return tuple(got)
+        return as_pair(got, _call_of(c).function, self.outcome(c))
+
+
+def as_pair(got: Any, function: str, outcome: Outcome | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """`got` as (output, weights): a tuple or list of two, else a Fail of the call."""
+    if not isinstance(got, (tuple, list)) or len(got) != 2:
+        raise Fail(
+            f"{function} must return a tuple (output, weights), got {_kind(got)}",
+            of_call=True,
+            outcome=outcome,
+        )
+    return tuple(got)  # type: ignore[return-value]
 
 
 @contextmanager
@@ -253,7 +284,7 @@ def expect_close(
     if np.isnan(got.astype(np.float64, copy=False)).any():
         raise Fail(f"{what}: contains NaN. {hint}".rstrip())
     if not np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=False):
-        raise Fail(f"{what}: values are not the expected ones. {hint}".rstrip())
+        raise Fail(f"{what}: wrong values. {hint}".rstrip())
 
 
 def expect_equal(got: Any, want: np.ndarray, what: str, hint: str = "") -> None:
@@ -263,25 +294,36 @@ def expect_equal(got: Any, want: np.ndarray, what: str, hint: str = "") -> None:
     if got.dtype != want.dtype:
         raise Fail(f"{what}: dtype {got.dtype}, expected {want.dtype}. {hint}".rstrip())
     if not np.array_equal(got, want):
-        raise Fail(f"{what}: values are not the expected ones. {hint}".rstrip())
+        raise Fail(f"{what}: wrong values. {hint}".rstrip())
 
 
-def expect_not_constant(got: np.ndarray, what: str) -> np.ndarray:
-    """An array that is not one value everywhere, as no real result is (unfinished code often
-    returns zeros or ones of the right shape)."""
-    if got.size > 1 and np.all(got == got.flat[0]):
-        raise Fail(f"{what}: every entry is the same value, whatever the input: is it finished?")
+def _constant(x: np.ndarray) -> bool:
+    return x.size > 1 and bool(np.all((x == x.flat[0]) | (np.isnan(x) & np.isnan(x.flat[0]))))
+
+
+def expect_not_constant(got: np.ndarray, what: str, like: np.ndarray | None = None) -> np.ndarray:
+    """An array that is not one value everywhere where the contract's result `like` is not
+    either (unfinished code often returns zeros or ones of the right shape; a fully masked
+    input's weights are rightly all zeros)."""
+    if _constant(got) and (like is None or not _constant(np.asarray(like, dtype=float))):
+        value = _number_text(got.flat[0])
+        raise Fail(f"{what}: every entry is {value}, where the values must vary with the input")
     return got
 
 
-def expect_rank(got: Any, like: np.ndarray, what: str) -> np.ndarray:
+def _number_text(x: Any) -> str:
+    return np.format_float_positional(float(x), precision=4, trim="0") if np.isfinite(x) else str(x)
+
+
+def expect_rank(got: Any, like: np.ndarray, what: str, constant: bool = False) -> np.ndarray:
     """A float array with as many dimensions as the contract's result `like`, not one value
-    everywhere. For relational tests (batch against slices, read-only against writable): the
-    exact shape has a test of its own, so these only need the rank."""
+    everywhere unless `like` is (or `constant` allows it). For relational tests (batch against
+    slices, read-only against writable): the exact shape has a test of its own, so these only
+    need the rank."""
     got = expect_array(got, what)
     if got.ndim != like.ndim:
         raise Fail(f"{what}: shape {got.shape}, expected {like.ndim} dimensions like {like.shape}")
-    return expect_not_constant(got, what)
+    return got if constant else expect_not_constant(got, what, like)
 
 
 class ArrayReader:
@@ -325,13 +367,14 @@ def expect_batch_slice(
             f"{batch_what or what}: shape {batch.shape}, expected the batch dimensions {lead} "
             f"followed by the shape {single.shape} of the result for one slice. {hint}"
         )
-    expect_close(batch[i], single, what, hint)
+    expect_close(batch[i], single, what, hint, RELATION_RTOL, RELATION_ATOL)
 
 
 def expect_readonly_twin(got: np.ndarray, got_ro: Any, name: str, hint: str) -> None:
     """`got_ro`, from a call with read-only inputs, equals `got` from the same call with writable
     ones (code that writes into an input raises on read-only arrays)."""
-    expect_close(got_ro, got, f"{name} for read-only inputs, against writable ones", hint)
+    what = f"{name} for read-only inputs, against writable ones"
+    expect_close(got_ro, got, what, hint, RELATION_RTOL, RELATION_ATOL)
 
 
 def expect_zero_where(got: np.ndarray, mask: np.ndarray, what: str, hint: str) -> None:
@@ -375,7 +418,7 @@ class PairReader:
         expect_array(out, f"output of {what}")
         expect_array(w, f"weights of {what}")
         if varies:
-            expect_not_constant(out, f"output of {what}")
+            expect_not_constant(out, f"output of {what}", want_out)
         return out, w
 
     def ranked(self, student: Student, c: Call, what: str) -> tuple[np.ndarray, np.ndarray]:
@@ -383,10 +426,8 @@ class PairReader:
         neither one value everywhere (see `expect_rank`), for relational tests."""
         out, w = student.pair(c)
         want_out, want_w = self.reference(*c.args, **c.kwargs)
-        return (
-            expect_rank(out, want_out, f"output of {what}"),
-            expect_rank(w, want_w, f"weights of {what}"),
-        )
+        expect_rank(w, want_w, f"weights of {what}", constant=True)  # (seq_len_k = 1: all ones)
+        return expect_rank(out, want_out, f"output of {what}"), w
 
 
 def expect_pair_slice(
@@ -436,15 +477,15 @@ def expect_unmodified(student: Student, c: Call, hint: str = "", like: Call | No
     input's shape instead (`X.shape = ...`) fails there, or gives other values. `like`, the same
     call with writable inputs, tells that apart from a function that fails anyway. The test
     compares the values itself (`expect_readonly_twin`)."""
-    if not c.readonly:
-        raise TypeError(f"{c.key}: expect_unmodified reads a call declared with readonly=True")
+    if not _call_of(c).readonly:
+        raise TypeError(f"{_call_of(c).key}: expect_unmodified reads a read-only call")
     if like is not None:
         student.value(like)  # a function that fails on writable inputs too: that failure
     out = student.outcome(c)
     if out.status in ("error", "crashed", "unreadable"):
         raise Fail(
-            f"{c.function} modified an input array in place: with read-only inputs it "
-            f"{out.describe()}. {hint}".rstrip()
+            f"{_call_of(c).function} modified an input array in place: with read-only inputs "
+            f"it {out.describe()}. {hint}".rstrip()
         )
     student.value(c)
 
@@ -480,4 +521,4 @@ def expect_no_warnings(student: Student, c: Call, hint: str = "") -> None:
     out = student.outcome(c)
     numeric = [w for w in out.warnings if w.startswith("RuntimeWarning")]
     if numeric:
-        raise Fail(f"{c.function} emitted a warning ({numeric[0]}). {hint}".rstrip())
+        raise Fail(f"{_call_of(c).function} emitted a warning ({numeric[0]}). {hint}".rstrip())

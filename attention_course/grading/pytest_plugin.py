@@ -12,27 +12,33 @@ Options (see `pytest grader_tests --help`):
   --deadline EPOCH    the submission's absolute deadline, in seconds since the epoch (default:
                       the submission's time from the start of the session)
   --seed HEX          the submission's seed (grading/seeds.py), with which the graders draw
-                      their inputs (default: their own fixed seeds)
+                      their inputs (default: $ATTENTION_COURSE_SEED, else their own fixed
+                      seeds)
 """
 
 from __future__ import annotations
 
 import inspect
 import json
+import os
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from attention_course.course import Course
-from attention_course.grading import harness
-from attention_course.grading.seeds import check_seed
-from attention_course.grading.session import Session, record, report
+from attention_course.grading import course_graders, harness
+from attention_course.grading.draws import Draw
+from attention_course.grading.runner import cases_of
+from attention_course.grading.seeds import SEED_ENV, check_seed
+from attention_course.grading.session import Session, report
+from attention_course.grading.verdicts import GraderTest
 from attention_course.sandbox.program import Limits, run_program, submission_deadline
 
-_RESULTS = pytest.StashKey[list]()  # one dict per grader test run
+_ITEMS = pytest.StashKey[list]()  # the collected grader tests
 _FAULTS = pytest.StashKey[list]()  # what went wrong in the graders themselves
-_SESSION = pytest.StashKey[Session]()  # the submission's grading session
+_SESSION = pytest.StashKey[tuple]()  # the submission's grading session and its records
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -73,17 +79,28 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    """The submission's seed, set before the grader files are imported (they draw at import)."""
-    seed = config.getoption("--seed", None)
-    harness.set_seed(check_seed(seed) if seed else None)
-
-
 def _course(config: pytest.Config) -> Course:
     return Course.load(config.getoption("--course") or config.rootpath)
 
 
-def _session(config: pytest.Config) -> Session:
+def _seed(config: pytest.Config) -> str | None:
+    """The submission's seed: --seed, else the variable a grading process sets (a seed is
+    never put on a command line, where any account can read it)."""
+    seed = config.getoption("--seed", None) or os.environ.get(SEED_ENV)
+    return check_seed(seed) if seed else None
+
+
+def _function(item: pytest.Item) -> str:
+    name = Path(str(item.fspath)).stem
+    return name.removeprefix("test_")
+
+
+def _grader_items(config: pytest.Config) -> list[pytest.Function]:
+    return config.stash.get(_ITEMS, [])
+
+
+def _session(config: pytest.Config) -> tuple[Session, list[dict]]:
+    """The submission's session and its records, made once, at the first grader test."""
     if _SESSION not in config.stash:
         from attention_course.grading.notebook import program_from_file
 
@@ -109,35 +126,73 @@ def _session(config: pytest.Config) -> Session:
                 outside=outside,
             )
 
+        seed = _seed(config)
+        draw = Draw(course_graders.contract(course), seed)
+        tests: list[GraderTest] = []
+        calls: dict[str, Any] = {}
+        made: dict[str, dict] = {}
+        for item in _grader_items(config):
+            module = item.module
+            function = _function(item)
+            if module.__name__ not in made:
+                made[module.__name__] = cases_of(module, Draw(draw.contract, seed, f"{function}/"))
+                for family in made[module.__name__].values():
+                    for case in family:
+                        for c in case.calls():
+                            calls.setdefault(c.key, c)
+            fn = item.obj
+            tests.append(
+                GraderTest(
+                    function,
+                    item.name,
+                    fn,
+                    _points(item),
+                    tuple(inspect.signature(fn).parameters),
+                    getattr(fn, harness.OVER, None),
+                    made[module.__name__],
+                )
+            )
         program = program_from_file(Path(path) if path else course.reference_file)
-        calls = list(harness.REGISTRY.values())
-        config.stash[_SESSION] = Session(program, calls, run, course)
+        session = Session(program, list(calls.values()), run, course, draw)
+        faults = config.stash.setdefault(_FAULTS, [])
+        config.stash[_SESSION] = (session, session.grade(tests, faults))
     return config.stash[_SESSION]
 
 
-@pytest.fixture(scope="session")
-def program_run(request: pytest.FixtureRequest):
-    return _session(request.config).program_run
-
-
-@pytest.fixture(scope="session")
-def student(program_run, request: pytest.FixtureRequest) -> harness.Student:
-    return _session(request.config).student
+# Placeholders for the parameters of property tests: the session gives each its value.
+@pytest.fixture
+def case() -> None:
+    return None
 
 
 @pytest.fixture
-def passed_only_with_course(request: pytest.FixtureRequest) -> list[str]:
-    """Descriptions of the tests of this file's function that passed only with the course's
-    helpers (so far: the 0-point test that reads this comes last in its file)."""
-    return _session(request.config).passed_only_with_course.get(_function(request.node), [])
+def got() -> None:
+    return None
 
 
 @pytest.fixture
-def passed_only_with_callees(request: pytest.FixtureRequest) -> dict[str, list[str]]:
-    """Graded callee -> descriptions of the tests of this file's function that passed only
-    with the course's callee (so far: the 0-point test that reads this comes last in its
-    file)."""
-    return _session(request.config).passed_only_with_callees.get(_function(request.node), {})
+def outcome() -> None:
+    return None
+
+
+@pytest.fixture
+def inputs() -> None:
+    return None
+
+
+@pytest.fixture
+def student() -> None:
+    return None
+
+
+@pytest.fixture
+def passed_only_with_course() -> None:
+    return None
+
+
+@pytest.fixture
+def passed_only_with_callees() -> None:
+    return None
 
 
 def _points(item: pytest.Item) -> float:
@@ -151,57 +206,43 @@ def _points(item: pytest.Item) -> float:
     return float(marker.args[0])
 
 
-def _function(item: pytest.Item) -> str:
-    name = Path(str(item.fspath)).stem
-    return name.removeprefix("test_")
-
-
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items) -> None:
     here = _course(config).grader_dir.resolve()
+    graders = []
     for item in items:
-        if Path(str(item.fspath)).parent == here:
+        if Path(str(item.fspath)).parent == here and isinstance(item, pytest.Function):
             _points(item)  # every grader test carries its points
+            graders.append(item)
+    config.stash[_ITEMS] = graders
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function):
-    """Grader tests run through the session (a helper's bug is not the function's)."""
-    if "student" not in pyfuncitem.funcargs:
+    """A grader test's verdict is the session's (every test judged at once: shrunk, said once,
+    diagnosed); the item passes or fails with its message."""
+    if pyfuncitem not in _grader_items(pyfuncitem.config):
         return None
-    names = inspect.signature(pyfuncitem.obj).parameters
-    args = {name: pyfuncitem.funcargs[name] for name in names}
-    _session(pyfuncitem.config).call(pyfuncitem.obj, _function(pyfuncitem), args)
+    _, records = _session(pyfuncitem.config)
+    for r in records:
+        if r["function"] == _function(pyfuncitem) and r["test"] == pyfuncitem.name:
+            if not r["passed"]:
+                raise harness.Fail(r["message"])
     return True
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
-    """A grader test's result for the report. Only the grader's own `Fail` is a student
-    outcome; anything else it raises (a grader bug, a worker that could not start), and a
-    failed clean-up after it, is a fault of grading, reported as such and never turned into
-    points or a zero."""
+    """Anything but a grader's own `Fail` that a grader test raises (a grader bug, a worker that
+    could not start), and a failed clean-up after it, is a fault of grading, reported as such
+    and never turned into points or a zero."""
     outcome = yield
-    if outcome.when == "teardown" and outcome.failed and call.excinfo is not None:
-        exc = call.excinfo.value  # the test's result stands, but grading did not end cleanly
-        text = str(exc).strip().splitlines()
-        fault = f"{item.nodeid}: teardown: {type(exc).__name__}: {text[0] if text else ''}"
-        item.config.stash.setdefault(_FAULTS, []).append(fault[:500])
-    if outcome.when == "call" or (outcome.when == "setup" and outcome.failed):
-        message = ""
-        if outcome.failed and call.excinfo is not None:
-            exc = call.excinfo.value
-            if isinstance(exc, harness.Fail):
-                message = str(exc)
-            else:
-                text = str(exc).strip().splitlines()
-                fault = f"{item.nodeid}: {type(exc).__name__}: {text[0] if text else ''}"
-                item.config.stash.setdefault(_FAULTS, []).append(fault[:500])
-        results = item.config.stash.setdefault(_RESULTS, [])
-        function = _function(item)
-        assert isinstance(item, pytest.Function)  # a grader test is a test function
-        results.append(
-            record(function, item.name, item.obj, _points(item), outcome.passed, message)
-        )
+    if outcome.failed and call.excinfo is not None and outcome.when in ("setup", "call", "teardown"):
+        exc = call.excinfo.value
+        if not isinstance(exc, harness.Fail):
+            text = str(exc).strip().splitlines()
+            where = f"{outcome.when}: " if outcome.when == "teardown" else ""
+            fault = f"{item.nodeid}: {where}{type(exc).__name__}: {text[0] if text else ''}"
+            item.config.stash.setdefault(_FAULTS, []).append(fault[:500])
     return outcome
 
 
@@ -221,10 +262,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     path = session.config.getoption("--report")
     if not path:
         return
-    faults = _session_faults + session.config.stash.get(_FAULTS, [])
+    faults = _session_faults + list(dict.fromkeys(session.config.stash.get(_FAULTS, [])))
     if exitstatus not in (0, 1):
         faults.append(f"pytest ended with exit status {int(exitstatus)}")
-    graded = session.config.stash.get(_SESSION, None)
-    tests = session.config.stash.get(_RESULTS, [])
-    found = dict(report(graded, tests, faults), seed=session.config.getoption("--seed"))
+    graded, tests = session.config.stash.get(_SESSION, (None, []))
+    found = dict(report(graded, tests, faults), seed=_seed(session.config))
     Path(path).write_text(json.dumps(found, indent=1))

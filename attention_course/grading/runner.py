@@ -1,135 +1,110 @@
 """The graders without pytest's machinery, for a process that grades one submission after
-another (a grading job, `check`): grader files are imported once, and each submission costs
-one program run in the sandbox and one plain call per grader test.
+another (a grading job, `check`): grader files are imported once, and each submission costs its
+cases drawn with its seed, one program run in the sandbox (and more where a failing test is run
+again, shrunk or its callees taken out: session.py), and one plain call per test and case.
 
 It runs exactly what `pytest grader_tests` runs (a test compares the two): the grader files'
-`test_*` functions in file order, with the `student`, `passed_only_with_course` and
-`passed_only_with_callees` arguments pytest_plugin.py gives them, through the same `Session`.
-The grader files are the course's, imported by path (course_graders.py).
+`test_*` functions in file order, through the same `Session`. The grader files are the course's,
+imported by path (course_graders.py).
 """
 
 from __future__ import annotations
 
 import inspect
 import threading
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from attention_course.course import Course
 from attention_course.grading import course_graders, harness
+from attention_course.grading.draws import Case, Draw
 from attention_course.grading.notebook import program_from_file
-from attention_course.grading.session import CALLEE_NOTE, HELPER_NOTE, Session, record, report
+from attention_course.grading.session import Session, report
+from attention_course.grading.verdicts import GraderTest
 from attention_course.sandbox.program import Call, run_program, submission_deadline
 from attention_course.settings import Limits
 
-
-@dataclass(frozen=True)
-class GraderTest:
-    function: str
-    name: str
-    fn: Callable
-    points: float
-    params: tuple[str, ...]
-
-
-_MODULES: dict[tuple[str, str, str | None], tuple[list[GraderTest], list[Call]]] = {}
-_SEEDS: dict[tuple[str, str], Course] = {}  # seeds whose grader modules are kept, oldest first
-KEEP_SEEDS = 4  # a grading process keeps the graders of its last few submissions' seeds
 _LOADING = threading.Lock()  # grading itself is safe in threads; importing is done once
 
 
-def load(
-    course: Course, function: str, seed: str | None = None
-) -> tuple[list[GraderTest], list[Call]]:
-    """The grader tests of `function` (file order) and the calls its file declares, their
-    inputs drawn with `seed` (None: each grader's own fixed seeds)."""
+def tests_of(module: ModuleType, function: str) -> list[GraderTest]:
+    """A grader module's tests, in file order (without their cases)."""
+    found = [
+        GraderTest(
+            function,
+            name,
+            fn,
+            harness.points_of(fn),
+            tuple(inspect.signature(fn).parameters),
+            getattr(fn, harness.OVER, None),
+        )
+        for name, fn in vars(module).items()
+        if name.startswith("test_") and inspect.isfunction(fn) and fn.__module__ == module.__name__
+    ]
+    found.sort(key=lambda t: t.fn.__code__.co_firstlineno)
+    return found
+
+
+def cases_of(module: ModuleType, draw: Draw) -> dict[str, list[Case]]:
+    """A grader module's cases for one submission: its `@cases` function called with `draw`."""
+    makers = [v for v in vars(module).values() if callable(v) and getattr(v, harness.CASES, False)]
+    if len(makers) > 1:
+        raise ValueError(f"{module.__name__} has {len(makers)} @cases functions; one is read")
+    if not makers:
+        return {}
+    found = makers[0](draw)
+    if not isinstance(found, dict) or not all(
+        isinstance(k, str) and isinstance(v, list) and all(isinstance(c, Case) for c in v)
+        for k, v in found.items()
+    ):
+        raise TypeError(f"{module.__name__}: @cases must return {{family: [Case, ...]}}")
+    for family, found_cases in found.items():
+        for case in found_cases:
+            case.group = case.group or family
+    return found
+
+
+def load(course: Course, function: str) -> tuple[ModuleType, list[GraderTest]]:
+    """The grader module of `function` and its tests (imported once per process)."""
     with _LOADING:
-        if seed is not None:
-            _keep(course, seed)
-        return _load(course, function, seed)
-
-
-def _keep(course: Course, seed: str) -> None:
-    """Note `seed` as wanted now; forget the graders of the oldest past KEEP_SEEDS."""
-    key = (str(course.grader_dir), seed)
-    _SEEDS[key] = _SEEDS.pop(key, course)
-    while len(_SEEDS) > KEEP_SEEDS:
-        (folder, old), old_course = next(iter(_SEEDS.items()))
-        del _SEEDS[(folder, old)]
-        harness.forget(course_graders.forget(old_course, old))
-        for k in [k for k in _MODULES if k[0] == folder and k[2] == old]:
-            del _MODULES[k]
-
-
-def _load(course: Course, function: str, seed: str | None) -> tuple[list[GraderTest], list[Call]]:
-    key = (str(course.grader_dir), function, seed)
-    if key not in _MODULES:
-        module = course_graders.grader(course, function, seed)
-        # its own calls, and those of the grader modules it uses (pasted_helpers' checks)
-        uses = {module.__name__} | {
-            getattr(v, "__module__", "") for v in vars(module).values() if callable(v)
-        }
-        calls = [c for name in sorted(uses) for c in harness.DECLARED_BY.get(name, [])]
-        tests = [
-            GraderTest(
-                function, name, fn, harness.points_of(fn), tuple(inspect.signature(fn).parameters)
-            )
-            for name, fn in vars(module).items()
-            if name.startswith("test_")
-            and inspect.isfunction(fn)
-            and fn.__module__ == module.__name__
-        ]
-        tests.sort(key=lambda t: t.fn.__code__.co_firstlineno)
-        _MODULES[key] = (tests, calls)
-    return _MODULES[key]
+        module = course_graders.grader(course, function)
+    return module, tests_of(module, function)
 
 
 def collect(
-    course: Course, functions: list[str], seed: str | None = None
-) -> tuple[list[GraderTest], list[Call], list[str]]:
-    """The grader tests and calls of `functions` for `seed`, and the faults of grader files
-    that do not import."""
+    course: Course, functions: Sequence[str], seed: str | None = None
+) -> tuple[list[GraderTest], list[Call], list[str], Draw]:
+    """The tests of `functions`' grader files with their cases drawn for `seed`, every call
+    those cases make, the faults of grader files that do not load, and the seeded source."""
+    draw = Draw(course_graders.contract(course), seed)
     faults: list[str] = []
     tests: list[GraderTest] = []
-    calls: list[Call] = []
+    calls: dict[str, Call] = {}
     for function in functions:
         try:
-            found, declared = load(course, function, seed)
-        except Exception as exc:  # a grader file that does not import: a fault of grading
+            module, found = load(course, function)
+            cases = cases_of(module, Draw(draw.contract, seed, prefix=f"{function}/"))
+            for t in found:
+                unknown = [f for f in t.over or () if f not in cases]
+                if unknown:
+                    raise ValueError(f"{t.name} is checked on {unknown[0]!r}, which @cases lacks")
+        except Exception as exc:  # a grader file that does not load: a fault of grading
             faults.append(f"{course.assignment_grader(function)}: could not be collected ({exc})")
             continue
-        tests += found
-        calls += declared
-    calls = list({c.key: c for c in calls}.values())  # files may share a helper's calls
-    return tests, calls, faults
+        tests += [_with_cases(t, cases) for t in found]
+        for family in cases.values():
+            for case in family:
+                for c in case.calls():
+                    calls.setdefault(c.key, c)
+    return tests, list(calls.values()), faults, draw
 
 
-def run_tests(session: Session, tests: list[GraderTest], faults: list[str]) -> list[dict]:
-    """Every grader test through `session`, in order: one record each (faults appended)."""
-    results = []
-    for t in tests:
-        args: dict[str, Any] = {}
-        message, passed = "", False
-        try:
-            if "student" in t.params:
-                args["student"] = session.student
-            if HELPER_NOTE in t.params:
-                args[HELPER_NOTE] = session.passed_only_with_course.get(t.function, [])
-            if CALLEE_NOTE in t.params:
-                args[CALLEE_NOTE] = session.passed_only_with_callees.get(t.function, {})
-            session.call(t.fn, t.function, args)
-            passed = True
-        except harness.Fail as exc:
-            message = str(exc)
-        except Exception as exc:
-            text = str(exc).strip().splitlines()
-            faults.append(
-                f"{t.function}::{t.name}: {type(exc).__name__}: {text[0] if text else ''}"[:500]
-            )
-        results.append(record(t.function, t.name, t.fn, t.points, passed, message))
-    return results
+def _with_cases(test: GraderTest, cases: dict[str, list[Case]]) -> GraderTest:
+    return GraderTest(
+        test.function, test.name, test.fn, test.points, test.params, test.over, cases
+    )
 
 
 def grade(
@@ -141,7 +116,7 @@ def grade(
     deadline: float | None = None,
     limits: Limits | None = None,
     seed: str | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """The report `pytest grader_tests --submission ... --report` writes, for `functions`.
 
     `deadline` (time.monotonic()): the submission's, shared by every program run of it
@@ -150,7 +125,7 @@ def grade(
     limits = limits or Limits()
     if deadline is None:
         deadline = submission_deadline(limits)
-    tests, calls, faults = collect(course, functions, seed)
+    tests, calls, faults, draw = collect(course, functions, seed)
 
     def run(cells, wanted, outside=None):
         hidden = [*course.hidden(), *hide]
@@ -164,6 +139,6 @@ def grade(
             outside=outside,
         )
 
-    session = Session(program_from_file(submission), calls, run, course)
-    results = run_tests(session, tests, faults)
+    session = Session(program_from_file(submission), calls, run, course, draw)
+    results = session.grade(tests, faults)
     return dict(report(session, results, faults), seed=seed)

@@ -24,6 +24,9 @@ from attention_course.course import Course
 from attention_course.settings import GRADING_KEY_BYTES, GRADING_KEY_ENV, GRADING_KEY_FILE
 
 SEED = re.compile(r"[0-9a-f]{32}")  # what a seed looks like (128 bits, hex)
+# How a grading process hands the seed to a graders' process it starts: in its environment,
+# which only the same account can read, never on the command line, which every account can.
+SEED_ENV = "ATTENTION_COURSE_SEED"
 
 
 class GradingKeyError(ValueError):

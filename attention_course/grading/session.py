@@ -1,45 +1,69 @@
 """One grading session, as pytest (pytest_plugin.py) and the grading jobs (runner.py) both run it.
 
-A session runs the submission's program once in the sandbox, with every call the collected
-grader files declared, then each grader test reads the outcomes through `Student`. Only the
-grader's own `Fail` is a student outcome; anything else a test raises is a fault of grading.
-A program run that failed is not run again for the next test (its fault is the next test's
-too), and every program run of the session shares the submission's one absolute deadline:
-however many tests there are, grading one submission ends within its time.
+A session runs the submission's program once in the sandbox, with every call of the collected
+grader files' cases, then checks each test's property on each of its cases (verdicts.py). Only
+the grader's own `Fail` is a student outcome; anything else a test raises is a fault of grading.
+A program run that failed is not run again for the next test (its fault is the next test's too),
+and every program run of the session shares the submission's one absolute deadline: however many
+tests there are, grading one submission ends within its time.
 
-Functions computed outside: masks_and_heads' functions call helpers the student pastes from
-attention_basics, and a graded function may call others of its own notebook (course.toml's
-`callees`: scaled_dot_product_attention calls softmax, multi_head_attention split_heads and
-combine_heads). A test of such a function that fails is run again on a second program run of
-the student's cells in which each of them (never the function itself) is computed outside:
-every call the student's code makes of it goes out over the wire to this process, which
-computes the course's (the reference) and sends the value back (sandbox/program.py
-`outside`). No code or source of the reference is in the sandbox. If the test passes there, it
-counts as passed only if the student's own helpers or callees really give other values on the
-calls that test's calls made of them: those calls are asked of the student's own functions (a
-run of its cells, as the first) and compared with the reference's at the graders' tolerance
-(`harness.same_value`); where they all agree, the second run proves nothing and the failure
-stands. A test that counts is noted, for each function that differed, for the file's 0-point
-tests that name a pasted helper (`HELPER_NOTE`) or a graded callee (`CALLEE_NOTE`): the bug
-costs points in that function's own tests only. Only pass or fail comes from the second run,
-never a message.
+Then, for the tests that failed:
+
+1. **Charged once.** A graded function may call every other function of its notebook (the
+   exercise contract): the ones graded there, and the helpers the student pastes from an earlier
+   assignment (course.toml). A failing test of a function whose code names any of them is run
+   again on a second program run of the student's cells in which each of them (never the
+   function itself) is computed outside: every call the student's code makes of it goes out over
+   the wire to this process, which computes the course's (the reference) and sends the value
+   back (sandbox/program.py `outside`). No code or source of the reference is in the sandbox. If
+   the test passes there, it counts as passed only if the student's own functions really give
+   other values on the calls that test's calls made of them: those calls are asked of the
+   student's own functions (a run of its cells, as the first) and compared with the reference's
+   at the graders' tolerance (`harness.same_value`); where they all agree, the second run proves
+   nothing and the failure stands. A test that counts is noted, for each function that differed:
+   the bug costs points in that function's own tests only, and a 0-point line of the caller
+   names it. A test that fails in both runs is the function's own failure, judged on the second
+   run (its callees' bugs taken out).
+2. **Said once.** A failure of the call itself that an earlier test of the same function met
+   already follows from that test (verdicts.py).
+3. **Shrunk.** A failing drawn case is made smaller and simpler (draws.py `smaller`), a few
+   rounds, each round's candidates of every test in one more program run; the smallest that
+   still fails the same way is shown.
+4. **Diagnosed.** The misconception models of the course (diagnosis.py) are run on the failing
+   test's calls; the one that explains them is named.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import ast
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from attention_course.course import Course
-from attention_course.grading import course_graders, harness
+from attention_course.grading import course_graders, diagnosis, harness
+from attention_course.grading.draws import Case, Draw
+from attention_course.grading.verdicts import (
+    Context,
+    Failure,
+    GraderTest,
+    Verdict,
+    check,
+    check_case,
+    consequences,
+    description,
+    record,
+    render,
+    same_kind,
+    smallest,
+)
 from attention_course.sandbox.program import Call, Outcome, OutsideCall, ProgramRun
 
 HELPER_NOTE = "passed_only_with_course"  # the parameter of the 0-point test that names a helper
-CALLEE_NOTE = "passed_only_with_callees"  # ... and of the one that names a graded callee
+CALLEE_NOTE = "passed_only_with_callees"  # ... and of one that names a graded function it calls
 NOTES = (HELPER_NOTE, CALLEE_NOTE)
-
-
-def description(fn: Callable) -> str:
-    return (fn.__doc__ or fn.__name__).strip().splitlines()[0]
+CHARGED_ONCE = "test_same_with_your_other_functions"  # the 0-point line that names a callee
+SHRINK_ROUNDS = 3  # program runs (per run context) spent making counterexamples smaller
+SHRINK_CANDIDATES = 12  # tried per failing test and round
 
 
 class _Reading(harness.Student):
@@ -49,9 +73,43 @@ class _Reading(harness.Student):
         super().__init__(outcomes)
         self.read: list[str] = []
 
-    def outcome(self, c: Call) -> Outcome:
-        self.read.append(c.key)
+    def outcome(self, c: Any) -> Outcome:
+        self.read.append(harness._call_of(c).key)
         return super().outcome(c)
+
+
+def names_used(program: list[tuple[str, str]], function: str) -> set[str] | None:
+    """The names `function`'s code in `program` uses, following the program's own functions
+    and module-level names it uses (None when the program cannot be read: assume any)."""
+    defs: dict[str, list[ast.AST]] = {}
+    for _, source in program:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                defs.setdefault(node.name, []).append(node)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for t in targets:
+                    for n in ast.walk(t):
+                        if isinstance(n, ast.Name):
+                            defs.setdefault(n.id, []).append(node)
+    used: set[str] = set()
+    todo = [function]
+    while todo:
+        name = todo.pop()
+        for node in defs.get(name, []):
+            body = node.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else [node]
+            for part in body:
+                for n in ast.walk(part):
+                    ident = n.id if isinstance(n, ast.Name) else getattr(n, "attr", None)
+                    if isinstance(ident, str) and ident not in used:
+                        used.add(ident)
+                        if ident != function:
+                            todo.append(ident)
+    return used
 
 
 class Session:
@@ -63,20 +121,27 @@ class Session:
         calls: list[Call],
         run: Callable[..., ProgramRun],
         course: Course,
+        draw: Draw | None = None,
     ):
         self.course = course
         self.program = program
         self.calls = calls
+        self.draw = draw
         self._run = run
         self._program_run: ProgramRun | None = None
         self._failed: Exception | None = None  # why the program could not be run
-        self._second: dict[tuple[str, ...], ProgramRun] = {}  # by the functions given outside
-        self._second_failed: dict[tuple[str, ...], Exception] = {}
-        self._own: dict[tuple[str, ...], list[Outcome]] = {}  # the student's, per outside call
+        self._second: dict[Context, ProgramRun] = {}  # by the functions given outside
+        self._second_failed: dict[Context, Exception] = {}
+        self._own: dict[Context, list[Outcome]] = {}  # the student's, per outside call
+        # every outcome known, by the run context it came from (shrinking adds to them)
+        self._outcomes: dict[Context, dict[str, Outcome]] = {}
         self.passed_only_with_course: dict[str, list[str]] = {}  # function -> test descriptions
-        # function -> graded callee -> descriptions of the tests that passed only with the
-        # course's callee
+        # function -> graded function it calls -> descriptions of the tests that passed only
+        # with the course's
         self.passed_only_with_callees: dict[str, dict[str, list[str]]] = {}
+        self._diagnoser: diagnosis.Diagnoser | None = None
+
+    # ------------------------------------------------------------------ program runs
 
     @property
     def program_run(self) -> ProgramRun:
@@ -88,35 +153,50 @@ class Session:
             except Exception as exc:
                 self._failed = exc
                 raise
+            self._outcomes[()] = dict(self._program_run.outcomes)
         return self._program_run
 
     @property
     def student(self) -> harness.Student:
         return harness.Student(self.program_run.outcomes)
 
-    def outside_of(self, function: str) -> tuple[str, ...]:
-        """What the second run of `function`'s tests computes outside: its assignment's pasted
-        helpers and its graded callees, never `function` itself."""
-        given = {*self.course.helpers_of(function), *self.course.callees_of(function)}
-        return tuple(sorted(given - {function}))
+    def outside_of(self, function: str) -> Context:
+        """What the second run of `function`'s tests computes outside: every other function of
+        its notebook (the contract lets it call each), unless the contract names fewer; never
+        `function` itself."""
+        allowed = set(self.course.notebook_of(function))
+        spec = course_graders.contract(self.course).functions.get(function)
+        if spec is not None and spec.may_call is not None:
+            allowed &= set(spec.may_call)
+        return tuple(sorted(allowed - {function}))
 
-    def with_course_functions(self, names: tuple[str, ...]) -> ProgramRun:
+    def called_by(self, function: str) -> Context:
+        """The functions of `outside_of(function)` its code names (directly, or through the
+        program's own helpers): only they can change its results."""
+        names = self.outside_of(function)
+        used = names_used(self.program, function)
+        return names if used is None else tuple(n for n in names if n in used)
+
+    def with_course_functions(self, names: Context) -> ProgramRun:
         """A second program run: the student's cells, each of `names` computed outside by the
         course's reference (one run per set of names and session)."""
         if names in self._second_failed:
             raise self._second_failed[names]
         try:
             if names not in self._second:
-                reference = course_graders.reference(self.course)
-                outside = {name: getattr(reference, name) for name in names}
                 calls = [c for c in self.calls if c.function not in names]
-                self._second[names] = self._run(self.program, calls, outside=outside)
+                self._second[names] = run = self._run(self.program, calls, outside=self._outside(names))
+                self._outcomes[names] = dict(run.outcomes)
             return self._second[names]
         except Exception as exc:
             self._second_failed[names] = exc
             raise
 
-    def differing(self, names: tuple[str, ...], keys: list[str]) -> set[str]:
+    def _outside(self, names: Context) -> dict[str, Callable[..., Any]]:
+        reference = course_graders.reference(self.course)
+        return {name: getattr(reference, name) for name in names}
+
+    def differing(self, names: Context, keys: list[str]) -> set[str]:
         """The functions of `names` whose student's own values differ from the course's on
         the calls that the calls `keys` made of them in the second run."""
         run = self._second[names]
@@ -132,10 +212,10 @@ class Session:
                 found.add(o.function)
         return found
 
-    def _asked(self, names: tuple[str, ...]) -> list[OutsideCall]:
+    def _asked(self, names: Context) -> list[OutsideCall]:
         return [o for calls in self._second[names].outside_calls.values() for o in calls]
 
-    def _own_values(self, names: tuple[str, ...]) -> list[Outcome]:
+    def _own_values(self, names: Context) -> list[Outcome]:
         """The student's own functions on every outside call of the second run of `names`
         (one more run of its cells, as the first: nothing computed outside)."""
         if names not in self._own:
@@ -147,49 +227,244 @@ class Session:
             self._own[names] = [run.outcomes[c.key] if run else Outcome("skipped") for c in calls]
         return self._own[names]
 
-    def call(self, fn: Callable, function: str, args: dict) -> None:
-        """Run one grader test; a Fail that the course's helpers or callees would have avoided
-        counts as passed (and is noted for the 0-point tests that name them)."""
-        names = self.outside_of(function)
-        if not names or "student" not in args or any(n in args for n in NOTES):
-            fn(**args)
-            return
+    def _more(self, context: Context, calls: list[Call]) -> bool:
+        """One more program run of `calls` in `context` (for shrinking); False when it cannot
+        be made (the deadline, a worker that does not start): shrinking then stops there."""
         try:
-            fn(**args)
-        except harness.Fail:
-            run = self.with_course_functions(names)
-            retry = _Reading(run.outcomes)
+            outside = self._outside(context) if context else None
+            run = self._run(self.program, calls, outside=outside)
+        except Exception:
+            return False
+        self._outcomes.setdefault(context, {}).update(run.outcomes)
+        return True
+
+    # ------------------------------------------------------------------ grading
+
+    def grade(self, tests: list[GraderTest], faults: list[str]) -> list[dict[str, Any]]:
+        """Every test in order, then the failures shrunk, said once and diagnosed: one record
+        per test (and a 0-point line per function whose callees' bugs were forgiven). A test
+        raising anything but a Fail adds a fault and counts as failed."""
+        verdicts: list[Verdict] = []
+        for t in tests:
             try:
-                fn(**dict(args, student=retry))
-            except harness.Fail:
-                pass
-            else:
-                differ = self.differing(names, retry.read)
-                if differ:
-                    self._note(function, description(fn), differ)
-                    return
-            raise  # the failure with the student's own functions: its message, not the retry's
+                verdicts.append(self.judge(t))
+            except harness.Fail:  # pragma: no cover - judge keeps Fails
+                raise
+            except Exception as exc:
+                text = str(exc).strip().splitlines()
+                faults.append(f"{t.function}::{t.name}: {type(exc).__name__}: {text[0] if text else ''}"[:500])
+                verdicts.append(Verdict(t, [Failure(None, harness.Fail("could not check"))]))
+        consequences(verdicts)
+        try:
+            self._shrink([v for v in verdicts if not v.passed and not v.final and v.follows is None])
+            for v in verdicts:
+                if not v.passed and not v.final and v.follows is None:
+                    v.diagnosis = self._diagnose(v)
+        except Exception as exc:  # a model or a shrink that raised: a fault of grading
+            text = str(exc).strip().splitlines()
+            faults.append(f"diagnosis: {type(exc).__name__}: {text[0] if text else ''}"[:500])
+        records = []
+        for v in verdicts:
+            v.message = render(v)
+            records.append(record(v))
+            if v.test is _last_of(tests, v.test.function):
+                records += self._charged_once(v.test.function)
+        return records
+
+    def judge(self, test: GraderTest) -> Verdict:
+        """`test`'s verdict: its failures with the student's own functions, or, where the course's
+        callees make it pass and the student's give other values, passed and noted."""
+        if test.over is None:
+            return self._judge_reader(test)
+        failures = check(test, self.student)
+        if not failures or any(f.fail.final for f in failures):
+            return Verdict(test, failures, (), smallest(failures) if failures else None)
+        names = self.called_by(test.function)
+        if not names:
+            return Verdict(test, failures, (), smallest(failures))
+        run = self.with_course_functions(names)
+        retry = _Reading(run.outcomes)
+        again = check(test, retry)
+        if not again:
+            differ = self.differing(names, retry.read)
+            if differ:
+                self._note(test.function, test.description, differ)
+                return Verdict(test, [], names, forgiven=True)
+            return Verdict(test, failures, (), smallest(failures))
+        keys = [call.key for case in test.checked_cases() for call in case.calls()]
+        if any(run.outside_calls.get(k) for k in keys):  # its own failure, its callees' bugs taken out
+            return Verdict(test, again, names, smallest(again))
+        return Verdict(test, failures, (), smallest(failures))
+
+    def _judge_reader(self, test: GraderTest) -> Verdict:
+        """A test that reads the student's outcomes itself (and the notes of forgiven tests)."""
+        args: dict[str, Any] = {}
+        if "student" in test.params:
+            args["student"] = self.student
+        if "inputs" in test.params:
+            args["inputs"] = test.cases
+        if HELPER_NOTE in test.params:
+            args[HELPER_NOTE] = self.passed_only_with_course.get(test.function, [])
+        if CALLEE_NOTE in test.params:
+            args[CALLEE_NOTE] = self.passed_only_with_callees.get(test.function, {})
+        try:
+            test.fn(**args)
+        except harness.Fail as fail:
+            failure = Failure(fail.cases[0] if fail.cases else None, fail, fail.outcome)
+            return Verdict(test, [failure], (), failure)
+        return Verdict(test)
 
     def _note(self, function: str, test: str, differ: set[str]) -> None:
         """Note `test` of `function` as passed only with the course's `differ`."""
-        callees = self.course.callees_of(function)
-        if differ - set(callees):
+        helpers = set(self.course.helpers_of(function))
+        if differ & helpers:
             self.passed_only_with_course.setdefault(function, []).append(test)
-        for callee in sorted(differ & set(callees)):
+        for callee in sorted(differ - helpers):
             found = self.passed_only_with_callees.setdefault(function, {})
             found.setdefault(callee, []).append(test)
 
+    def _charged_once(self, function: str) -> list[dict[str, Any]]:
+        """The 0-point line naming each graded function whose bug cost `function` nothing."""
+        found = self.passed_only_with_callees.get(function, {})
+        if not found:
+            return []
+        graded = self.course.graded_with(function)
+        said = []
+        for callee, tests in sorted(found.items()):
+            where = "above" if graded.index(callee) < graded.index(function) else "below"
+            said.append(
+                f"These tests of {function} fail because {callee}, graded {where}, gives other "
+                f"results than the course's on the inputs {function} gives it: "
+                f"{'; '.join(tests)}. With the course's {callee} they pass, so they count as "
+                f"passed here: the bug is {callee}'s and costs points in {callee}'s own tests "
+                f"only. Fix {callee}."
+            )
+        return [
+            {
+                "function": function,
+                "test": CHARGED_ONCE,
+                "description": "(0 points) the other functions of this notebook it calls cost "
+                "no points here",
+                "points": 0.0,
+                "passed": False,
+                "message": " ".join(said),
+                "diagnosis": None,
+                "follows_from": None,
+                "counterexample": None,
+                "charged_to": sorted(found),
+            }
+        ]
 
-def record(function: str, name: str, fn: Callable, points: float, passed: bool, message: str):
-    """One line of the report: what a grader test found."""
-    return {
-        "function": function,
-        "test": name,
-        "description": description(fn),
-        "points": points,
-        "passed": passed,
-        "message": message,
-    }
+    # ------------------------------------------------------------------ shrinking
+
+    def _shrink(self, verdicts: list[Verdict]) -> None:
+        """Make the shown failure of each drawn case smaller, round by round: each round's
+        candidates of every test (per run context) in one program run, the smallest that still
+        fails the same way kept."""
+        if self.draw is None:
+            return
+        pending = [v for v in verdicts if v.shown is not None and v.shown.case is not None]
+        pending = [v for v in pending if v.shown.case.point is not None]  # type: ignore[union-attr]
+        for round_ in range(SHRINK_ROUNDS):
+            tried: dict[int, list[Case]] = {}
+            by_context: dict[Context, list[Call]] = {}
+            for i, v in enumerate(pending):
+                assert v.shown is not None and v.shown.case is not None
+                key = f"{v.shown.case.key}~{round_}"
+                found = self.draw.smaller(v.shown.case, key)[:SHRINK_CANDIDATES]
+                tried[i] = found
+                by_context.setdefault(v.context, []).extend(c for case in found for c in case.calls())
+            made = {ctx: self._more(ctx, calls) for ctx, calls in by_context.items() if calls}
+            improved = []
+            for i, v in enumerate(pending):
+                if not made.get(v.context):
+                    continue
+                student = harness.Student(self._outcomes[v.context])
+                best = v.shown
+                assert best is not None
+                for case in tried[i]:
+                    fail = check_case(v.test, case, student)
+                    if fail is None:
+                        continue
+                    candidate = Failure(case, fail, fail.outcome)
+                    if same_kind(candidate, v.shown) and candidate.size < best.size:  # type: ignore[arg-type]
+                        best = candidate
+                if best is not v.shown:
+                    v.shrunk_from = v.shrunk_from or v.shown.size  # type: ignore[union-attr]
+                    v.failures.append(best)
+                    v.shown = best
+                    improved.append(v)
+            pending = improved
+            if not pending:
+                return
+
+    # ------------------------------------------------------------------ diagnosing
+
+    @property
+    def diagnoser(self) -> diagnosis.Diagnoser:
+        if self._diagnoser is None:
+            models = course_graders.misconceptions(self.course)
+            reference = course_graders.reference(self.course)
+            functions = {c.function for c in self.calls}
+            self._diagnoser = diagnosis.Diagnoser(
+                models, {f: getattr(reference, f) for f in functions if hasattr(reference, f)}
+            )
+        return self._diagnoser
+
+    def _evidence(self, cases: Iterable[Case], context: Context) -> diagnosis.Evidence:
+        """Every call of `cases` with its outcome in `context` and the reference's."""
+        outcomes = self._outcomes.get(context, {})
+        evidence = diagnosis.Evidence()
+        for case in {id(c): c for c in cases}.values():
+            for call in case.calls():
+                if call.key in outcomes and call.function in self.diagnoser.reference:
+                    evidence.add(call, outcomes[call.key], self.diagnoser.reference_outcome(call))
+        return evidence
+
+    def _diagnose(self, v: Verdict) -> Any:
+        """The misconception (or built-in mistake) that explains `v`'s failures, or None. Where
+        several explain the test's own calls, the one that also explains every call the grader
+        file makes of the same functions is named, if exactly one does."""
+        cases = [*v.test.checked_cases(), *(f.case for f in v.failures if f.case is not None)]
+        evidence = self._evidence(cases, v.context)
+        failing = evidence.failing
+        if not failing:
+            return None
+        told = {diagnosis.behaviour(c, evidence.student[c.key], self._twin(c, evidence)) for c in failing}
+        if len(told) == 1 and None not in told:
+            return told.pop()
+        explaining = self.diagnoser.explaining(evidence)
+        if len(explaining) > 1:  # every call of the failing functions the file makes
+            functions = {c.function for c in failing}
+            others = [c for family in v.test.cases.values() for c in family if c.function in functions]
+            wide = self._evidence([*cases, *others], v.context)
+            explaining = [m for m in explaining if self.diagnoser.explains(m, wide)]
+        return explaining[0] if len(explaining) == 1 else None
+
+    @staticmethod
+    def _twin(call: Call, evidence: diagnosis.Evidence) -> Outcome | None:
+        """The outcome of the same call with writable inputs, where the test made one."""
+        if not call.readonly:
+            return None
+        for other in evidence.calls:
+            if (
+                not other.readonly
+                and other.function == call.function
+                and len(other.args) == len(call.args)
+                and all(a is b for a, b in zip(other.args, call.args, strict=True))
+                and other.kwargs.keys() == call.kwargs.keys()
+                and all(other.kwargs[k] is call.kwargs[k] for k in call.kwargs)
+            ):
+                return evidence.student[other.key]
+        return None
+
+
+def _last_of(tests: Iterable[GraderTest], function: str) -> GraderTest | None:
+    found = None
+    for t in tests:
+        if t.function == function:
+            found = t
+    return found
 
 
 def report(session: Session | None, tests: list[dict], faults: list[str]) -> dict:
@@ -201,3 +476,6 @@ def report(session: Session | None, tests: list[dict], faults: list[str]) -> dic
         "notes": run.notes if run else [],
         "workers": run.workers if run else 0,
     }
+
+
+__all__ = ["CALLEE_NOTE", "HELPER_NOTE", "NOTES", "Session", "description", "report"]

@@ -6,7 +6,7 @@ def multi_head_attention(X, W_q, W_k, W_v, W_o, num_heads, mask=None, context=No
     Q = split_heads(X @ W_q, num_heads)
     K = split_heads(source @ W_k, num_heads)
     V = split_heads(source @ W_v, num_heads)
-    if mask is not None:
-        mask = mask[..., None, :, :]
+    if mask is not None and mask.ndim >= 2:
+        mask = mask[..., None, :, :]  # the same for every head
     heads, weights = scaled_dot_product_attention(Q, K, V, mask)
     return combine_heads(heads), weights

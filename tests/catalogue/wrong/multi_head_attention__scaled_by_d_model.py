@@ -12,6 +12,6 @@ def multi_head_attention(X, W_q, W_k, W_v, W_o, num_heads, mask=None, context=No
     V = split_heads(source @ W_v, num_heads)
     scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_model)
     if mask is not None:
-        scores = np.where(mask[..., None, :, :], -np.inf, scores)
+        scores = np.where(mask[..., None, :, :] if mask.ndim >= 2 else mask, -np.inf, scores)
     weights = softmax(scores, axis=-1)
     return combine_heads(weights @ V) @ W_o, weights

@@ -9,7 +9,7 @@ def multi_head_attention(X, W_q, W_k, W_v, W_o, num_heads, mask=None, context=No
         return A.reshape(seq_len, num_heads, d_model // num_heads).transpose(1, 0, 2)
 
     Q, K, V = split(X @ W_q), split(source @ W_k), split(source @ W_v)
-    if mask is not None:
-        mask = mask[..., None, :, :]
+    if mask is not None and mask.ndim >= 2:
+        mask = mask[..., None, :, :]  # the same for every head
     heads, weights = scaled_dot_product_attention(Q, K, V, mask)
     return combine_heads(heads) @ W_o, weights
