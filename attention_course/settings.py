@@ -72,8 +72,10 @@ class Limits:
     program_result_bytes: int = 256 * MiB  # all replies of one submission's calls
     # Functions computed outside for the student's code (the course's helpers, in the second
     # run of a function that calls them): calls per program run, and the elements of one call's
-    # arrays and the size of each number (of a size the function may square) it passes.
-    outside_calls: int = 512
+    # arrays and the size of each number (of a size the function may square) it passes. A
+    # second run makes every call of one function's tests (some 60-120, each calling up to
+    # five others, more for code that loops over the heads or the batch).
+    outside_calls: int = 4096
     outside_call_elements: int = 1 << 12
     cell_output_bytes: int = 2 * MiB  # the outputs of one notebook cell
     notebook_output_bytes: int = 16 * MiB  # all outputs of one notebook

@@ -32,7 +32,7 @@ def inputs(draw):
         "large": [
             draw.case(FN, np.array([[1000.0, 1001.0], [-1000.0, -1001.0]]), errstate=True,
                       what="z = [[1000, 1001], [-1000, -1001]]"),
-            *draw(FN, 4, edges={"z": "large"}, errstate=True),
+            *draw(FN, 8, edges={"z": "large"}, errstate=True),
         ],
         "scales": [
             *draw(FN, 3, edges={"z": "spread"}, ranks=(1, 2)),

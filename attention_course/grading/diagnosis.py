@@ -174,10 +174,17 @@ def _same(got: Any, want: Any, rtol: float, atol: float) -> bool:
             return False
         if type(want) is not type(got) and isinstance(want, int) != isinstance(got, int):
             return False  # an int count and a float count are two outcomes
+    if isinstance(want, np.ndarray) and isinstance(got, np.ndarray):
+        if _kind(got.dtype) != _kind(want.dtype):  # bools, integers and floats are three results
+            return False
     try:
         return same_value(got, want, rtol, atol)
     except (TypeError, ValueError):
         return False
+
+
+def _kind(dtype: np.dtype) -> str:
+    return "i" if dtype.kind == "u" else dtype.kind
 
 
 # --------------------------------------------------------------------------- built-in mistakes

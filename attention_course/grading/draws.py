@@ -37,7 +37,7 @@ from attention_course.sandbox.program import Call
 # leading axes, and of the two last.
 MASK_FORMS = ("full", "2d", "keys", "key_row", "lead_ones", "inner_lead")
 ROW_FORMS = ("query_col",)  # whole rows only: used where rows are fully masked
-SMALL_DRAWS = 2  # the first draws of a family take sizes from the lower part of their ranges
+SMALL_DRAWS = 1  # the first draws of a family take sizes from the lower part of their ranges
 
 
 @dataclass(frozen=True)
@@ -396,20 +396,37 @@ def _point(
     rng: np.random.Generator,
     small: bool,
 ) -> Point:
+    """A point of the region: its sizes drawn apart from one another where their ranges allow
+    (two axes of one size could stand in for each other, and hide a mistake that mixes them
+    up). The first draws of a family take the lower part of their ranges, 1 included; the
+    others sizes of 2 or more where their ranges allow (an axis of 1 broadcasts against any
+    other, and hides a mistake that mixes them up too)."""
+    tied = {s for tie in region.ties for s in tie[1:]}
+    free = [s for s, k in spec.sizes.items() if "*" not in k and s not in tied]
+    batch = contract.sizes.get("batch")
+    lo_batch, hi_batch = batch.usual if batch else (1, 3)
+    wanted = len(free) + rank
+    used: set[int] = set()
+
+    def pick(lo: int, hi: int) -> int:
+        if small:
+            hi = max(lo, min(hi, lo + wanted))
+        elif hi > lo == 1:
+            lo = 2
+        left = [n for n in range(lo, hi + 1) if n not in used] if hi - lo < 4096 else []
+        n = int(rng.choice(left)) if left else int(rng.integers(lo, hi + 1))
+        used.add(n)
+        return n
+
+    lead = tuple(pick(lo_batch, hi_batch) for _ in range(rank))  # the narrowest range first
     dims: dict[str, int] = {}
-    for size, kind in spec.sizes.items():
-        if "*" in kind:
-            continue
+    for size in free:
+        kind = spec.sizes[size]
         if kind in spec.choices and size not in dict(region.sizes):
             dims[size] = int(rng.choice(spec.choices[kind]))
             continue
         lo, hi = _range(contract, spec, region, size)
-        if small and size not in region.large:
-            hi = max(lo, min(hi, lo + 2))
-        dims[size] = int(rng.integers(lo, hi + 1))
-    batch = contract.sizes.get("batch")
-    lo, hi = batch.usual if batch else (1, 3)
-    lead = tuple(int(rng.integers(lo, (lo + 1 if small else hi) + 1)) for _ in range(rank))
+        dims[size] = pick(lo, hi) if size not in region.large else int(rng.integers(lo, hi + 1))
     seed = int(rng.integers(2**63))
     return _settle(spec, Point(region, tuple(dims.items()), lead, form, variant, seed))
 
@@ -421,7 +438,7 @@ def _settle(spec: FunctionContract, point: Point) -> Point:
     dims = dict(point.dims)
     for tie in region.ties:
         for size in tie[1:]:
-            if size in dims:
+            if tie[0] in dims and "*" not in spec.sizes[size]:
                 dims[size] = dims[tie[0]]
     for arg, edge in region.edges:
         a = spec.argument(arg)
@@ -640,11 +657,8 @@ def _array(
     axis = _axis_of_edge(a, region, base.ndim, point, rng)
     slices = np.moveaxis(base, axis, -1)  # (..., n): one slice per row of the last axis
     count = int(np.prod(slices.shape[:-1]))
-    if edge == "large" and point.variant % 2 == 0:  # slices near +1000 or -1000, entries close
-        offsets = rng.choice([1000.0, -1000.0], size=slices.shape[:-1])
-        out = slices + offsets[..., None]
-    elif edge == "large":  # entries of magnitude up to ~2000, far apart within a slice
-        out = slices * 800.0
+    if edge == "large":
+        out = _large(slices, point.variant, rng)
     elif edge == "fine":  # near 10000 or -3000, entries 0.0005 apart: float32 merges them
         offsets = rng.choice([1e4, -3e3], size=slices.shape[:-1])
         out = offsets[..., None] + slices * 5e-4
@@ -661,6 +675,20 @@ def _array(
             flat[keep, rng.integers(flat.shape[1])] = 0.0 if point.simple else rng.normal()
         out = flat.reshape(out.shape)
     return np.ascontiguousarray(np.moveaxis(out, -1, axis))
+
+
+def _large(slices: np.ndarray, variant: int, rng: np.random.Generator) -> np.ndarray:
+    """Entries of magnitude near 1000, four ways in turn: slices near +1000 or -1000 whose
+    entries are close; entries up to ~2000 far apart; one entry 1500 below the others; one 1500
+    above them (each way overflows a different wrong shift of a softmax)."""
+    kind = variant % 4
+    if kind == 0:
+        return slices + rng.choice([1000.0, -1000.0], size=slices.shape[:-1])[..., None]
+    if kind == 1:
+        return slices * 800.0
+    out = slices.copy()
+    out[..., rng.integers(out.shape[-1])] += -1500.0 if kind == 2 else 1500.0
+    return out
 
 
 def _axis_of_edge(

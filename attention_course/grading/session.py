@@ -39,6 +39,8 @@ import ast
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import numpy as np
+
 from attention_course.course import Course
 from attention_course.grading import course_graders, diagnosis, harness
 from attention_course.grading.draws import Case, Draw
@@ -62,6 +64,9 @@ HELPER_NOTE = "passed_only_with_course"  # the parameter of the 0-point test tha
 CALLEE_NOTE = "passed_only_with_callees"  # ... and of one that names a graded function it calls
 NOTES = (HELPER_NOTE, CALLEE_NOTE)
 CHARGED_ONCE = "test_same_with_your_other_functions"  # the 0-point line that names a callee
+# What the student's code raises in the second run where the course's function it calls refuses
+# the arguments it is given (sandbox/inside/worker.py): the first run says more of that failure.
+OUTSIDE_ERROR = "OutsideError"
 SHRINK_ROUNDS = 3  # program runs (per run context) spent making counterexamples smaller
 SHRINK_CANDIDATES = 12  # tried per failing test and round
 
@@ -140,6 +145,7 @@ class Session:
         # with the course's
         self.passed_only_with_callees: dict[str, dict[str, list[str]]] = {}
         self._diagnoser: diagnosis.Diagnoser | None = None
+        self._unfinished: dict[str, bool] = {}
 
     # ------------------------------------------------------------------ program runs
 
@@ -276,6 +282,12 @@ class Session:
         callees make it pass and the student's give other values, passed and noted."""
         if test.over is None:
             return self._judge_reader(test)
+        if self.unfinished(test.function):
+            fail = harness.NotImplementedYet(
+                f"{test.function} returns one value everywhere, whatever its input: it looks "
+                "unfinished"
+            )
+            return Verdict(test, [Failure(None, fail)])
         failures = check(test, self.student)
         if not failures or any(f.fail.final for f in failures):
             return Verdict(test, failures, (), smallest(failures) if failures else None)
@@ -292,9 +304,29 @@ class Session:
                 return Verdict(test, [], names, forgiven=True)
             return Verdict(test, failures, (), smallest(failures))
         keys = [call.key for case in test.checked_cases() for call in case.calls()]
-        if any(run.outside_calls.get(k) for k in keys):  # its own failure, its callees' bugs taken out
+        refused = any(f.outcome is not None and f.outcome.error_type == OUTSIDE_ERROR for f in again)
+        if any(run.outside_calls.get(k) for k in keys) and not refused:  # its own failure, its callees' bugs taken out
             return Verdict(test, again, names, smallest(again))
         return Verdict(test, failures, (), smallest(failures))
+
+    def unfinished(self, function: str) -> bool:
+        """Whether `function` returns one value everywhere (zeros of the right shape, say) on
+        every call, where the course's result varies on some: a placeholder, not an answer,
+        which no relation between its results (a batch and its slices) may earn points for."""
+        if function not in self._unfinished:
+            outcomes = self.program_run.outcomes
+            calls = [c for c in self.calls if c.function == function]
+            done = [(c, outcomes[c.key]) for c in calls if outcomes[c.key].status == "ok"]
+            arrays = [a for _, o in done for a in _arrays(o.value)]
+            found = False
+            if done and arrays and all(_one_value(a) for a in arrays):
+                reference = getattr(course_graders.reference(self.course), function, None)
+                found = reference is not None and any(
+                    not all(_one_value(a) for a in _arrays(diagnosis.outcome_of(reference, c).value))
+                    for c, _ in done
+                )
+            self._unfinished[function] = found
+        return self._unfinished[function]
 
     def _judge_reader(self, test: GraderTest) -> Verdict:
         """A test that reads the student's outcomes itself (and the notes of forgiven tests)."""
@@ -457,6 +489,22 @@ class Session:
             ):
                 return evidence.student[other.key]
         return None
+
+
+def _arrays(value: Any) -> list[Any]:
+    """The numeric arrays in a result (an array, or a tuple or list of them)."""
+    if isinstance(value, (tuple, list)):
+        return [a for v in value for a in _arrays(v)]
+    if isinstance(value, np.ndarray) and value.dtype != object:
+        return [value]
+    return []
+
+
+def _one_value(a: Any) -> bool:
+    """An array that holds one value everywhere (an empty or one-element array does not
+    count: it holds no pattern to get wrong)."""
+    flat = np.asarray(a).ravel()
+    return flat.size > 1 and bool(np.all(flat == flat[0]))
 
 
 def _last_of(tests: Iterable[GraderTest], function: str) -> GraderTest | None:

@@ -1,5 +1,6 @@
 # function: attention_cost
 # caught-by: test_weights_bytes, test_heads_counted
+# misconception: one_weight_matrix
 # Stores one weight matrix for all heads, as if they were averaged.
 def attention_cost(seq_len_q, seq_len_k, d_model, num_heads, batch_size=1, bytes_per_float=4):
     d_k = d_model // num_heads

@@ -1,5 +1,6 @@
 # function: attention_cost
 # caught-by: test_score_flops, test_mix_flops, test_weights_bytes, test_quadratic_growth
+# misconception: linear_in_length
 # Counts one score per token (seq_len_q + seq_len_k) instead of one per query-key pair.
 def attention_cost(seq_len_q, seq_len_k, d_model, num_heads, batch_size=1, bytes_per_float=4):
     d_k = d_model // num_heads

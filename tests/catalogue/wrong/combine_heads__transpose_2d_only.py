@@ -1,5 +1,6 @@
 # function: combine_heads
 # caught-by: test_batched_input
+# misconception: two_dimensional_only
 # Transposes with fixed axes (1, 0, 2), which only fits a single sequence's heads.
 def combine_heads(H):
     num_heads, seq_len, d_k = H.shape[-3:]

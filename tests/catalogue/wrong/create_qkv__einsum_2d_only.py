@@ -1,5 +1,6 @@
 # function: create_qkv
 # caught-by: test_batched_input
+# misconception: two_dimensional_only
 # An einsum string written for a single sequence ('ij,jk->ik') rejects batches.
 import numpy as np
 

@@ -1,6 +1,7 @@
 # function: cross_attention
 # caught-by: test_mask_is_applied
-# caller-keeps-points: self_attention, fails only test_same_with_your_cross_attention
+# caller-keeps-points: self_attention, fails only test_same_with_your_other_functions
+# misconception: mask_ignored
 # Forgets to pass the mask on, and the (correct) self_attention is cross_attention of X to itself: the mask's mistake costs points in cross_attention only.
 import numpy as np
 

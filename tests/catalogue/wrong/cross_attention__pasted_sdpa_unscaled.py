@@ -1,5 +1,6 @@
 # function: cross_attention
 # caught-by: test_same_with_your_pasted_helpers
+# misconception: no_scaling
 # Right, but the pasted scaled_dot_product_attention forgets 1/sqrt(d_k): the helper is named, at no cost here.
 def scaled_dot_product_attention(Q, K, V, mask=None):
     scores = Q @ np.swapaxes(K, -1, -2)

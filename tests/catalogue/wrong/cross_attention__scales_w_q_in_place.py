@@ -1,5 +1,6 @@
 # function: cross_attention
 # caught-by: test_inputs_not_modified
+# misconception: in_place
 # Scales the queries' weights in place (W_q *= 1/sqrt(d_k)) to save the division: the caller's W_q changes.
 def cross_attention(X, context, W_q, W_k, W_v, mask=None):
     W_q *= 1 / np.sqrt(W_q.shape[-1])

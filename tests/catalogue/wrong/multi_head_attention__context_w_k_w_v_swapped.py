@@ -1,5 +1,6 @@
 # function: multi_head_attention
 # caught-by: test_context_gives_cross_attention
+# misconception: values_from_wrong_matrix
 # With a context, projects its keys with W_v and its values with W_k (all weights are square).
 def multi_head_attention(X, W_q, W_k, W_v, W_o, num_heads, mask=None, context=None):
     if context is None:

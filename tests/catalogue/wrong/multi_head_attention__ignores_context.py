@@ -1,5 +1,6 @@
 # function: multi_head_attention
-# caught-by: test_context_gives_cross_attention
+# caught-by: test_context_gives_cross_attention, test_batched_input, test_inputs_not_modified
+# misconception: context_ignored
 # Always attends within X: the context argument is never used.
 def multi_head_attention(X, W_q, W_k, W_v, W_o, num_heads, mask=None, context=None):
     Q = split_heads(X @ W_q, num_heads)

@@ -1,5 +1,6 @@
 # function: multi_head_attention
-# caught-by: test_mask_applies_to_every_head
+# caught-by: test_mask_applies_to_every_head, test_context_gives_cross_attention, test_batched_input, test_inputs_not_modified
+# misconception: mask_first_head_only
 # Puts the mask into the first head's slot only: the other heads still see the future.
 import numpy as np
 

@@ -1,5 +1,6 @@
 # function: multi_head_attention
-# caught-by: test_mask_applies_to_every_head
+# caught-by: test_mask_applies_to_every_head, test_batched_input
+# misconception: mask_without_head_axis
 # Passes a per-sequence mask on as it is: its batch axis meets the head axis (fits when equal).
 def multi_head_attention(X, W_q, W_k, W_v, W_o, num_heads, mask=None, context=None):
     source = X if context is None else context

@@ -1,5 +1,6 @@
 # function: multi_head_attention
-# caught-by: test_values_match_reference, test_heads_attend_independently
+# caught-by: test_values_match_reference, test_weights_per_head, test_heads_attend_independently, test_scaled_by_head_d_k, test_output_projected_by_w_o, test_mask_applies_to_every_head, test_context_gives_cross_attention, test_batched_input
+# misconception: heads_mixed_with_tokens
 # Splits into heads by reshaping straight to (num_heads, seq_len, d_k), mixing tokens and heads.
 def multi_head_attention(X, W_q, W_k, W_v, W_o, num_heads, mask=None, context=None):
     source = X if context is None else context

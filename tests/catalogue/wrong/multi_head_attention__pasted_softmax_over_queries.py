@@ -1,5 +1,6 @@
 # function: multi_head_attention
 # caught-by: test_same_with_your_pasted_helpers
+# misconception: softmax_over_queries
 # Right, but the pasted scaled_dot_product_attention normalises over the queries: the helper is named, at no cost here.
 def scaled_dot_product_attention(Q, K, V, mask=None):
     scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])

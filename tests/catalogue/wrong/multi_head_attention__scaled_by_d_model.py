@@ -1,5 +1,6 @@
 # function: multi_head_attention
 # caught-by: test_values_match_reference, test_weights_per_head, test_scaled_by_head_d_k, test_mask_applies_to_every_head, test_context_gives_cross_attention
+# misconception: scaled_by_d_model
 # Scales every head's scores by sqrt(d_model) instead of sqrt of the head's d_k.
 import numpy as np
 

@@ -1,5 +1,6 @@
 # function: multi_head_attention
 # caught-by: test_inputs_not_modified
+# misconception: in_place
 # Folds 1/sqrt(d_k) into W_q in place (W_q /= ...): the caller's W_q changes, and a read-only W_q raises.
 def multi_head_attention(X, W_q, W_k, W_v, W_o, num_heads, mask=None, context=None):
     source = X if context is None else context

@@ -1,5 +1,6 @@
 # function: multi_head_attention
 # caught-by: test_mask_applies_to_every_head, test_batched_input
+# misconception: two_dimensional_only
 # Splits the heads with transpose(1, 0, 2), which only fits a single sequence.
 def multi_head_attention(X, W_q, W_k, W_v, W_o, num_heads, mask=None, context=None):
     source = X if context is None else context

@@ -1,5 +1,6 @@
 # function: multi_head_attention
-# caught-by: test_weights_per_head, test_heads_attend_independently, test_mask_applies_to_every_head, test_context_gives_cross_attention
+# caught-by: test_weights_per_head, test_heads_attend_independently
+# misconception: weights_axes_swapped
 # Returns the weights as (seq_len_q, num_heads, seq_len_k): heads and query positions swapped.
 import numpy as np
 

@@ -1,5 +1,6 @@
 # function: scaled_dot_product_attention
-# caught-by: test_values_match_reference, test_batched_equals_per_slice_loop
+# caught-by: test_values_match_reference, test_scaled_by_sqrt_d_k, test_batched_equals_per_slice_loop, test_broadcast_mask_with_batch
+# misconception: scale_from_other_width
 # Reads d_k from Q.shape[0] (the number of queries, or the batch size) instead of Q.shape[-1].
 import numpy as np
 

@@ -1,5 +1,6 @@
 # function: scaled_dot_product_attention
 # caught-by: test_values_match_reference, test_scaled_by_sqrt_d_k
+# misconception: scaled_by_d_k
 # Divides the scores by d_k instead of by its square root.
 import numpy as np
 

@@ -1,5 +1,6 @@
 # function: scaled_dot_product_attention
 # caught-by: test_values_match_reference
+# misconception: lower_precision
 # Casts Q, K and V to float32 for speed and the results back to float64: large scores that differ by little lose their differences.
 import numpy as np
 

@@ -1,5 +1,6 @@
 # function: scaled_dot_product_attention
 # caught-by: test_batched_equals_per_slice_loop, test_broadcast_mask_with_batch
+# misconception: transpose_all_axes
 # The course text's K.T: fine for one sequence, but reverses every axis of a batch.
 import numpy as np
 

@@ -1,5 +1,6 @@
 # function: scaled_dot_product_attention
 # caught-by: test_mask_applied_before_softmax
+# misconception: mask_after_softmax
 # Zeroes the forbidden weights after the softmax, so the rows no longer sum to 1.
 import numpy as np
 

@@ -1,5 +1,6 @@
 # function: scaled_dot_product_attention
 # caught-by: test_forbidden_weights_are_exactly_zero, test_mask_applied_before_softmax, test_fully_masked_row_gives_zeros
+# misconception: mask_ignored
 # Accepts a mask argument and never uses it.
 import numpy as np
 

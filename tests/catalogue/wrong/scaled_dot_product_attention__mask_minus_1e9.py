@@ -1,5 +1,6 @@
 # function: scaled_dot_product_attention
 # caught-by: test_fully_masked_row_gives_zeros
+# misconception: finite_mask_value
 # Uses -1e9 instead of -inf: fine until a whole row is masked, which then becomes uniform.
 import numpy as np
 

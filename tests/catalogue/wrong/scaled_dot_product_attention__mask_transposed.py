@@ -1,5 +1,6 @@
 # function: scaled_dot_product_attention
-# caught-by: test_forbidden_weights_are_exactly_zero
+# caught-by: test_forbidden_weights_are_exactly_zero, test_mask_applied_before_softmax, test_broadcast_mask_with_batch, test_fully_masked_row_gives_zeros, test_inputs_not_modified
+# misconception: mask_transposed
 # Reads the mask as (key, query): only a square mask fits, and then the wrong entries are forbidden.
 import numpy as np
 

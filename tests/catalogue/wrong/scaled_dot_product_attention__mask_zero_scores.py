@@ -1,5 +1,6 @@
 # function: scaled_dot_product_attention
-# caught-by: test_forbidden_weights_are_exactly_zero, test_mask_applied_before_softmax
+# caught-by: test_forbidden_weights_are_exactly_zero, test_mask_applied_before_softmax, test_fully_masked_row_gives_zeros
+# misconception: finite_mask_value
 # Sets forbidden scores to 0 instead of -inf: exp(0) still gives them weight.
 import numpy as np
 

@@ -1,5 +1,6 @@
 # function: scaled_dot_product_attention
 # caught-by: test_values_match_reference, test_scaled_by_sqrt_d_k
+# misconception: no_scaling
 # Plain dot-product attention: forgets to divide the scores by sqrt(d_k).
 import numpy as np
 

@@ -1,5 +1,6 @@
 # function: scaled_dot_product_attention
-# caught-by: test_values_match_reference, test_scaled_by_sqrt_d_k, test_same_with_your_softmax
+# caught-by: test_values_match_reference, test_scaled_by_sqrt_d_k, test_same_with_your_other_functions
+# misconception: no_scaling
 # Forgets to divide the scores by sqrt(d_k), and calls a softmax that replaces -inf by 0: the softmax's mistake is named and costs its points in softmax only, the scaling's costs them here.
 import numpy as np
 

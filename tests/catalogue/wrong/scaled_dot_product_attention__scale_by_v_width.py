@@ -1,5 +1,6 @@
 # function: scaled_dot_product_attention
 # caught-by: test_values_match_reference, test_scaled_by_sqrt_d_k
+# misconception: scale_from_other_width
 # Takes the scale from the values' width (d_v), which only works when d_v == d_k.
 import numpy as np
 

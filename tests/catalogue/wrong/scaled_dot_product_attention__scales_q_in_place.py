@@ -1,5 +1,6 @@
 # function: scaled_dot_product_attention
 # caught-by: test_inputs_not_modified
+# misconception: in_place
 # Scales Q in place (Q /= sqrt(d_k)), changing the caller's array.
 import numpy as np
 

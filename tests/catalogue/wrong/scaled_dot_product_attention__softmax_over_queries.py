@@ -1,5 +1,6 @@
 # function: scaled_dot_product_attention
 # caught-by: test_values_match_reference, test_weights_rows_sum_to_one, test_scaled_by_sqrt_d_k, test_mask_applied_before_softmax
+# misconception: softmax_over_queries
 # Normalises each key's column (over the queries, axis=-2) instead of each query's row.
 import numpy as np
 

@@ -1,5 +1,6 @@
 # function: self_attention
 # caught-by: test_values_match_reference, test_permutation_equivariance
+# misconception: causal_always
 # Applies the causal mask whatever causal says: unmasked self-attention then depends on order.
 def self_attention(X, W_q, W_k, W_v, causal=False):
     Q, K, V = create_qkv(X, W_q, W_k, W_v)

@@ -1,5 +1,6 @@
 # function: self_attention
 # caught-by: test_causal_masks_the_future, test_causal_future_does_not_leak
+# misconception: causal_wrong_triangle
 # Builds the causal mask with np.tril (True = allowed), so the future is allowed.
 import numpy as np
 

@@ -1,5 +1,6 @@
 # function: self_attention
 # caught-by: test_same_with_your_pasted_helpers
+# misconception: causal_wrong_triangle
 # Right, but the pasted causal_mask is np.tril (True = allowed): the helper is named, at no cost here.
 def causal_mask(seq_len):
     return np.tril(np.ones((seq_len, seq_len))).astype(bool)

@@ -1,5 +1,6 @@
 # function: self_attention
 # caught-by: test_inputs_not_modified
+# misconception: in_place
 # Folds 1/sqrt(d_k) into the query weights in place (W_q /= ...): the caller's W_q changes.
 def self_attention(X, W_q, W_k, W_v, causal=False):
     W_q /= np.sqrt(W_q.shape[-1])  # the scale once, in the weights

@@ -1,5 +1,6 @@
 # function: softmax
 # caught-by: test_all_masked_row_gives_zeros
+# misconception: unguarded_all_inf
 # The course text's softmax: stable, but an all -inf row gives -inf - -inf = NaN.
 import numpy as np
 

@@ -1,5 +1,6 @@
 # function: softmax
 # caught-by: test_rows_on_different_scales
+# misconception: lower_precision
 # Computes in float32 to save memory and casts back to float64: about 7 digits, so scores far from 0 that differ by little lose their differences.
 import numpy as np
 

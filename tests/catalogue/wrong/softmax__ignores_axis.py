@@ -1,5 +1,6 @@
 # function: softmax
 # caught-by: test_honours_axis
+# misconception: fixed_axis
 # Accepts axis but always normalises over the last axis.
 import numpy as np
 

@@ -1,5 +1,6 @@
 # function: softmax
-# caught-by: test_input_is_not_modified
+# caught-by: test_rows_are_distributions, test_input_is_not_modified
+# misconception: in_place
 # Saves memory by shifting, exponentiating and normalising the input array in place.
 import numpy as np
 

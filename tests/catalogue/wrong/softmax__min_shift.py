@@ -1,5 +1,6 @@
 # function: softmax
 # caught-by: test_large_inputs_do_not_overflow
+# misconception: shift_by_min
 # Shifts each slice by its minimum instead of its maximum: the exponents stay large and positive, and np.exp overflows on a slice of large scores.
 import numpy as np
 

@@ -1,6 +1,7 @@
 # function: softmax
 # caught-by: test_all_masked_row_gives_zeros
-# caller-keeps-points: scaled_dot_product_attention, fails only test_same_with_your_softmax
+# caller-keeps-points: scaled_dot_product_attention, fails only test_same_with_your_other_functions
+# misconception: neg_inf_to_zero
 # Replaces -inf by 0 "to avoid NaN": an all -inf row gives equal weights, and a masked score gets weight too.
 import numpy as np
 

@@ -1,5 +1,6 @@
 # function: softmax
-# caught-by: test_rows_are_distributions, test_honours_axis, test_batched_input, test_large_inputs_do_not_overflow, test_rows_on_different_scales, test_all_masked_row_gives_zeros, test_input_is_not_modified
+# caught-by: test_rows_are_distributions, test_honours_axis, test_batched_input, test_large_inputs_do_not_overflow, test_rows_on_different_scales, test_all_masked_row_gives_zeros
+# misconception: probability_floor
 # Mixes in a floor of 1e-5 / n "so that no weight is exactly 0": weights that must be 0 are not.
 def softmax(z, axis=-1):
     z = np.asarray(z, dtype=np.float64)

@@ -1,5 +1,6 @@
 # function: split_heads
 # caught-by: test_raises_value_error
+# misconception: no_divisibility_check
 # Slices column blocks without checking divisibility: leftover columns are silently dropped.
 import numpy as np
 

@@ -1,5 +1,6 @@
 # function: split_heads
 # caught-by: test_input_not_modified
+# misconception: in_place
 # Reshapes by setting X.shape: that reshapes the caller's array too.
 def split_heads(X, num_heads):
     *lead, seq_len, d_model = X.shape

@@ -1,5 +1,6 @@
 # function: split_heads
 # caught-by: test_batched_input
+# misconception: two_dimensional_only
 # Transposes with fixed axes (1, 0, 2), which only fits a single sequence.
 def split_heads(X, num_heads):
     seq_len, d_model = X.shape[-2:]
