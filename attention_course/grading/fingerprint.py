@@ -3,8 +3,9 @@ its own files or this digest change.
 
 The digest covers the engine's grading code (the base modules, the sandbox and grading wings,
 and the quiz engine for the graded quiz), and the assignment's own part of the course: its
-declaration in course.toml, its graders with the modules they share (the reference, pasted
-helpers), its source and released notebooks and nbgrader_config.py; for the quiz, its banks and
+declaration in course.toml, its graders with the modules and files they share (the reference,
+pasted helpers, the contract, the misconception models), its source and released notebooks and
+nbgrader_config.py; for the quiz, its banks and
 formulas. Reports, the command line and the integrations are not in it: editing them regrades
 nothing, and editing one grader regrades only its assignment.
 """
@@ -48,8 +49,9 @@ def assignment_files(course: Course, assignment: str) -> list[Path]:
         function = path.stem.removeprefix("test_")
         if not path.stem.startswith("test_") or function in graded:
             files.append(path)  # its graders, and what graders share (reference, helpers)
-    if course.reference_file not in files and course.reference_file.exists():
-        files.append(course.reference_file)
+    for shared in (course.reference_file, course.contract_file, course.misconceptions_file):
+        if shared is not None and shared not in files and shared.exists():
+            files.append(shared)  # the contract the graders draw from, the mistakes they name
     return files
 
 
@@ -58,7 +60,7 @@ def declaration(course: Course, assignment: str) -> bytes:
     if course.quiz is not None and assignment == course.quiz.assignment:
         return repr(("quiz", assignment, course.quiz.quizzes)).encode()
     a = course.assignment(assignment)
-    return repr((a.name, a.graded, a.helpers, a.callees)).encode()
+    return repr((a.name, a.graded, a.helpers)).encode()
 
 
 def grading_code(assignment: str, root: Path) -> str:

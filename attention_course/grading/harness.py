@@ -312,7 +312,8 @@ def expect_not_constant(got: np.ndarray, what: str, like: np.ndarray | None = No
 
 
 def _number_text(x: Any) -> str:
-    return np.format_float_positional(float(x), precision=4, trim="0") if np.isfinite(x) else str(x)
+    """A number as a student reads it: 1, 0.5, -inf."""
+    return np.format_float_positional(float(x), precision=4, trim="-") if np.isfinite(x) else str(x)
 
 
 def expect_rank(got: Any, like: np.ndarray, what: str) -> np.ndarray:

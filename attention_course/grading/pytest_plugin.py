@@ -37,6 +37,7 @@ from attention_course.grading.verdicts import GraderTest
 from attention_course.sandbox.program import Limits, run_program, submission_deadline
 
 _ITEMS = pytest.StashKey[list]()  # the collected grader tests
+_POINTS = pytest.StashKey[dict]()  # their points, by node id, as collected
 _FAULTS = pytest.StashKey[list]()  # what went wrong in the graders themselves
 _SESSION = pytest.StashKey[tuple]()  # the submission's grading session and its records
 
@@ -96,6 +97,7 @@ def _function(item: pytest.Item) -> str:
 
 
 def _grader_items(config: pytest.Config) -> list[pytest.Function]:
+    """The collected grader tests (that another plugin did not take away)."""
     return config.stash.get(_ITEMS, [])
 
 
@@ -146,7 +148,7 @@ def _session(config: pytest.Config) -> tuple[Session, list[dict]]:
                     function,
                     item.name,
                     fn,
-                    _points(item),
+                    config.stash[_POINTS][item.nodeid],
                     tuple(inspect.signature(fn).parameters),
                     getattr(fn, harness.OVER, None),
                     made[module.__name__],
@@ -206,14 +208,18 @@ def _points(item: pytest.Item) -> float:
     return float(marker.args[0])
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items) -> None:
     here = _course(config).grader_dir.resolve()
-    graders = []
     for item in items:
         if Path(str(item.fspath)).parent == here and isinstance(item, pytest.Function):
-            _points(item)  # every grader test carries its points
-            graders.append(item)
-    config.stash[_ITEMS] = graders
+            config.stash.setdefault(_POINTS, {})[item.nodeid] = _points(item)  # every one has
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """The grader tests to run, once every plugin has chosen its items."""
+    points = session.config.stash.get(_POINTS, {})
+    session.config.stash[_ITEMS] = [i for i in session.items if i.nodeid in points]
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -182,10 +182,15 @@ def render(v: Verdict) -> str:
         return str(next(f.fail for f in v.failures if f.fail.final))
     if v.follows is not None:
         f = v.failures[0]
-        why = f.outcome.describe() if f.outcome is not None else str(f.fail)
+        if f.outcome is None:
+            why = str(f.fail)
+        elif f.outcome.status == "error":
+            why = f"{v.test.function} raised {f.outcome.error_type}"
+        else:
+            why = f"{v.test.function} {f.outcome.describe()}"
         return (
-            f"Not judged on its own: {v.test.function} {why.split(': ')[0]} here too, the "
-            f"failure told under \"{v.follows.description}\" above."
+            f"Not judged on its own: {why} here too, the failure told under "
+            f"\"{v.follows.description}\" above."
         )
     shown = v.shown or v.failures[0]
     lines = [str(shown.fail).strip()]

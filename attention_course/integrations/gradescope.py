@@ -143,15 +143,22 @@ def course_toml(course: Course, assignment: str) -> str:
     def names(values: tuple[str, ...]) -> str:
         return "[" + ", ".join(json.dumps(v) for v in values) + "]"
 
-    callees = "".join(f"{caller} = {names(found)}\n" for caller, found in spec.callees)
+    def path(p: Path | None) -> str:
+        return "" if p is None else json.dumps(p.relative_to(course.root).as_posix())
+
+    shared = "".join(
+        f"{key} = {path(p)}\n"
+        for key, p in (("contract", course.contract_file), ("misconceptions", course.misconceptions_file))
+        if p is not None and p.exists()
+    )
     return (
         f"# {assignment} of {course.id}, for Gradescope (written by attention-course gradescope)\n"
         f"[course]\nid = {json.dumps(course.id)}\n"
         f"graders = {json.dumps(course.grader_dir.name)}\n"
-        f"reference = {json.dumps(course.reference_file.relative_to(course.root).as_posix())}\n"
+        f"reference = {path(course.reference_file)}\n"
+        f"{shared}"
         f"\n[assignments.{assignment}]\nfunctions = {names(spec.graded)}\n"
         f"helpers = {names(spec.helpers)}\n"
-        + (f"\n[assignments.{assignment}.callees]\n{callees}" if callees else "")
     )
 
 
@@ -205,8 +212,9 @@ def autograder_files(assignment: str, root: Path, unsandboxed: bool = False) -> 
     }
     sources = _support(course.grader_dir)
     sources += [spec.grader_file(function) for function in spec.graded]
-    if course.reference_file not in sources:
-        sources.append(course.reference_file)
+    for shared in (course.reference_file, course.contract_file, course.misconceptions_file):
+        if shared is not None and shared not in sources and shared.exists():
+            sources.append(shared)
     for path in sources:
         if not path.is_file():
             raise AutograderError(f"{path}: missing (is {root} the course folder?)")

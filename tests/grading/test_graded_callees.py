@@ -1,5 +1,6 @@
 """A graded function's bug costs points in its own tests only, never also in a correct graded
-function of the same notebook that calls it (course.toml's `callees`, grading/session.py); and
+function of the same notebook that calls it (any function of its notebook, by the exercise
+contract: grading/session.py); and
 a caller that is wrong with a correct callee keeps losing its points. The catalogue shows the
 classic cases (its `# caller-keeps-points:` entries); here, a caller that tries to tell the
 second run apart."""
@@ -9,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from attention_course.grading import runner
-from attention_course.grading.session import Session
+from attention_course.grading.session import CHARGED_ONCE, Session
 from tests.conftest import grade_reference_variants
 from tests.course import COURSE, REFERENCE_FILE
 from tests.direct_grading import run_here
@@ -46,8 +47,7 @@ def test_telling_the_second_run_apart_gains_nothing(tricks):
     honest = tricks["plain_raising"].functions[FN]
     assert [t.passed for t in forged.tests] == [t.passed for t in honest.tests]
     assert forged.score == honest.score < honest.max_score
-    zero_point = next(t for t in forged.tests if t.test == "test_same_with_your_softmax")
-    assert zero_point.passed  # softmax is not blamed: it is right
+    assert not any(t.test == CHARGED_ONCE for t in forged.tests)  # softmax is right: not blamed
     assert not tricks["detects_the_second_run"].cell_errors
 
 
@@ -55,13 +55,14 @@ def test_the_trick_works_in_the_second_run_and_still_gains_nothing():
     """Graded directly: in the second run, with softmax computed outside, the forged sdpa does
     give values (the trick works there), and yet none of its failures counts as passed."""
     program = [("variant", REFERENCE_FILE.read_text() + TRICKS["detects_the_second_run"])]
-    tests, calls, faults = runner.collect(COURSE, [FN], None)
-    session = Session(program, calls, run_here, COURSE)
-    results = runner.run_tests(session, tests, faults)
+    tests, calls, faults, draw = runner.collect(COURSE, [FN], None)
+    session = Session(program, calls, run_here, COURSE, draw)
+    results = session.grade(tests, faults)
     assert not faults
+    assert session.called_by(FN) == ("softmax",)  # what its code names of its notebook
     second = session.with_course_functions(("softmax",))
     ran = [second.outcomes[c.key].status for c in calls if c.function == FN]
     assert ran and set(ran) == {"ok"}
     assert second.outside_calls  # its softmax calls went out
     assert not session.passed_only_with_callees
-    assert [r["test"] for r in results if r["passed"]] == ["test_same_with_your_softmax"]
+    assert not [r["test"] for r in results if r["passed"]]

@@ -28,13 +28,12 @@ from attention_course.grading.graders import GradingError, grade_file
 from attention_course.sandbox import confined
 from tests.course import COURSE, COURSE_ROOT, REFERENCE_FILE
 
-SEED = "fa" * 16  # the seed these gradings use, so that a test can patch their grader module
+SEED = "fa" * 16  # the seed these gradings use
 
 
 def causal_mask_grader():
-    """The causal_mask grader as graded with SEED (the runner keeps it while it is in use)."""
-    run_graders.load(COURSE, "causal_mask", SEED)
-    return course_graders.grader(COURSE, "causal_mask", SEED)
+    """The causal_mask grader module (imported once per process, whatever the seed)."""
+    return run_graders.load(COURSE, "causal_mask")[0]
 
 
 ASSIGNMENT = "attention_basics"
@@ -83,8 +82,7 @@ def test_a_grader_that_raises_is_a_fault(monkeypatch, exc):
 
 
 def test_the_error_names_the_first_five_faults(monkeypatch):
-    tests, _ = run_graders.load(COURSE, "softmax", SEED)
-    softmax_grader = course_graders.grader(COURSE, "softmax", SEED)
+    softmax_grader, tests = run_graders.load(COURSE, "softmax")
     assert len(tests) > 5
     monkeypatch.setattr(softmax_grader, "expect_close", _raise(KeyError("a grader bug")))
     with pytest.raises(GradingError) as found:
@@ -102,18 +100,17 @@ def test_a_worker_that_cannot_start_is_a_fault(stub, monkeypatch):
 
 
 def test_a_grader_file_that_does_not_import_is_a_fault(stub, monkeypatch):
-    key = (str(COURSE.grader_dir), "causal_mask", SEED)
-    monkeypatch.delitem(run_graders._MODULES, key, raising=False)
-    name = f"{course_graders.package(COURSE, SEED)}.test_causal_mask"
+    name = f"{course_graders.package(COURSE)}.test_causal_mask"
     monkeypatch.setitem(sys.modules, name, None)  # import fails
     with pytest.raises(GradingError, match="test_causal_mask.py: could not be collected"):
         _grade_here(stub, ("softmax", "causal_mask"))
 
 
 def test_a_function_no_grader_test_ran_for_is_a_fault(stub, monkeypatch):
-    tests, calls = run_graders.load(COURSE, "causal_mask", SEED)
-    key = (str(COURSE.grader_dir), "causal_mask", SEED)
-    monkeypatch.setitem(run_graders._MODULES, key, ([], calls))
+    tests_of = run_graders.tests_of
+    monkeypatch.setattr(
+        run_graders, "tests_of", lambda module, f: [] if f == "causal_mask" else tests_of(module, f)
+    )
     with pytest.raises(GradingError, match="no grader test ran for causal_mask"):
         _grade_here(REFERENCE_FILE, ("softmax", "causal_mask"))
 
@@ -201,7 +198,7 @@ def fault_plugin(tmp_path, monkeypatch):
     "fault, words",
     [
         ("none", None),
-        ("crash", "test_causal_mask.py::test_.*: KeyError"),
+        ("crash", "causal_mask::test_.*: KeyError"),
         ("worker", "did not start: no sandbox today"),
         ("untested", "no grader test ran for causal_mask"),
         ("teardown", "test_causal_mask.py::test_.*: teardown: RuntimeError: a clean-up failed"),

@@ -25,7 +25,7 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
     return weights @ V, weights
 """,
         "scaled_dot_product_attention",
-        "np.sqrt(d_k)",
+        "does not divide the scores by sqrt(d_k)",  # the misconception's words
         USERS,
     ),
     "causal_mask_tril": (
@@ -44,8 +44,9 @@ def softmax(x, axis=-1):
     return exp_x / np.sum(exp_x, axis=axis, keepdims=True)
 """,
         "softmax",
-        "all -inf row",
-        (),
+        "all -inf",
+        # their tests include fully masked queries (a read-only mask, a masked head)
+        ("cross_attention", "multi_head_attention"),
     ),
 }
 

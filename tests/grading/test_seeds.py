@@ -77,30 +77,37 @@ def test_the_seed_is_recorded_for_the_instructor(course):
             seeds.record(course, "attention_basics", student, "n", "1" * 32)
 
 
+def _softmax_inputs(seed):
+    """The first argument of every softmax call the graders make for `seed`."""
+    calls = runner.collect(COURSE, ["softmax"], seed)[1]
+    return [c.args[0] for c in calls if c.function == "softmax"]
+
+
 def test_random_inputs_follow_the_seed_and_hand_written_ones_do_not():
-    def inputs(seed):
-        _, calls, _ = runner.collect(COURSE, ["softmax"], seed)
-        return [c.args[0] for c in calls if c.function == "softmax"]
-
-    fixed, one, again, two = inputs(None), inputs("1" * 32), inputs("1" * 32), inputs("2" * 32)
-    assert np.array_equal(fixed[0], np.random.default_rng(101).normal(size=(5, 7)))
-    assert all(np.array_equal(x, y) for x, y in zip(one, again, strict=True))
-    same = [np.array_equal(x, y) for x, y in zip(one, two, strict=True)]
-    assert not same[0] and not all(same) and any(same)  # e.g. LARGE is the point
-    large = np.array([[1000.0, 1001.0], [-1000.0, -1001.0]])  # hand-written: LARGE
+    fixed, again = _softmax_inputs(None), _softmax_inputs(None)
+    one, one_again, two = _softmax_inputs("1" * 32), _softmax_inputs("1" * 32), _softmax_inputs("2" * 32)
+    for a, b in ((fixed, again), (one, one_again)):  # the same seed, the same inputs
+        assert all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
+    same = [np.shape(x) == np.shape(y) and np.array_equal(x, y) for x, y in zip(one, two, strict=True)]
+    assert not all(same) and any(same)  # drawn ones differ, hand-written ones do not
+    large = np.array([[1000.0, 1001.0], [-1000.0, -1001.0]])  # hand-written
     assert any(np.array_equal(x, large) for x in two)
-    assert harness.rng(5).normal() == np.random.default_rng(5).normal()  # outside a grader
+    assert sum(same) <= 3  # few are hand-written: the rest is drawn anew
+    # the graders' source is given each time: nothing of it lives in the engine between two
+    assert not hasattr(harness, "rng") and not hasattr(harness, "set_seed")
 
 
-# A softmax that is wrong everywhere but on the inputs the softmax grader draws with its own
-# fixed seed (rng(101)), which the student has guessed or seen.
-KNOWS_THE_DEFAULT_INPUTS = """
-_r = np.random.default_rng(101)
-_known = [_r.normal(size=(5, 7)), _r.normal(size=(5, 7)), _r.normal(size=(2, 3, 4))]
-_known.append(_r.normal(size=(3, 4, 6)) * 3)
+def _literal(x: np.ndarray) -> str:
+    return f"np.frombuffer(bytes.fromhex({x.tobytes().hex()!r}), {x.dtype.str!r}).reshape({x.shape})"
+
+
+# A softmax that is wrong everywhere but on the inputs the softmax grader draws with no seed (its
+# own fixed one), which the student has guessed or seen.
+KNOWS_THE_DEFAULT_INPUTS = f"""
+_known = [{", ".join(_literal(np.asarray(x)) for x in _softmax_inputs(None))}]
 _right = softmax
 def softmax(z, axis=-1):
-    if any(np.shape(z) == k.shape and np.array_equal(z, k) for k in _known):
+    if any(np.shape(z) == k.shape and np.array_equal(z, k, equal_nan=True) for k in _known):
         return _right(z, axis)
     return np.full(np.shape(z), 0.5)
 """
