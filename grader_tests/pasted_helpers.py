@@ -99,7 +99,9 @@ def expect_same_with_pasted_helpers(
         )
     else:
         effect = f"It changes none of {function}'s graded results."
+    named = {c.function for c in failed}
     raise Fail(
         f"{culprit}. {effect} Fix the pasted copy in section 0 of this notebook.",
-        cases=tuple(failed[:1]),
+        # the first failing check is shown; every check of a helper at fault is evidence
+        cases=(*failed[:1], *(c for c in inputs["helpers"] if c.function in named)),
     )

@@ -77,10 +77,9 @@ def multi_head_attention(X, W_q, W_k, W_v, W_o, num_heads, mask=None, context=No
 
 def attention_cost(seq_len_q, seq_len_k, d_model, num_heads, batch_size=1, bytes_per_float=4):
     d_k = d_model // num_heads
-    weights_elements = batch_size * num_heads * seq_len_q * seq_len_k
-    return {
-        "score_flops": 2 * weights_elements * d_k,  # Q K^T: one multiply-add per term
-        "mix_flops": 2 * weights_elements * d_k,  # weights @ V
-        "weights_elements": weights_elements,
-        "weights_bytes": weights_elements * bytes_per_float,
+    pairs = batch_size * num_heads * seq_len_q * seq_len_k  # one score per (query, key)
+    return {  # the entries the contract names (a function may return more)
+        "score_flops": 2 * pairs * d_k,  # Q K^T: one multiply-add per term
+        "mix_flops": 2 * pairs * d_k,  # weights @ V
+        "weights_bytes": pairs * bytes_per_float,
     }

@@ -42,6 +42,8 @@ def inputs(draw):
             draw.case(FN, np.array([[-np.inf, -np.inf, -np.inf], [0.0, -np.inf, 1.0]]),
                       what="z = [[-inf, -inf, -inf], [0, -inf, 1]]"),
             *draw(FN, 4, edges={"z": "neg_inf"}),
+            # slices of -inf along any axis, not only the last
+            *draw(FN, 4, given=("axis",), ranks=(1, 2), edges={"z": "neg_inf"}),
         ],
         "readonly": draw(FN, 3, readonly=True, related={"writable": writable}),
     }

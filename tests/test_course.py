@@ -23,11 +23,24 @@ def test_this_repository_is_a_course_declared_in_its_course_toml():
         "scaled_dot_product_attention",
         "causal_mask",
     )
-    # the graded functions each calls, as the reference does (the exercise contract)
-    assert course.callees_of("scaled_dot_product_attention") == ("softmax",)
-    assert course.callees_of("multi_head_attention") == ("split_heads", "combine_heads")
-    assert course.callees_of("self_attention") == ("cross_attention",)
-    assert course.callees_of("softmax") == ()
+    # what each may call, by the exercise contract: every other function of its notebook
+    assert course.notebook_of("scaled_dot_product_attention") == (
+        "softmax",
+        "create_qkv",
+        "causal_mask",
+    )
+    assert course.notebook_of("self_attention") == (
+        "softmax",
+        "scaled_dot_product_attention",
+        "causal_mask",
+        "cross_attention",
+        "split_heads",
+        "combine_heads",
+        "multi_head_attention",
+        "attention_cost",
+    )
+    assert course.contract_file == COURSE_ROOT / "grader_tests" / "contract.toml"
+    assert course.misconceptions_file == COURSE_ROOT / "grader_tests" / "misconceptions.py"
     assert course.quiz is not None and course.quiz.banks == COURSE_ROOT / "quiz" / "banks"
     assert course.all_assignments[-1] == course.quiz.assignment
     for a in course.assignments.values():
@@ -65,16 +78,8 @@ def test_the_course_is_found_from_the_environment_or_the_folders_above(tmp_path,
             "[quiz] needs an",
         ),
         (
-            '[course]\nid = "x"\n[assignments.a]\nfunctions = ["f"]\ncallees = ["f"]\n',
-            "callees must be a table",
-        ),
-        (
             '[course]\nid = "x"\n[assignments.a]\nfunctions = ["f"]\ncallees = { f = ["g"] }\n',
-            "callees.f: g is not a graded function here",
-        ),
-        (
-            '[course]\nid = "x"\n[assignments.a]\nfunctions = ["f"]\ncallees = { f = ["f"] }\n',
-            "a function is not its own callee",
+            "callees: no longer listed: a graded function may call any function of its notebook",
         ),
     ],
 )

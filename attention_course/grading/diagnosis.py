@@ -169,10 +169,8 @@ def _same(got: Any, want: Any, rtol: float, atol: float) -> bool:
         return isinstance(got, dict) and all(
             k in got and _same(got[k], want[k], rtol, atol) for k in want
         )
-    if isinstance(want, (int, float, np.number)) and not isinstance(want, (bool, np.bool_)):
-        if not isinstance(got, (int, float, np.number)) or isinstance(got, (bool, np.bool_)):
-            return False
-        if type(want) is not type(got) and isinstance(want, int) != isinstance(got, int):
+    if _number(want):
+        if not _number(got) or _integral(want) != _integral(got):
             return False  # an int count and a float count are two outcomes
     if isinstance(want, np.ndarray) and isinstance(got, np.ndarray):
         if _kind(got.dtype) != _kind(want.dtype):  # bools, integers and floats are three results
@@ -181,6 +179,14 @@ def _same(got: Any, want: Any, rtol: float, atol: float) -> bool:
         return same_value(got, want, rtol, atol)
     except (TypeError, ValueError):
         return False
+
+
+def _number(x: Any) -> bool:
+    return isinstance(x, (int, float, np.number)) and not isinstance(x, (bool, np.bool_))
+
+
+def _integral(x: Any) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
 
 
 def _kind(dtype: np.dtype) -> str:
@@ -284,7 +290,10 @@ class Diagnoser:
     def explaining(self, evidence: Evidence) -> list[Model]:
         """The models that explain every failing call of `evidence` and agree with the student
         on its other calls: the first model of each label that does, labels in declaration
-        order."""
+        order. A model explains the failing calls when it gives what the student's function gave
+        on each, and on one of them at least, at the tolerance it is matched with, not what the
+        reference gives: its mistake shows (a model of arithmetic in float32, matched loosely,
+        explains no near miss of another kind)."""
         failing = evidence.failing
         if not failing:
             return []
@@ -301,6 +310,7 @@ class Diagnoser:
         return self._explains(model, evidence, evidence.failing)
 
     def _explains(self, model: Model, evidence: Evidence, failing: list[Call]) -> bool:
+        visible = False  # the model's mistake shows on some failing call beyond its slack
         for call in evidence.calls:
             got = evidence.student[call.key]
             if call.function != model.function:  # another function's call must be right
@@ -314,4 +324,8 @@ class Diagnoser:
             want = self._run(call, f"{model.label}:{id(model)}", model.fn)
             if not same_outcome(got, want, model.rtol, model.atol):
                 return False
-        return True
+            if call in failing and not same_outcome(
+                evidence.reference[call.key], want, model.rtol, model.atol
+            ):
+                visible = True
+        return visible or model.symptom

@@ -342,8 +342,11 @@ class Session:
         try:
             test.fn(**args)
         except harness.Fail as fail:
-            failure = Failure(fail.cases[0] if fail.cases else None, fail, fail.outcome)
-            return Verdict(test, [failure], (), failure)
+            # the first case it names is shown, every one is evidence for the diagnosis
+            cases = {id(c): c for c in fail.cases}.values()
+            failures = [Failure(c, fail, fail.outcome) for c in cases]
+            failures = failures or [Failure(None, fail, fail.outcome)]
+            return Verdict(test, failures, (), failures[0])
         return Verdict(test)
 
     def _note(self, function: str, test: str, differ: set[str]) -> None:

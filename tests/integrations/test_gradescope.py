@@ -319,10 +319,10 @@ def test_zip_holds_what_grading_needs_and_is_reproducible(autograder_zip, tmp_pa
         config = json.loads(archive.read("autograder.json"))
         pins = archive.read("requirements.txt").decode().split()
         declared = tomllib.loads(archive.read("course/course.toml").decode())
-    # the graded functions' callees as the course declares them (grading/session.py)
-    assert declared["assignments"][ASSIGNMENT]["callees"] == {
-        "scaled_dot_product_attention": ["softmax"]
-    }
+    # the contract the graders draw from and the mistakes they name go with them
+    assert declared["course"]["contract"] == "grader_tests/contract.toml"
+    assert declared["course"]["misconceptions"] == "grader_tests/misconceptions.py"
+    assert {"course/grader_tests/contract.toml", "course/grader_tests/misconceptions.py"} <= names
     assert {"setup.sh", "run_autograder", "requirements.txt", "autograder.json"} <= names
     assert modes["setup.sh"] == modes["run_autograder"] == 0o755
     graders = {n for n in names if n.startswith("course/grader_tests/test_")}
