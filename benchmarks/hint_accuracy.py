@@ -67,7 +67,8 @@ def hints(entry, seed: str, unseen: bool) -> list[tuple[str, str]]:
         if r["function"] != entry.function or r["passed"]:
             continue
         if r["diagnosis"] == entry.misconception or (
-            entry.misconception == "not_implemented" and r["message"].endswith("not implemented yet")
+            entry.misconception == "not_implemented"
+            and r["message"].endswith("not implemented yet")
         ):
             kind = "named"
         elif r["follows_from"] or r.get("charged_to"):
@@ -91,8 +92,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=3, help="seeds per entry (default 3)")
     parser.add_argument(
-        "--catalogue", type=Path, nargs="*", help="folders of wrong implementations (default: "
-        "the catalogue's)"
+        "--catalogue",
+        type=Path,
+        nargs="*",
+        help="folders of wrong implementations (default: the catalogue's)",
     )
     parser.add_argument("--entries", action="store_true", help="print a line per entry")
     args = parser.parse_args()
@@ -117,8 +120,10 @@ def main() -> None:
             by_function[entry.function] += mine
             if args.entries and not unseen:
                 print(f"  {entry.path.stem:64s} {entry.misconception:28s} {shares(mine)}")
-        title = "unseen: each entry's own misconception taken out of the models" if unseen else (
-            "the course's models"
+        title = (
+            "unseen: each entry's own misconception taken out of the models"
+            if unseen
+            else ("the course's models")
         )
         print(f"\n{title}, {len(entries)} wrong implementations x {len(seeds)} seeds")
         for function, counts in sorted(by_function.items()):

@@ -38,19 +38,39 @@ def checks(draw) -> list:
     sdpa = "scaled_dot_product_attention"
     return [
         draw.case("softmax", np.array([1000.0, 1001.0]), what="softmax([1000, 1001])"),
-        draw.case("softmax", np.array([[1000.0, 1001.0], [1.0, 2.0]]),
-                  what="softmax of rows near 1000 and near 1"),
-        draw.case("softmax", np.array([[-np.inf, -np.inf], [0.0, np.log(3)]]),
-                  what="softmax of an all -inf row"),
-        draw.case("softmax", np.array([[0.0, 1.0], [np.log(3), 2.0]]), axis=0,
-                  what="softmax(z, axis=0)"),
-        draw.case(sdpa, Q, K, V, what="scaled_dot_product_attention of one query and two keys, "
-                  "d_k = 4"),
-        draw.case(sdpa, Q, K, V, mask=np.array([[False, True]]),
-                  what="scaled_dot_product_attention with mask [[False, True]]"),
-        draw.case(sdpa, QB, KB, VB, mask=mask_b,
-                  what="scaled_dot_product_attention of a (2, 3, 4) batch with a mask and a fully "
-                  "masked query"),
+        draw.case(
+            "softmax",
+            np.array([[1000.0, 1001.0], [1.0, 2.0]]),
+            what="softmax of rows near 1000 and near 1",
+        ),
+        draw.case(
+            "softmax",
+            np.array([[-np.inf, -np.inf], [0.0, np.log(3)]]),
+            what="softmax of an all -inf row",
+        ),
+        draw.case(
+            "softmax", np.array([[0.0, 1.0], [np.log(3), 2.0]]), axis=0, what="softmax(z, axis=0)"
+        ),
+        draw.case(
+            sdpa, Q, K, V, what="scaled_dot_product_attention of one query and two keys, d_k = 4"
+        ),
+        draw.case(
+            sdpa,
+            Q,
+            K,
+            V,
+            mask=np.array([[False, True]]),
+            what="scaled_dot_product_attention with mask [[False, True]]",
+        ),
+        draw.case(
+            sdpa,
+            QB,
+            KB,
+            VB,
+            mask=mask_b,
+            what="scaled_dot_product_attention of a (2, 3, 4) batch with a mask and a fully "
+            "masked query",
+        ),
         draw.case("causal_mask", 4, what="causal_mask(4)"),
     ]
 

@@ -17,8 +17,9 @@ KEYS = ("score_flops", "mix_flops", "weights_bytes")
 def doubled(case):
     """The same call with seq_len_q and seq_len_k both doubled."""
     q, k = case.arg("seq_len_q"), case.arg("seq_len_k")
-    return {"": case.replaced("doubled", what="both lengths doubled", seq_len_q=2 * q,
-                              seq_len_k=2 * k)}
+    return {
+        "": case.replaced("doubled", what="both lengths doubled", seq_len_q=2 * q, seq_len_k=2 * k)
+    }
 
 
 def whole_width(case):
@@ -80,7 +81,9 @@ def cost(student, case) -> dict:
             or not isinstance(v, numbers.Real)
             or not math.isfinite(float(v))
         ):
-            raise Fail(f"the entry {k!r} must be a finite number (a count), got a {type(v).__name__}")
+            raise Fail(
+                f"the entry {k!r} must be a finite number (a count), got a {type(v).__name__}"
+            )
     return {k: _number(got[k]) for k in KEYS}
 
 
@@ -139,7 +142,9 @@ def test_quadratic_growth(case, student):
     """doubling seq_len (queries and keys) quadruples score_flops and weights_bytes"""
     base, twice = cost(student, case), cost(student, case.related["doubled"])
     for key in ("score_flops", "weights_bytes"):
-        if base[key] <= 0 or not math.isclose(float(twice[key]), 4 * float(base[key]), rel_tol=1e-9):
+        if base[key] <= 0 or not math.isclose(
+            float(twice[key]), 4 * float(base[key]), rel_tol=1e-9
+        ):
             raise Fail(f"{key} does not grow 4-fold when seq_len_q and seq_len_k both double")
 
 

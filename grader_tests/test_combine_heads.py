@@ -58,8 +58,11 @@ def test_shape(case, student):
 def test_inverse_of_split_heads(case, student):
     """combine_heads undoes split_heads: the heads side by side, in order, for every token (also
     with num_heads = seq_len = d_k)"""
-    expect_close(combined(student, case, "the result"), ref.combine_heads(*case.args),
-                 "the combined heads, against split_heads' input")
+    expect_close(
+        combined(student, case, "the result"),
+        ref.combine_heads(*case.args),
+        "the combined heads, against split_heads' input",
+    )
 
 
 @points(1)
@@ -70,8 +73,11 @@ def test_heads_in_order(case, student):
     H = case.arg("H")
     d_k = H.shape[-1]
     for h in range(H.shape[-3]):
-        expect_close(got[..., h * d_k : (h + 1) * d_k], H[h], f"columns {h * d_k}:{(h + 1) * d_k}"
-                     f", against head {h}")
+        expect_close(
+            got[..., h * d_k : (h + 1) * d_k],
+            H[h],
+            f"columns {h * d_k}:{(h + 1) * d_k}, against head {h}",
+        )
 
 
 @points(1)

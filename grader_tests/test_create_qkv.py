@@ -94,5 +94,7 @@ def test_inputs_not_modified(case, student):
     twin = case.related["writable"]
     expect_unmodified(student, case, like=twin)
     likes = ref.create_qkv(*case.args)
-    for name, g_ro, g, like in zip("QKV", qkv(student, case), qkv(student, twin), likes, strict=True):
+    for name, g_ro, g, like in zip(
+        "QKV", qkv(student, case), qkv(student, twin), likes, strict=True
+    ):
         expect_readonly_twin(expect_rank(g, like, f"{name} for writable inputs"), g_ro, name, "")

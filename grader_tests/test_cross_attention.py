@@ -120,8 +120,11 @@ def test_context_order_does_not_matter(case, student):
     """reordering the context rows leaves the outputs unchanged (weights' columns reorder)"""
     out, w = floats(student, case, "the result")
     out_p, w_p = floats(student, case.related["reordered"], "the result for the context reversed")
-    within(w_p, w[..., ::-1], "weights with the context reversed, against the weights' columns "
-           "reversed")
+    within(
+        w_p,
+        w[..., ::-1],
+        "weights with the context reversed, against the weights' columns reversed",
+    )
     within(out_p, out, "outputs with the context reversed, against the outputs")
 
 
@@ -134,8 +137,11 @@ def test_mask_is_applied(case, student):
     mask = np.broadcast_to(case.arg("mask"), w.shape)
     expect_zero_where(w, mask, "the weights at forbidden (mask True) positions", "")
     _, w_full = attend(student, case.related["unmasked"], "the same call without a mask")
-    within(w, renormalised(w_full, mask), "masked weights, against the unmasked weights "
-           "renormalised over the allowed keys")
+    within(
+        w,
+        renormalised(w_full, mask),
+        "masked weights, against the unmasked weights renormalised over the allowed keys",
+    )
 
 
 @points(1)

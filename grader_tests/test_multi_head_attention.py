@@ -78,10 +78,18 @@ def inputs(draw):
         ],
         "batched": [
             *draw(FN, 3, ranks=(1, 2), sizes=small, related={"alone": alone}),
-            *draw(FN, 3, ranks=(1, 2), sizes=small, given=(*mask, *context), related={"alone": alone}),
+            *draw(
+                FN, 3, ranks=(1, 2), sizes=small, given=(*mask, *context), related={"alone": alone}
+            ),
         ],
-        "readonly": draw(FN, 3, ranks=(0,), given=(*mask, *context), readonly=True,
-                         related={"writable": writable}),
+        "readonly": draw(
+            FN,
+            3,
+            ranks=(0,),
+            given=(*mask, *context),
+            readonly=True,
+            related={"writable": writable},
+        ),
         "helpers": checks(draw),
     }
 
@@ -159,8 +167,11 @@ def test_output_projected_by_w_o(case, student):
     # mistake (tested elsewhere) does not also cost these points.
     usable = np.shape(w) == want_w.shape and np.isfinite(w).all()
     heads = (np.asarray(w) if usable else want_w) @ ref.split_heads(X @ W_v, num_heads)
-    expect_close(out, ref.combine_heads(heads) @ W_o, "the output, against the heads combined "
-                 "and projected by W_o")
+    expect_close(
+        out,
+        ref.combine_heads(heads) @ W_o,
+        "the output, against the heads combined and projected by W_o",
+    )
 
 
 @points(2)
@@ -187,8 +198,10 @@ def test_context_gives_cross_attention(case, student):
     _, w = student.pair(case)
     want_out, want_w = want(case)
     if np.shape(w)[-1:] != want_w.shape[-1:]:
-        raise Fail(f"the weights have shape {np.shape(w)}: one column per token of context, "
-                   f"{want_w.shape[-1]}, where the last axis is the keys'")
+        raise Fail(
+            f"the weights have shape {np.shape(w)}: one column per token of context, "
+            f"{want_w.shape[-1]}, where the last axis is the keys'"
+        )
     if np.shape(w) == want_w.shape:  # (weights not per head cost test_weights_per_head only)
         expect_close(expect_array(w, "the weights"), want_w, "the weights of every head")
     expect_close(out, want_out, "the output")

@@ -119,8 +119,7 @@ def test_weights_rows_sum_to_one(case, student):
     _, w = attend(student, case, "the result", varies=False)
     if np.isnan(w).any() or (w < 0).any() or not np.allclose(w.sum(axis=-1), 1.0, rtol=1e-6):
         raise Fail(
-            "the weights must be non-negative and each row (one query) must sum to 1 over the "
-            "keys"
+            "the weights must be non-negative and each row (one query) must sum to 1 over the keys"
         )
 
 

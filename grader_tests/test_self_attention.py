@@ -9,11 +9,11 @@ from attention_course.grading.harness import (
     PairReader,
     cases,
     expect_array,
-    expect_shape,
     expect_close,
     expect_pair_close,
     expect_pair_readonly_twin,
     expect_pair_slice,
+    expect_shape,
     expect_unmodified,
     expect_zero_where,
     over,
@@ -58,11 +58,14 @@ def inputs(draw):
             FN, 6, values=causal, ranks=(0,), sizes={"seq": (2, 9)}, related={"unmasked": unmasked}
         ),
         "leak": draw(
-            FN, 4, values=causal, ranks=(0,), sizes={"seq": (2, 9)}, related={"later": later_changed}
+            FN,
+            4,
+            values=causal,
+            ranks=(0,),
+            sizes={"seq": (2, 9)},
+            related={"later": later_changed},
         ),
-        "reorder": draw(
-            FN, 4, ranks=(0,), sizes={"seq": (2, 9)}, related={"reordered": reordered}
-        ),
+        "reorder": draw(FN, 4, ranks=(0,), sizes={"seq": (2, 9)}, related={"reordered": reordered}),
         "batched": draw(FN, 4, values=causal, ranks=(1, 2), related={"alone": alone}),
         "readonly": draw(
             FN, 3, values=causal, ranks=(0,), readonly=True, related={"writable": writable}
@@ -105,8 +108,11 @@ def test_causal_masks_the_future(case, student):
     future = np.broadcast_to(ref.causal_mask(w.shape[-1]), w.shape)
     expect_zero_where(w, future, "the weights above the diagonal (future positions)", "")
     w_full = weights(student, case.related["unmasked"], "the same call with causal=False")
-    within(w, renormalised(w_full, future), "causal weights, against the unmasked weights "
-           "renormalised over positions 0..i")
+    within(
+        w,
+        renormalised(w_full, future),
+        "causal weights, against the unmasked weights renormalised over positions 0..i",
+    )
 
 
 @points(2)
@@ -126,8 +132,12 @@ def test_permutation_equivariance(case, student):
     """without a mask, reordering the tokens of X reorders the outputs the same way"""
     out, w = floats(student, case, "the result")
     out_p, w_p = floats(student, case.related["reordered"], "the result for reordered tokens")
-    within(w_p, w[..., ::-1, ::-1], "weights of the reordered tokens, against the weights reordered")
-    within(out_p, out[..., ::-1, :], "outputs of the reordered tokens, against the outputs reordered")
+    within(
+        w_p, w[..., ::-1, ::-1], "weights of the reordered tokens, against the weights reordered"
+    )
+    within(
+        out_p, out[..., ::-1, :], "outputs of the reordered tokens, against the outputs reordered"
+    )
 
 
 @points(1)

@@ -30,8 +30,12 @@ def inputs(draw):
         "axis": draw(FN, 8, given=("axis",), ranks=(0, 1, 2)),
         "batched": draw(FN, 4, ranks=(2,)),
         "large": [
-            draw.case(FN, np.array([[1000.0, 1001.0], [-1000.0, -1001.0]]), errstate=True,
-                      what="z = [[1000, 1001], [-1000, -1001]]"),
+            draw.case(
+                FN,
+                np.array([[1000.0, 1001.0], [-1000.0, -1001.0]]),
+                errstate=True,
+                what="z = [[1000, 1001], [-1000, -1001]]",
+            ),
             *draw(FN, 8, edges={"z": "large"}, errstate=True),
         ],
         "scales": [
@@ -39,8 +43,11 @@ def inputs(draw):
             *draw(FN, 3, edges={"z": "fine"}),
         ],
         "neg_inf": [
-            draw.case(FN, np.array([[-np.inf, -np.inf, -np.inf], [0.0, -np.inf, 1.0]]),
-                      what="z = [[-inf, -inf, -inf], [0, -inf, 1]]"),
+            draw.case(
+                FN,
+                np.array([[-np.inf, -np.inf, -np.inf], [0.0, -np.inf, 1.0]]),
+                what="z = [[-inf, -inf, -inf], [0, -inf, 1]]",
+            ),
             *draw(FN, 4, edges={"z": "neg_inf"}),
             # slices of -inf along any axis, not only the last
             *draw(FN, 4, given=("axis",), ranks=(1, 2), edges={"z": "neg_inf"}),
@@ -51,7 +58,9 @@ def inputs(draw):
 
 def expect_softmax(case, got, rtol=1e-6):
     axis = case.arg("axis", -1)
-    expect_close(got, ref.softmax(*case.args, **case.kwargs), f"softmax along axis {axis}", rtol=rtol)
+    expect_close(
+        got, ref.softmax(*case.args, **case.kwargs), f"softmax along axis {axis}", rtol=rtol
+    )
 
 
 @points(2)
@@ -111,5 +120,7 @@ def test_input_is_not_modified(case, student):
     twin = case.related["writable"]
     expect_unmodified(student, case, like=twin)
     expect_close(
-        student.value(case), student.value(twin), "softmax of read-only scores, against writable ones"
+        student.value(case),
+        student.value(twin),
+        "softmax of read-only scores, against writable ones",
     )

@@ -1,7 +1,5 @@
 """Grader for split_heads(X, num_heads): 8 points."""
 
-import numpy as np
-
 from attention_course.grading.draws import alone, pieces, writable
 from attention_course.grading.harness import (
     ArrayReader,
@@ -54,8 +52,11 @@ def test_head_is_column_block(case, student):
     X, num_heads = case.args
     d_k = X.shape[-1] // num_heads
     for h in range(num_heads):
-        expect_close(got[..., h, :, :], X[..., h * d_k : (h + 1) * d_k], f"head {h}, against "
-                     f"columns {h * d_k}:{(h + 1) * d_k} of X")
+        expect_close(
+            got[..., h, :, :],
+            X[..., h * d_k : (h + 1) * d_k],
+            f"head {h}, against columns {h * d_k}:{(h + 1) * d_k} of X",
+        )
 
 
 @points(2)
@@ -77,10 +78,16 @@ def test_raises_value_error(case, outcome):
     if outcome.status == "error" and outcome.error_type == "ValueError":
         return
     if outcome.status == "ok":
-        raise Fail(f"d_model = {d_model} is not divisible by num_heads = {num_heads}, and "
-                   "split_heads returned a value instead of raising ValueError")
-    raise Fail(f"split_heads {outcome.describe()}, where d_model = {d_model} not divisible by "
-               f"num_heads = {num_heads} must raise ValueError", of_call=True, outcome=outcome)
+        raise Fail(
+            f"d_model = {d_model} is not divisible by num_heads = {num_heads}, and "
+            "split_heads returned a value instead of raising ValueError"
+        )
+    raise Fail(
+        f"split_heads {outcome.describe()}, where d_model = {d_model} not divisible by "
+        f"num_heads = {num_heads} must raise ValueError",
+        of_call=True,
+        outcome=outcome,
+    )
 
 
 @points(1)

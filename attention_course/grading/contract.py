@@ -84,7 +84,9 @@ class Argument(_Strict):
 
     @model_validator(mode="after")
     def _one_kind(self) -> Argument:
-        kinds = [k for k in ("array", "mask", "size", "flag", "axis") if getattr(self, k) is not None]
+        kinds = [
+            k for k in ("array", "mask", "size", "flag", "axis") if getattr(self, k) is not None
+        ]
         if len(kinds) != 1:
             raise ValueError(
                 f"argument {self.name!r} must be exactly one of array, mask, size, flag, axis "
@@ -101,7 +103,9 @@ class Argument(_Strict):
 
     @property
     def kind(self) -> str:
-        return next(k for k in ("array", "mask", "size", "flag", "axis") if getattr(self, k) is not None)
+        return next(
+            k for k in ("array", "mask", "size", "flag", "axis") if getattr(self, k) is not None
+        )
 
     @property
     def optional(self) -> bool:
@@ -174,11 +178,15 @@ def _check_function(fname: str, f: FunctionContract, contract: Contract) -> None
     for a in f.arguments:
         for dim in a.shape:
             if dim != BATCH and dim not in f.sizes:
-                raise ValueError(f"{where}: argument {a.name!r} uses the size {dim!r}, not in sizes")
+                raise ValueError(
+                    f"{where}: argument {a.name!r} uses the size {dim!r}, not in sizes"
+                )
         if a.size is not None and a.size not in f.sizes:
             raise ValueError(f"{where}: argument {a.name!r} is the size {a.size!r}, not in sizes")
         if a.axis is not None and (a.axis not in names or f.argument(a.axis).array is None):
-            raise ValueError(f"{where}: argument {a.name!r} is an axis of {a.axis!r}, no array here")
+            raise ValueError(
+                f"{where}: argument {a.name!r} is an axis of {a.axis!r}, no array here"
+            )
         if "indivisible" in a.edges and not any(a.size in f.factors(s) for s in f.sizes):
             raise ValueError(
                 f"{where}: argument {a.name!r} can only be indivisible when a size is a "

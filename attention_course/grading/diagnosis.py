@@ -32,8 +32,10 @@ from typing import Any
 
 import numpy as np
 
-from attention_course.grading.harness import RTOL, ATOL, same_value
+from attention_course.grading.harness import ATOL, RTOL, same_value
 from attention_course.sandbox.program import Call, Outcome
+
+LEAD = "It looks as if the code"  # how a hint that names a mistake begins
 
 
 @dataclass(frozen=True)
@@ -53,7 +55,7 @@ class Model:
     symptom: bool = False
 
     def text(self) -> str:
-        return f"It looks as if the code {self.did}. {self.idea} (Exercise contract: {self.section}.)"
+        return f"{LEAD} {self.did}. {self.idea} (Exercise contract: {self.section}.)"
 
 
 class Models:
@@ -161,7 +163,9 @@ def same_outcome(got: Outcome, want: Outcome, rtol: float = RTOL, atol: float = 
         )
     if got.status != "ok":
         return False
-    return _numeric_warnings(got) == _numeric_warnings(want) and _same(got.value, want.value, rtol, atol)
+    return _numeric_warnings(got) == _numeric_warnings(want) and _same(
+        got.value, want.value, rtol, atol
+    )
 
 
 def _same(got: Any, want: Any, rtol: float, atol: float) -> bool:
@@ -206,7 +210,7 @@ class Behaviour:
     section: str
 
     def text(self) -> str:
-        return f"It looks as if the code {self.did}. {self.idea} (Exercise contract: {self.section}.)"
+        return f"{LEAD} {self.did}. {self.idea} (Exercise contract: {self.section}.)"
 
 
 IN_PLACE = Behaviour(
@@ -264,9 +268,7 @@ class Evidence:
     @property
     def failing(self) -> list[Call]:
         return [
-            c
-            for c in self.calls
-            if not same_outcome(self.student[c.key], self.reference[c.key])
+            c for c in self.calls if not same_outcome(self.student[c.key], self.reference[c.key])
         ]
 
 

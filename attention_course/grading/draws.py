@@ -171,8 +171,6 @@ class Case:
         return self.derived(suffix, *args, what=what or self.what, **kwargs)
 
 
-
-
 def _stream(seed: str | None, *names: object) -> int:
     """A 64-bit seed for one named stream of `seed` (None: the graders' own fixed seeds)."""
     text = "\n".join(map(str, (seed or "fixed", *names)))
@@ -250,7 +248,10 @@ class Draw:
             tuple((edges or {}).items()),
             tuple((dtypes or {}).items()),
             None if ranks is None else tuple(ranks),
-            tuple((k, (v, v) if isinstance(v, int) else tuple(v)) for k, v in (sizes or {}).items()),
+            tuple(
+                (k, (v, v) if isinstance(v, int) else (v[0], v[1]))
+                for k, v in (sizes or {}).items()
+            ),
             tuple(large),
             tuple(tuple(t) for t in ties),
             None if forms is None else tuple(forms),
@@ -288,7 +289,7 @@ def _region_key(region: Region) -> str:
     """A region in words, for the name of its random stream: the same region draws the same
     cases, another region others (pinned arrays by their shape only)."""
     pinned = tuple((k, np.shape(v) if isinstance(v, np.ndarray) else v) for k, v in region.values)
-    return repr(replace(region, values=pinned))  # type: ignore[arg-type]
+    return repr(replace(region, values=pinned))
 
 
 def _relate(case: Case, related: Mapping[str, Relation] | None) -> Case:
@@ -312,7 +313,11 @@ def _check_region(spec: FunctionContract, region: Region) -> None:
     for name, edge in region.edges:
         if edge not in spec.argument(name).edges:
             raise ValueError(f"{region.function}: the contract gives {name!r} no edge {edge!r}")
-    for size in (*(k for k, _ in region.sizes), *region.large, *(s for t in region.ties for s in t)):
+    for size in (
+        *(k for k, _ in region.sizes),
+        *region.large,
+        *(s for t in region.ties for s in t),
+    ):
         if size not in spec.sizes:
             raise ValueError(f"{region.function} has no size {size!r}")
 
@@ -356,10 +361,7 @@ def _forms(
         rows = region.edge(mask.name) == "fully_masked_row"
         allowed = region.forms
         pairs = [
-            (r, f)
-            for r in ranks
-            for f in _forms_for(r, rows)
-            if allowed is None or f in allowed
+            (r, f) for r in ranks for f in _forms_for(r, rows) if allowed is None or f in allowed
         ]
         if not pairs:
             raise ValueError(f"{region.function}: no mask form fits the region")
@@ -369,7 +371,9 @@ def _forms(
     return [pairs[i % len(pairs)] for i in range(n)]
 
 
-def _range(contract: Contract, spec: FunctionContract, region: Region, size: str) -> tuple[int, int]:
+def _range(
+    contract: Contract, spec: FunctionContract, region: Region, size: str
+) -> tuple[int, int]:
     """Where the named size is drawn from in this region."""
     given = dict(region.sizes)
     if size in given:
@@ -650,7 +654,11 @@ def _array(
     dtype = dict(region.dtypes).get(a.name, "float64")
     if dtype == "int64":
         return rng.integers(-4, 5, size=shape).astype(np.int64)
-    base = rng.integers(-2, 3, size=shape).astype(np.float64) if point.simple else rng.normal(size=shape)
+    base = (
+        rng.integers(-2, 3, size=shape).astype(np.float64)
+        if point.simple
+        else rng.normal(size=shape)
+    )
     edge = region.edge(a.name)
     if edge is None or base.ndim == 0:
         return base

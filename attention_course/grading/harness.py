@@ -75,6 +75,7 @@ ATOL = 1e-9
 RELATION_RTOL = 1e-4
 RELATION_ATOL = 1e-7
 
+
 class Fail(AssertionError):
     """A failed property, with the message the student sees.
 
@@ -164,7 +165,9 @@ class Student:
         return as_pair(got, _call_of(c).function, self.outcome(c))
 
 
-def as_pair(got: Any, function: str, outcome: Outcome | None = None) -> tuple[np.ndarray, np.ndarray]:
+def as_pair(
+    got: Any, function: str, outcome: Outcome | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """`got` as (output, weights): a tuple or list of two, else a Fail of the call."""
     if not isinstance(got, (tuple, list)) or len(got) != 2:
         raise Fail(
@@ -172,7 +175,7 @@ def as_pair(got: Any, function: str, outcome: Outcome | None = None) -> tuple[np
             of_call=True,
             outcome=outcome,
         )
-    return tuple(got)  # type: ignore[return-value]
+    return got[0], got[1]
 
 
 @contextmanager
@@ -427,7 +430,9 @@ class PairReader:
         neither one value everywhere (see `expect_rank`), for relational tests."""
         out, w = student.pair(c)
         want_out, want_w = self.reference(*c.args, **c.kwargs)
-        return expect_rank(out, want_out, f"output of {what}"), expect_rank(w, want_w, f"weights of {what}")
+        return expect_rank(out, want_out, f"output of {what}"), expect_rank(
+            w, want_w, f"weights of {what}"
+        )
 
 
 def expect_pair_slice(

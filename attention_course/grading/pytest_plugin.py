@@ -242,7 +242,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     could not start), and a failed clean-up after it, is a fault of grading, reported as such
     and never turned into points or a zero."""
     outcome = yield
-    if outcome.failed and call.excinfo is not None and outcome.when in ("setup", "call", "teardown"):
+    if (
+        outcome.failed
+        and call.excinfo is not None
+        and outcome.when in ("setup", "call", "teardown")
+    ):
         exc = call.excinfo.value
         if not isinstance(exc, harness.Fail):
             text = str(exc).strip().splitlines()
@@ -268,7 +272,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     path = session.config.getoption("--report")
     if not path:
         return
-    faults = _session_faults + list(dict.fromkeys(session.config.stash.get(_FAULTS, [])))
+    recorded: list[str] = session.config.stash.get(_FAULTS, [])
+    faults = _session_faults + list(dict.fromkeys(recorded))
     if exitstatus not in (0, 1):
         faults.append(f"pytest ended with exit status {int(exitstatus)}")
     graded, tests = session.config.stash.get(_SESSION, (None, []))

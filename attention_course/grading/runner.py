@@ -102,9 +102,7 @@ def collect(
 
 
 def _with_cases(test: GraderTest, cases: dict[str, list[Case]]) -> GraderTest:
-    return GraderTest(
-        test.function, test.name, test.fn, test.points, test.params, test.over, cases
-    )
+    return GraderTest(test.function, test.name, test.fn, test.points, test.params, test.over, cases)
 
 
 def grade(

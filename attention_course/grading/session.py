@@ -105,8 +105,12 @@ def names_used(program: list[tuple[str, str]], function: str) -> set[str] | None
     todo = [function]
     while todo:
         name = todo.pop()
-        for node in defs.get(name, []):
-            body = node.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else [node]
+        for made in defs.get(name, []):
+            body: list[ast.AST] = (
+                list(made.body)
+                if isinstance(made, (ast.FunctionDef, ast.AsyncFunctionDef))
+                else [made]
+            )
             for part in body:
                 for n in ast.walk(part):
                     ident = n.id if isinstance(n, ast.Name) else getattr(n, "attr", None)
@@ -191,7 +195,9 @@ class Session:
         try:
             if names not in self._second:
                 calls = [c for c in self.calls if c.function not in names]
-                self._second[names] = run = self._run(self.program, calls, outside=self._outside(names))
+                self._second[names] = run = self._run(
+                    self.program, calls, outside=self._outside(names)
+                )
                 self._outcomes[names] = dict(run.outcomes)
             return self._second[names]
         except Exception as exc:
@@ -258,11 +264,15 @@ class Session:
                 raise
             except Exception as exc:
                 text = str(exc).strip().splitlines()
-                faults.append(f"{t.function}::{t.name}: {type(exc).__name__}: {text[0] if text else ''}"[:500])
+                faults.append(
+                    f"{t.function}::{t.name}: {type(exc).__name__}: {text[0] if text else ''}"[:500]
+                )
                 verdicts.append(Verdict(t, [Failure(None, harness.Fail("could not check"))]))
         consequences(verdicts)
         try:
-            self._shrink([v for v in verdicts if not v.passed and not v.final and v.follows is None])
+            self._shrink(
+                [v for v in verdicts if not v.passed and not v.final and v.follows is None]
+            )
             for v in verdicts:
                 if not v.passed and not v.final and v.follows is None:
                     v.diagnosis = self._diagnose(v)
@@ -304,8 +314,12 @@ class Session:
                 return Verdict(test, [], names, forgiven=True)
             return Verdict(test, failures, (), smallest(failures))
         keys = [call.key for case in test.checked_cases() for call in case.calls()]
-        refused = any(f.outcome is not None and f.outcome.error_type == OUTSIDE_ERROR for f in again)
-        if any(run.outside_calls.get(k) for k in keys) and not refused:  # its own failure, its callees' bugs taken out
+        refused = any(
+            f.outcome is not None and f.outcome.error_type == OUTSIDE_ERROR for f in again
+        )
+        if (
+            any(run.outside_calls.get(k) for k in keys) and not refused
+        ):  # its own failure, its callees' bugs taken out
             return Verdict(test, again, names, smallest(again))
         return Verdict(test, failures, (), smallest(failures))
 
@@ -322,7 +336,9 @@ class Session:
             if done and arrays and all(_one_value(a) for a in arrays):
                 reference = getattr(course_graders.reference(self.course), function, None)
                 found = reference is not None and any(
-                    not all(_one_value(a) for a in _arrays(diagnosis.outcome_of(reference, c).value))
+                    not all(
+                        _one_value(a) for a in _arrays(diagnosis.outcome_of(reference, c).value)
+                    )
                     for c, _ in done
                 )
             self._unfinished[function] = found
@@ -359,10 +375,10 @@ class Session:
             found.setdefault(callee, []).append(test)
 
     def _charged_once(self, function: str) -> list[dict[str, Any]]:
-        """The 0-point line naming each graded function whose bug cost `function` nothing."""
+        """The 0-point line of `function` that names each graded function whose bug cost it
+        nothing (a PASS where none did): every graded function may call the others of its
+        notebook, so every one has it."""
         found = self.passed_only_with_callees.get(function, {})
-        if not found:
-            return []
         graded = self.course.graded_with(function)
         said = []
         for callee, tests in sorted(found.items()):
@@ -378,10 +394,10 @@ class Session:
             {
                 "function": function,
                 "test": CHARGED_ONCE,
-                "description": "(0 points) the other functions of this notebook it calls cost "
-                "no points here",
+                "description": "(0 points) a bug in another graded function it calls costs no "
+                "points here",
                 "points": 0.0,
-                "passed": False,
+                "passed": not found,
                 "message": " ".join(said),
                 "diagnosis": None,
                 "follows_from": None,
@@ -408,7 +424,9 @@ class Session:
                 key = f"{v.shown.case.key}~{round_}"
                 found = self.draw.smaller(v.shown.case, key)[:SHRINK_CANDIDATES]
                 tried[i] = found
-                by_context.setdefault(v.context, []).extend(c for case in found for c in case.calls())
+                by_context.setdefault(v.context, []).extend(
+                    c for case in found for c in case.calls()
+                )
             made = {ctx: self._more(ctx, calls) for ctx, calls in by_context.items() if calls}
             improved = []
             for i, v in enumerate(pending):
@@ -465,13 +483,18 @@ class Session:
         failing = evidence.failing
         if not failing:
             return None
-        told = {diagnosis.behaviour(c, evidence.student[c.key], self._twin(c, evidence)) for c in failing}
+        told = {
+            diagnosis.behaviour(c, evidence.student[c.key], self._twin(c, evidence))
+            for c in failing
+        }
         if len(told) == 1 and None not in told:
             return told.pop()
         explaining = self.diagnoser.explaining(evidence)
         if len(explaining) > 1:  # every call of the failing functions the file makes
             functions = {c.function for c in failing}
-            others = [c for family in v.test.cases.values() for c in family if c.function in functions]
+            others = [
+                c for family in v.test.cases.values() for c in family if c.function in functions
+            ]
             wide = self._evidence([*cases, *others], v.context)
             explaining = [m for m in explaining if self.diagnoser.explains(m, wide)]
         return explaining[0] if len(explaining) == 1 else None

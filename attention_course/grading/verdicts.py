@@ -46,7 +46,7 @@ class GraderTest:
 
 def description(fn: Callable[..., Any]) -> str:
     """A test's description: the first paragraph of its docstring, on one line."""
-    doc = (fn.__doc__ or getattr(fn, "__name__", "")).strip()
+    doc = str(fn.__doc__ or getattr(fn, "__name__", "")).strip()
     return " ".join(doc.split("\n\n")[0].split())
 
 
@@ -143,7 +143,7 @@ def same_kind(a: Failure, b: Failure) -> bool:
 
 def smallest(failures: Sequence[Failure]) -> Failure:
     """The failure to show: a drawn case's smallest, else the first."""
-    return min(failures, key=lambda f: (f.size if f.case is not None else 0))
+    return min(failures, key=lambda f: f.size if f.case is not None else 0)
 
 
 def consequences(verdicts: Sequence[Verdict]) -> None:
@@ -190,7 +190,7 @@ def render(v: Verdict) -> str:
             why = f"{v.test.function} {f.outcome.describe()}"
         return (
             f"Not judged on its own: {why} here too, the failure told under "
-            f"\"{v.follows.description}\" above."
+            f'"{v.follows.description}" above.'
         )
     shown = v.shown or v.failures[0]
     lines = [str(shown.fail).strip()]

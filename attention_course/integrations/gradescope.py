@@ -148,7 +148,10 @@ def course_toml(course: Course, assignment: str) -> str:
 
     shared = "".join(
         f"{key} = {path(p)}\n"
-        for key, p in (("contract", course.contract_file), ("misconceptions", course.misconceptions_file))
+        for key, p in (
+            ("contract", course.contract_file),
+            ("misconceptions", course.misconceptions_file),
+        )
         if p is not None and p.exists()
     )
     return (

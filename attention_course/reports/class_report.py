@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 from attention_course.course import Course, grade_cell_id
+from attention_course.grading.diagnosis import LEAD
 from attention_course.grading.feedback import RECORD_KEY
 from attention_course.grading.harness import NOT_IMPLEMENTED
 
@@ -244,6 +245,14 @@ def _consistent(record_tests: list[dict[str, Any]], cell: Cell) -> bool:
     return cell.manual_score is None and abs(expected - cell.score) < 1e-6
 
 
+def _hint(test: dict[str, Any]) -> str:
+    """What a failure told its student, the same for every student it told it to: the mistake
+    named ("It looks as if ..."), else the property's line; never the student's own input."""
+    lines = str(test["message"]).splitlines()
+    named = next((line for line in lines if line.startswith(LEAD)), None)
+    return named or (lines[0] if lines else "") or "(no message)"
+
+
 def function_report(course: Course, assignment: str, subs: list[Submission]) -> ClassReport:
     """A code assignment: one group per graded function, one item per grader test."""
     functions = course.assignment(assignment).graded
@@ -274,12 +283,13 @@ def function_report(course: Course, assignment: str, subs: list[Submission]) -> 
                     f"{sub.cells[cid].score:g} (a manual grade, or an older autograde): left out"
                 )
                 continue
+            scored = [t for t in tests if t["points"]]  # (0-point lines pass for a stub too)
             skipped = all(
                 any(words in str(t["message"]) for words in NOT_ATTEMPTED)
-                for t in tests
+                for t in scored
                 if not t["passed"]
             )
-            skipped = skipped and not any(t["passed"] for t in tests)
+            skipped = skipped and not any(t["passed"] for t in scored)
             for t in tests:
                 key = (function, str(t["test"]))
                 if key not in items:
@@ -293,7 +303,7 @@ def function_report(course: Course, assignment: str, subs: list[Submission]) -> 
                 elif skipped:
                     stats.not_attempted += 1
                 else:
-                    stats.hints[str(t["message"]) or "(no message)"] += 1
+                    stats.hints[_hint(t)] += 1
     return ClassReport(
         assignment,
         "function",

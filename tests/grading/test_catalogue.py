@@ -103,7 +103,9 @@ def _header(path: Path, kind: str) -> Entry:
         label = comment.removeprefix("# misconception: ").strip()
         assert re.fullmatch(r"[a-z][a-z0-9_]*", label), f"{path.name}: label {label!r}"
         comment = lines[3 + len(callers)]
-    assert comment.startswith("# ") and len(comment) > 10, f"{path.name}: no line saying its mistake"
+    assert comment.startswith("# ") and len(comment) > 10, (
+        f"{path.name}: no line saying its mistake"
+    )
     return Entry(path, kind, function, caught_by, tuple(callers), label)
 
 
@@ -264,7 +266,11 @@ def test_every_correct_variant_keeps_full_marks_under_twenty_seeds():
             continue
         program = [("variant", reference + "\n\n" + e.path.read_text())]
         for seed in seeds:
-            failed = [t for t, passed in grade_here(COURSE, program, e.function, seed).items() if not passed]
+            failed = [
+                t
+                for t, passed in grade_here(COURSE, program, e.function, seed).items()
+                if not passed
+            ]
             assert not failed, f"{e.key} under seed {seed}: {failed}"
 
 
@@ -324,7 +330,9 @@ def test_hints_never_name_another_misconception(graded, entry):
     from attention_course.grading.diagnosis import ARRAY_TRUTH, IN_PLACE
 
     known = course_graders.misconceptions(COURSE).labels | {
-        IN_PLACE.label, ARRAY_TRUTH.label, "not_implemented"
+        IN_PLACE.label,
+        ARRAY_TRUTH.label,
+        "not_implemented",
     }
     assert entry.misconception in known, f"no model of {entry.misconception!r}"
     report = graded[entry.key]
@@ -336,10 +344,7 @@ def test_hints_name_the_misconception_of_nine_in_ten_failures(graded):
     """Over the whole catalogue, at least 90% of the failing tests' hints name the entry's
     misconception or the failure they follow from (benchmarks/hint_accuracy.py)."""
     verdicts = [
-        how
-        for e in ENTRIES
-        if e.kind == "wrong"
-        for _, how in _hint_verdicts(graded[e.key], e)
+        how for e in ENTRIES if e.kind == "wrong" for _, how in _hint_verdicts(graded[e.key], e)
     ]
     told = sum(how in ("named", "follows") for how in verdicts)
     assert len(verdicts) > 200 and told / len(verdicts) >= 0.9, (told, len(verdicts))

@@ -85,10 +85,16 @@ def _softmax_inputs(seed):
 
 def test_random_inputs_follow_the_seed_and_hand_written_ones_do_not():
     fixed, again = _softmax_inputs(None), _softmax_inputs(None)
-    one, one_again, two = _softmax_inputs("1" * 32), _softmax_inputs("1" * 32), _softmax_inputs("2" * 32)
+    one, one_again, two = (
+        _softmax_inputs("1" * 32),
+        _softmax_inputs("1" * 32),
+        _softmax_inputs("2" * 32),
+    )
     for a, b in ((fixed, again), (one, one_again)):  # the same seed, the same inputs
         assert all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
-    same = [np.shape(x) == np.shape(y) and np.array_equal(x, y) for x, y in zip(one, two, strict=True)]
+    same = [
+        np.shape(x) == np.shape(y) and np.array_equal(x, y) for x, y in zip(one, two, strict=True)
+    ]
     assert not all(same) and any(same)  # drawn ones differ, hand-written ones do not
     large = np.array([[1000.0, 1001.0], [-1000.0, -1001.0]])  # hand-written
     assert any(np.array_equal(x, large) for x in two)
@@ -98,7 +104,9 @@ def test_random_inputs_follow_the_seed_and_hand_written_ones_do_not():
 
 
 def _literal(x: np.ndarray) -> str:
-    return f"np.frombuffer(bytes.fromhex({x.tobytes().hex()!r}), {x.dtype.str!r}).reshape({x.shape})"
+    return (
+        f"np.frombuffer(bytes.fromhex({x.tobytes().hex()!r}), {x.dtype.str!r}).reshape({x.shape})"
+    )
 
 
 # A softmax that is wrong everywhere but on the inputs the softmax grader draws with no seed (its

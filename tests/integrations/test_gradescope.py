@@ -251,8 +251,9 @@ def test_output_teaches_without_grader_code_or_reference(autograder_zip, tmp_pat
     )
     results, _ = run_autograder(root)
     text = "\n".join([results["output"], *(t["output"] for t in results["tests"])])
-    assert "Shift each row by its own maximum" in text  # the hint of the partial's softmax
-    assert "True means FORBIDDEN" in text  # and of its np.tril mask
+    assert "takes np.exp of the scores as they are" in text  # the partial's softmax's mistake
+    assert "subtracts each slice's own maximum" in text  # and the idea it misses
+    assert "marks what is FORBIDDEN" in text  # and of its np.tril mask
     sources = [REFERENCE_FILE, *ASSIGNMENTS[ASSIGNMENT].grader_files()]
     # Code lines (not docstrings or comments); short ones such as `d_k = Q.shape[-1]` are the
     # exercise contract's own words, which descriptions may quote.

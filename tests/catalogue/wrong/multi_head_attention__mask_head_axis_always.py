@@ -2,7 +2,6 @@
 # caught-by: test_mask_applies_to_every_head
 # misconception: mask_head_axis_always
 # Gives every mask a head axis with mask[..., None, :, :]: a key mask (seq_len_k,) has no second-to-last axis to keep.
-import numpy as np
 
 
 def multi_head_attention(X, W_q, W_k, W_v, W_o, num_heads, mask=None, context=None):

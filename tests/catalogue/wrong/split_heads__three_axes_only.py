@@ -2,7 +2,6 @@
 # caught-by: test_shape
 # misconception: fixed_number_of_axes
 # Unpacks the shape as batch, seq_len, d_model = X.shape: only a batch of sequences fits, not one sequence alone, nor two batch axes.
-import numpy as np
 
 
 def split_heads(X, num_heads):
