@@ -8,10 +8,10 @@ from attention_course.grading.harness import (
     Fail,
     cases,
     expect_array,
+    expect_batch_slice,
     expect_close,
     expect_not_constant,
     expect_pair_readonly_twin,
-    expect_pair_slice,
     expect_rank,
     expect_shape,
     expect_unmodified,
@@ -214,10 +214,14 @@ def test_batched_input(case, student):
     sequence, the result of each sequence alone"""
     out, w = student.pair(case)
     want_out, want_w = want(case)
-    batch = (expect_rank(out, want_out, "the output"), expect_rank(w, want_w, "the weights"))
+    out = expect_rank(out, want_out, "the output")
+    per_head = np.ndim(w) == want_w.ndim  # (weights not per head cost test_weights_per_head)
+    lead = out.shape[: len(want_out.shape) - 2]
     for index, single in pieces(case):
-        one = student.pair(single)
-        expect_pair_slice(batch, out.shape[: len(index)], index, one, f"sequence {index}", "")
+        out_i, w_i = student.pair(single)
+        expect_batch_slice(out, lead, index, out_i, f"output of sequence {index}", "")
+        if per_head:
+            expect_batch_slice(w, lead, index, w_i, f"weights of sequence {index}", "")
 
 
 @points(1)

@@ -1,5 +1,5 @@
 # function: attention_cost
-# caught-by: test_score_flops
+# caught-by: test_score_flops, test_mix_flops, test_weights_bytes
 # misconception: int32_overflow
 # Counts with numpy int32 arrays "to stay an int": long sequences wrap around past 2**31.
 import numpy as np

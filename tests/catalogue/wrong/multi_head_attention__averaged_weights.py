@@ -1,5 +1,5 @@
 # function: multi_head_attention
-# caught-by: test_weights_per_head, test_heads_attend_independently, test_batched_input
+# caught-by: test_weights_per_head, test_heads_attend_independently
 # misconception: weights_averaged
 # Returns the heads' weights averaged into one matrix (as torch's default does), not per head.
 def multi_head_attention(X, W_q, W_k, W_v, W_o, num_heads, mask=None, context=None):

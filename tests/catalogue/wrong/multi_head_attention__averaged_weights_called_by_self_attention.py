@@ -1,5 +1,5 @@
 # function: multi_head_attention
-# caught-by: test_weights_per_head
+# caught-by: test_weights_per_head, test_heads_attend_independently
 # caller-keeps-points: self_attention, fails only test_same_with_your_other_functions
 # misconception: weights_averaged
 # Averages the heads' weights; self_attention (right) is multi-head attention of one head, its weights that head's.

@@ -1,5 +1,5 @@
 # function: multi_head_attention
-# caught-by: test_context_gives_cross_attention
+# caught-by: test_context_gives_cross_attention, test_batched_input, test_inputs_not_modified
 # misconception: mask_assumed_square
 # Spreads the mask over the heads by broadcasting it to (..., num_heads, seq_len, seq_len), the square scores of self-attention: with a context of another length the mask no longer fits.
 import numpy as np

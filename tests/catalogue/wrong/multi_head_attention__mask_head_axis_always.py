@@ -1,5 +1,5 @@
 # function: multi_head_attention
-# caught-by: test_mask_applies_to_every_head
+# caught-by: test_mask_applies_to_every_head, test_context_gives_cross_attention, test_inputs_not_modified
 # misconception: mask_head_axis_always
 # Gives every mask a head axis with mask[..., None, :, :]: a key mask (seq_len_k,) has no second-to-last axis to keep.
 

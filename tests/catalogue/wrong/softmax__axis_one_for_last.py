@@ -1,5 +1,5 @@
 # function: softmax
-# caught-by: test_rows_are_distributions, test_honours_axis, test_batched_input, test_large_inputs_do_not_overflow, test_rows_on_different_scales, test_all_masked_row_gives_zeros, test_input_is_not_modified
+# caught-by: test_rows_are_distributions, test_honours_axis, test_batched_input
 # caller-keeps-points: scaled_dot_product_attention, fails only test_same_with_your_other_functions
 # misconception: last_axis_is_1
 # Takes the last axis to be axis 1, as it is for a matrix: right for 2-D input, wrong for 1-D and 3-D.

@@ -1,5 +1,5 @@
 # function: softmax
-# caught-by: test_honours_axis
+# caught-by: test_honours_axis, test_all_masked_row_gives_zeros
 # misconception: fixed_axis
 # Accepts axis but always normalises over the last axis.
 import numpy as np

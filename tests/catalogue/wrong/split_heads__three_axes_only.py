@@ -1,5 +1,5 @@
 # function: split_heads
-# caught-by: test_shape
+# caught-by: test_shape, test_head_is_column_block, test_batched_input, test_input_not_modified
 # misconception: fixed_number_of_axes
 # Unpacks the shape as batch, seq_len, d_model = X.shape: only a batch of sequences fits, not one sequence alone, nor two batch axes.
 
