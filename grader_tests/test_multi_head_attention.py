@@ -16,6 +16,7 @@ from attention_course.grading.harness import (
     expect_shape,
     expect_unmodified,
     expect_zero_where,
+    explain_shape_errors,
     over,
     points,
 )
@@ -238,3 +239,23 @@ def test_inputs_not_modified(case, student):
 def test_same_with_your_pasted_helpers(student, inputs, passed_only_with_course):
     """(0 points) your pasted helpers work here as the course's do"""
     expect_same_with_pasted_helpers(student, inputs, FN, passed_only_with_course)
+
+
+def _shape_property(c, shapes) -> str:
+    """What a shape mismatch inside multi_head_attention breaks, with this call's sizes."""
+    X, W_q = c.args[0], c.args[1]
+    num_heads = c.args[5]
+    source = c.kwargs.get("context")
+    d_model = W_q.shape[0]
+    keys = source.shape[-2] if source is not None else X.shape[-2]
+    return (
+        f"Here X is {X.shape} (seq_len_q = {X.shape[-2]}, d_model = {d_model}), "
+        f"{num_heads} heads of d_k = {d_model // num_heads}, and {keys} keys: each projection is "
+        f"split into (..., {num_heads}, seq_len, {d_model // num_heads}), the scores of every head "
+        f"are ({X.shape[-2]}, {keys}), a mask reaches every head (a head axis of 1 before its "
+        "last two when it has batch axes), and the heads combine back to d_model columns "
+        "(exercise contract: multi_head_attention)."
+    )
+
+
+explain_shape_errors(FN, _shape_property)

@@ -16,6 +16,7 @@ from attention_course.grading.harness import (
     expect_shape,
     expect_unmodified,
     expect_zero_where,
+    explain_shape_errors,
     over,
     points,
     renormalised,
@@ -168,3 +169,18 @@ def test_inputs_not_modified(case, student):
 def test_same_with_your_pasted_helpers(student, inputs, passed_only_with_course):
     """(0 points) your pasted helpers work here as the course's do"""
     expect_same_with_pasted_helpers(student, inputs, FN, passed_only_with_course)
+
+
+def _shape_property(c, shapes) -> str:
+    """What a shape mismatch inside self_attention breaks, with this call's sizes."""
+    X, W_q, W_k, W_v = c.args[:4]
+    return (
+        f"Here X is {X.shape} (seq_len = {X.shape[-2]}, d_model = {X.shape[-1]}), W_q and W_k "
+        f"are {W_q.shape} (d_k = {W_q.shape[-1]}) and W_v is {W_v.shape} (d_v = "
+        f"{W_v.shape[-1]}): queries, keys and values are X times each, the scores (seq_len, "
+        "seq_len) per batch element, and the causal mask (seq_len, seq_len) of that same length "
+        "(exercise contract: self_attention, Conventions)."
+    )
+
+
+explain_shape_errors(FN, _shape_property)

@@ -49,6 +49,8 @@ def _plain(value: Any) -> Any:
 
 def run_here(cells: list[tuple[str, str]], calls: list, outside: dict | None = None) -> ProgramRun:
     """What run_program gives for trusted code, in this process."""
+    if len({c.key for c in calls}) != len(calls):
+        raise ValueError("call keys must be unique")  # as run_program refuses them
     namespace: dict[str, Any] = {"__name__": "__main__"}
     errors = []
     for index, (cid, source) in enumerate(cells):

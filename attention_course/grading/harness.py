@@ -155,6 +155,8 @@ class Student:
             raise NotImplementedYet(f"{c.function} {NOT_IMPLEMENTED}", of_call=True, outcome=out)
         if out.status == "error" and (mismatch := shape_mismatch(out)):
             raise Fail(shape_failure(c, mismatch), of_call=True, outcome=out)
+        if out.status == "error" and (said := misleading(out)):
+            raise Fail(f"{c.function} raised {out.error_type}: {said}", of_call=True, outcome=out)
         if out.status != "ok":
             raise Fail(f"{c.function} {out.describe()}", of_call=True, outcome=out)
         return out.value
@@ -206,6 +208,22 @@ _SHAPE_ERRORS = (
     ("shape mismatch", "two of its arrays have shapes that do not fit together"),
 )
 _SHAPE = re.compile(r"\((?:\d+,?\s*)*\)")
+
+# numpy's words whose advice would mislead a student here, and what they mean instead.
+_MISLEADING = (
+    (
+        "truth value of an array with more than one element is ambiguous",
+        "an array was used where one True or False is needed (an `if` on an array, or `and` / "
+        "`or` between arrays)",
+    ),
+)
+
+
+def misleading(out: Outcome) -> str | None:
+    """A sentence for an error whose own words give the wrong advice (numpy's "use a.any() or
+    a.all()" for an `if mask:`), or None."""
+    return next((said for words, said in _MISLEADING if words in out.error_message), None)
+
 
 # Per graded function: the property a shape mismatch breaks, as a sentence for the student,
 # from the call and the shapes numpy names. Registered by the function's grader.

@@ -245,7 +245,7 @@ class Session:
         try:
             outside = self._outside(context) if context else None
             run = self._run(self.program, calls, outside=outside)
-        except Exception:
+        except (RuntimeError, OSError):  # no worker, no sandbox (SandboxError, ...): stop here
             return False
         self._outcomes.setdefault(context, {}).update(run.outcomes)
         return True
@@ -427,7 +427,11 @@ class Session:
                 by_context.setdefault(v.context, []).extend(
                     c for case in found for c in case.calls()
                 )
-            made = {ctx: self._more(ctx, calls) for ctx, calls in by_context.items() if calls}
+            made = {  # (tests that show one case ask for its candidates once)
+                ctx: self._more(ctx, list({c.key: c for c in calls}.values()))
+                for ctx, calls in by_context.items()
+                if calls
+            }
             improved = []
             for i, v in enumerate(pending):
                 if not made.get(v.context):

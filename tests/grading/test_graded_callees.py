@@ -47,7 +47,8 @@ def test_telling_the_second_run_apart_gains_nothing(tricks):
     honest = tricks["plain_raising"].functions[FN]
     assert [t.passed for t in forged.tests] == [t.passed for t in honest.tests]
     assert forged.score == honest.score < honest.max_score
-    assert not any(t.test == CHARGED_ONCE for t in forged.tests)  # softmax is right: not blamed
+    charged = next(t for t in forged.tests if t.test == CHARGED_ONCE)
+    assert charged.passed and not charged.charged_to  # softmax is right: not blamed
     assert not tricks["detects_the_second_run"].cell_errors
 
 
@@ -65,4 +66,4 @@ def test_the_trick_works_in_the_second_run_and_still_gains_nothing():
     assert ran and set(ran) == {"ok"}
     assert second.outside_calls  # its softmax calls went out
     assert not session.passed_only_with_callees
-    assert not [r["test"] for r in results if r["passed"]]
+    assert [r["test"] for r in results if r["passed"]] == [CHARGED_ONCE]  # nothing charged

@@ -1,5 +1,5 @@
 # function: split_heads
-# caught-by: test_shape, test_head_is_column_block, test_input_not_modified
+# caught-by: test_head_is_column_block
 # misconception: wrong_divisibility_check
 # Checks that d_model is even, not that num_heads divides it.
 import numpy as np
