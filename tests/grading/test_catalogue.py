@@ -353,6 +353,29 @@ def test_hints_name_the_misconception_of_nine_in_ten_failures(graded):
     assert len(verdicts) > 200 and told / len(verdicts) >= 0.9, (told, len(verdicts))
 
 
+def test_hints_hold_no_code_of_the_reference_or_the_graders(graded):
+    """No failure message of any wrong implementation holds a line of the reference's or the
+    graders' code (a hint explains the idea; it never hands over the finished code)."""
+    sources = [REFERENCE_FILE, *sorted(REFERENCE_FILE.parent.glob("test_*.py"))]
+    contract = (REFERENCE_FILE.parents[1] / "docs" / "exercise-contract.md").read_text()
+    code = {  # (the contract's own words, `d_k = d_model // num_heads` say, may be quoted)
+        line.strip()
+        for path in sources
+        for line in path.read_text().splitlines()
+        if len(line.strip()) > 24
+        and not line.strip().startswith(('"', "#", "def ", "@"))
+        and line.strip() not in contract
+    }
+    assert len(code) > 100
+    for e in ENTRIES:
+        if e.kind != "wrong":
+            continue
+        for fs in graded[e.key].functions.values():
+            for t in fs.tests:
+                leaked = [line for line in code if line in t.message]
+                assert not leaked, (e.key, t.test, leaked)
+
+
 def test_untouched_stub_is_not_implemented_yet_and_nothing_else(graded):
     fs = graded["wrong/softmax__not_implemented"].functions["softmax"]
     assert fs.score == 0
