@@ -43,7 +43,7 @@ import numpy as np
 
 from attention_course.course import Course
 from attention_course.grading import course_graders, diagnosis, harness
-from attention_course.grading.draws import Case, Draw
+from attention_course.grading.draws import SMALL_ENOUGH, Case, Draw
 from attention_course.grading.verdicts import (
     Context,
     Failure,
@@ -187,16 +187,19 @@ class Session:
         used = names_used(self.program, function)
         return names if used is None else tuple(n for n in names if n in used)
 
-    def with_course_functions(self, names: Context) -> ProgramRun:
+    def with_course_functions(self, names: Context, calls: list[Call] | None = None) -> ProgramRun:
         """A second program run: the student's cells, each of `names` computed outside by the
-        course's reference (one run per set of names and session)."""
+        course's reference, making `calls` (default: every call of the session but those of
+        `names`); one run per set of names and session."""
         if names in self._second_failed:
             raise self._second_failed[names]
         try:
             if names not in self._second:
-                calls = [c for c in self.calls if c.function not in names]
+                wanted = [
+                    c for c in (self.calls if calls is None else calls) if c.function not in names
+                ]
                 self._second[names] = run = self._run(
-                    self.program, calls, outside=self._outside(names)
+                    self.program, wanted, outside=self._outside(names)
                 )
                 self._outcomes[names] = dict(run.outcomes)
             return self._second[names]
@@ -253,21 +256,31 @@ class Session:
     # ------------------------------------------------------------------ grading
 
     def grade(self, tests: list[GraderTest], faults: list[str]) -> list[dict[str, Any]]:
-        """Every test in order, then the failures shrunk, said once and diagnosed: one record
-        per test (and a 0-point line per function whose callees' bugs were forgiven). A test
-        raising anything but a Fail adds a fault and counts as failed."""
-        verdicts: list[Verdict] = []
-        for t in tests:
+        """Every test, then the failures judged again with the course's callees, shrunk, said
+        once and diagnosed: one record per test, in order, and every function's 0-point line
+        naming the callees whose bugs it was spared. A test raising anything but a Fail adds
+        a fault and counts as failed."""
+        found: dict[int, Verdict] = {}
+
+        def guarded(i: int, judge: Callable[[GraderTest], Verdict]) -> None:
+            t = tests[i]
             try:
-                verdicts.append(self.judge(t))
-            except harness.Fail:  # pragma: no cover - judge keeps Fails
-                raise
+                found[i] = judge(t)
             except Exception as exc:
                 text = str(exc).strip().splitlines()
                 faults.append(
                     f"{t.function}::{t.name}: {type(exc).__name__}: {text[0] if text else ''}"[:500]
                 )
-                verdicts.append(Verdict(t, [Failure(None, harness.Fail("could not check"))]))
+                found[i] = Verdict(t, [Failure(None, harness.Fail("could not check"))])
+
+        readers = [i for i, t in enumerate(tests) if t.over is None]
+        for i, t in enumerate(tests):
+            if t.over is not None:
+                guarded(i, self._first)
+        self._retry([found[i] for i in sorted(found)], faults)
+        for i in readers:  # they read what the retries noted
+            guarded(i, self._judge_reader)
+        verdicts = [found[i] for i in range(len(tests))]
         consequences(verdicts)
         try:
             self._shrink(
@@ -287,11 +300,8 @@ class Session:
                 records += self._charged_once(v.test.function)
         return records
 
-    def judge(self, test: GraderTest) -> Verdict:
-        """`test`'s verdict: its failures with the student's own functions, or, where the course's
-        callees make it pass and the student's give other values, passed and noted."""
-        if test.over is None:
-            return self._judge_reader(test)
+    def _first(self, test: GraderTest) -> Verdict:
+        """`test`'s failures with the student's own functions (the first program run)."""
         if self.unfinished(test.function):
             fail = harness.NotImplementedYet(
                 f"{test.function} returns one value everywhere, whatever its input: it looks "
@@ -299,29 +309,60 @@ class Session:
             )
             return Verdict(test, [Failure(None, fail)])
         failures = check(test, self.student)
-        if not failures or any(f.fail.final for f in failures):
-            return Verdict(test, failures, (), smallest(failures) if failures else None)
-        names = self.called_by(test.function)
-        if not names:
-            return Verdict(test, failures, (), smallest(failures))
-        run = self.with_course_functions(names)
+        return Verdict(test, failures, (), smallest(failures) if failures else None)
+
+    def _retry(self, verdicts: list[Verdict], faults: list[str]) -> None:
+        """The failing tests of each function whose code names others of its notebook, judged
+        again on one second run of that function (with the calls of those tests only): passed
+        and noted where the course's callees make them pass and the student's give other
+        values; else judged on that run where the student's code called them there."""
+        failing: dict[str, list[Verdict]] = {}
+        for v in verdicts:
+            if v.failures and not v.final:
+                failing.setdefault(v.test.function, []).append(v)
+        for function, mine in failing.items():
+            names = self.called_by(function)
+            if not names:
+                continue
+            calls = {
+                c.key: c for v in mine for case in v.test.checked_cases() for c in case.calls()
+            }
+            try:
+                run = self.with_course_functions(names, list(calls.values()))
+                for v in mine:
+                    self._judge_again(v, names, run)
+            except Exception as exc:  # no second run: a fault of grading, as in the first
+                text = str(exc).strip().splitlines()
+                faults.append(f"{function}: {type(exc).__name__}: {text[0] if text else ''}"[:500])
+
+    def _judge_again(self, v: Verdict, names: Context, run: ProgramRun) -> None:
         retry = _Reading(run.outcomes)
-        again = check(test, retry)
+        again = check(v.test, retry)
         if not again:
             differ = self.differing(names, retry.read)
             if differ:
-                self._note(test.function, test.description, differ)
-                return Verdict(test, [], names, forgiven=True)
-            return Verdict(test, failures, (), smallest(failures))
-        keys = [call.key for case in test.checked_cases() for call in case.calls()]
+                self._note(v.test.function, v.test.description, differ)
+                v.failures, v.shown, v.context, v.forgiven = [], None, names, True
+            return
+        keys = [call.key for case in v.test.checked_cases() for call in case.calls()]
         refused = any(
             f.outcome is not None and f.outcome.error_type == OUTSIDE_ERROR for f in again
         )
-        if (
-            any(run.outside_calls.get(k) for k in keys) and not refused
-        ):  # its own failure, its callees' bugs taken out
-            return Verdict(test, again, names, smallest(again))
-        return Verdict(test, failures, (), smallest(failures))
+        if any(run.outside_calls.get(k) for k in keys) and not refused:
+            # its own failure, its callees' bugs taken out
+            v.failures, v.shown, v.context = again, smallest(again), names
+
+    def judge(self, test: GraderTest) -> Verdict:
+        """`test`'s verdict alone (its own second run where it needs one): for a test that
+        reads the student's outcomes itself, or a look at one test."""
+        if test.over is None:
+            return self._judge_reader(test)
+        v = self._first(test)
+        faults: list[str] = []
+        self._retry([v], faults)
+        if faults:
+            raise RuntimeError(faults[0])
+        return v
 
     def unfinished(self, function: str) -> bool:
         """Whether `function` returns one value everywhere (zeros of the right shape, say) on
@@ -415,7 +456,7 @@ class Session:
         if self.draw is None:
             return
         pending = [v for v in verdicts if v.shown is not None and v.shown.case is not None]
-        pending = [v for v in pending if v.shown.case.point is not None]  # type: ignore[union-attr]
+        pending = [v for v in pending if _worth_shrinking(v.shown.case)]  # type: ignore[union-attr]
         for round_ in range(SHRINK_ROUNDS):
             tried: dict[int, list[Case]] = {}
             by_context: dict[Context, list[Call]] = {}
@@ -519,6 +560,15 @@ class Session:
             ):
                 return evidence.student[other.key]
         return None
+
+
+def _worth_shrinking(case: Case) -> bool:
+    """A drawn case that is not already as small as a family's first draw (simple values, few
+    entries): a case written by hand is shown as it is."""
+    point = case.point if case.origin is None else case.origin[0].point
+    if point is None:
+        return False
+    return not (point.simple and point.size <= SMALL_ENOUGH)
 
 
 def _arrays(value: Any) -> list[Any]:

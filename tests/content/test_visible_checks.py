@@ -111,6 +111,10 @@ def runs(tmp_path_factory) -> dict[str, dict]:
         "masks_and_heads",
         {"scaled_dot_product_attention": PASTED_NO_SCALING},
     )
+    cases["split_heads_called"] = (
+        "masks_and_heads",
+        {"split_heads": _pasted("split_heads__reshape_no_transpose")},
+    )
     for name in ASSIGNMENTS:
         cases[f"solution/{name}"] = (name, {})
     folder = tmp_path_factory.mktemp("visible")
@@ -152,6 +156,20 @@ def test_pasted_helper_bug_is_named_first(runs):
         assert ename == "AssertionError"
         assert message.startswith("pasted scaled_dot_product_attention: weights (0.1, 0.9)")
     assert "helpers_check" in found
+
+
+def test_a_callees_mistake_is_named_where_the_graders_charge_it(runs):
+    """A split_heads that forgets the axis swap: its own checks fail; combine_heads' pass (they
+    no longer call it), as its grader gives combine_heads full marks; multi_head_attention's
+    checks, which fail through it, name split_heads as the graders do."""
+    found = runs["split_heads_called"]
+    assert "split_heads_tests" in found
+    assert "combine_heads_tests" not in found, found.get("combine_heads_tests")
+    ename, message = found["multi_head_attention_tests"]
+    assert ename == "AssertionError"
+    assert "multi_head_attention calls split_heads, whose own visible checks have not passed" in (
+        message
+    ), message
 
 
 def _validate(path: Path) -> str:
