@@ -1,6 +1,7 @@
 """How fast grading a class is, beside plain nbgrader: prints figures, asserts nothing.
 
     python benchmarks/grading_speed.py [--students 24] [--assignment attention_basics] [--quick]
+    python benchmarks/grading_speed.py --against COMMIT [--rounds 3] [--students 24] [...]
 
 On one class (a third the instructor's solution, a third partly wrong, a third stubs), in one
 run, side by side:
@@ -21,6 +22,10 @@ attention_course/trace.py): the notebook run and the graders (each with its sand
 read from their own cgroups), the feedback, nbgrader's other steps and the gradebook (every
 Gradebook call and database statement); what no stage holds (the client, the jobs' start-up and
 imports) is the whole tree's cgroup minus the stages. Dask's are benchmarks/dask_grading.py's.
+
+With --against COMMIT, instead: this checkout's grading cost beside that commit's, in one run
+(a git worktree of it, its engine first on the path, its own course and sample class), the two
+alternating so that a machine's load falls on both alike.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -55,8 +61,8 @@ c.CourseDirectory.course_id = "plain"
 """
 
 
-def write_class(root: Path, assignment: str, count: int) -> list[str]:
-    samples = sample_notebooks(assignment, COURSE_ROOT)
+def write_class(root: Path, assignment: str, count: int, course: Path = COURSE_ROOT) -> list[str]:
+    samples = sample_notebooks(assignment, course)
     students = []
     for i in range(count):
         student = f"s{i:03d}"
@@ -157,16 +163,43 @@ def bare_kernel(tmp: Path, assignment: str, count: int, cpu: CpuClock) -> Row:
     return Row("bare kernel run (nbclient, fresh kernel each)", count, run)
 
 
-def ours(tmp: Path, assignment: str, count: int, jobs: int, feedback: bool, cpu: CpuClock) -> Row:
-    root = copy_course(tmp / f"ours-{jobs}-{int(feedback)}", COURSE_ROOT)
-    write_class(root, assignment, count)
+def ours(
+    tmp: Path,
+    assignment: str,
+    count: int,
+    jobs: int,
+    feedback: bool,
+    cpu: CpuClock,
+    version: Path | None = None,
+) -> Row:
+    """`attention-course autograde` of a class; with `version`, a checkout of another commit
+    (its engine first on the path, its course)."""
+    label = f"{jobs}-{int(feedback)}-{version.name if version else 'this'}"
+    root = tmp / f"ours-{label}"
+    env = dict(os.environ)
+    if version is None:
+        copy_course(root, COURSE_ROOT)
+        write_class(root, assignment, count)
+    else:  # that commit's engine copies its course and writes its class
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(version), env.get("PYTHONPATH")]))
+        code = (
+            "import sys; from pathlib import Path; sys.path.insert(0, sys.argv[1]); "
+            "import grading_speed as g; "
+            "g.write_class(g.copy_course(Path(sys.argv[2]), g.COURSE_ROOT), sys.argv[3], "
+            "int(sys.argv[4]))"
+        )
+        argv = [sys.executable, "-c", code, str(version / "benchmarks"), str(root), assignment]
+        subprocess.run([*argv, str(count)], env=env, check=True)
     cli = str(BIN / "attention-course")
-    subprocess.run([cli, "release", assignment, "--course", str(root)], capture_output=True)
+    argv = [cli, "release", assignment, "--course", str(root)]
+    subprocess.run(argv, capture_output=True, env=env)
     argv = [cli, "autograde", assignment, "--course", str(root), "--jobs", str(jobs)]
     argv += [] if feedback else ["--no-feedback"]
     name = f"attention-course autograde --jobs {jobs}" + ("" if feedback else " --no-feedback")
-    stages = tmp / f"stages-{jobs}-{int(feedback)}.jsonl"
-    run = timed(cpu, argv, root, dict(os.environ, ATTENTION_COURSE_STAGES=str(stages)))
+    if version is not None:
+        name += f" ({version.name})"
+    stages = tmp / f"stages-{label}.jsonl"
+    run = timed(cpu, argv, root, dict(env, ATTENTION_COURSE_STAGES=str(stages)))
     lines = stages.read_text().splitlines() if stages.exists() else []
     return Row(name, count, run, [json.loads(line) for line in lines])
 
@@ -193,6 +226,33 @@ def check(tmp: Path, assignment: str, cpu: CpuClock) -> None:
     )
 
 
+def against(tmp: Path, ref: str, args: argparse.Namespace, cpu: CpuClock) -> None:
+    """Grading cost per submission of this checkout beside commit `ref`, in one run: the two
+    alternate, `--rounds` times each (--jobs 2, with the feedback), and the medians compare."""
+    tree = tmp / ref.replace("/", "_")
+    git = ["git", "-C", str(COURSE_ROOT)]
+    argv = [*git, "worktree", "add", "--detach", str(tree), ref]
+    made = subprocess.run(argv, capture_output=True)
+    if made.returncode != 0:
+        sys.exit(f"grading_speed.py: cannot check out {ref}: {made.stderr.decode().strip()}")
+    try:
+        sides: dict[str, list[Row]] = {ref: [], "this checkout": []}
+        for _ in range(args.rounds):
+            for side, version in ((ref, tree), ("this checkout", None)):
+                row = ours(tmp, args.assignment, args.students, 2, True, cpu, version)
+                print(row.line(None), flush=True)
+                sides[side].append(row)
+                shutil.rmtree(tmp / f"ours-2-1-{version.name if version else 'this'}")
+        per = {s: statistics.median(r.cpu / r.count for r in rows) for s, rows in sides.items()}
+        walls = {s: statistics.median(r.wall / r.count for r in rows) for s, rows in sides.items()}
+        for side in sides:
+            print(f"{side:<50} median {per[side]:6.2f} cpu-s, {walls[side]:6.2f} s per submission")
+        change = per["this checkout"] / per[ref] - 1
+        print(f"grading cost per submission, this checkout against {ref}: {change:+.1%} (CPU)")
+    finally:
+        subprocess.run([*git, "worktree", "remove", "--force", str(tree)], capture_output=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--students", type=int, default=24)
@@ -201,6 +261,12 @@ def main() -> None:
     parser.add_argument(
         "--quick", action="store_true", help="of 2. and 3., only --jobs 2 with the feedback"
     )
+    parser.add_argument(
+        "--against",
+        metavar="COMMIT",
+        help="instead: grading cost per submission of this checkout beside that commit's",
+    )
+    parser.add_argument("--rounds", type=int, default=3, help="with --against: runs of each side")
     args = parser.parse_args()
     cpu = CpuClock()
     print(
@@ -214,6 +280,10 @@ def main() -> None:
     )
     with tempfile.TemporaryDirectory(prefix="attention-bench-") as tmp:
         tmp = Path(tmp)
+        if args.against:
+            against(tmp, args.against, args, cpu)
+            cpu.close()
+            return
         plain = None
         if not args.skip_plain:
             plain = plain_nbgrader(tmp, args.assignment, args.students, cpu)
