@@ -136,7 +136,8 @@ class Session:
         self.program = program
         self.calls = calls
         self.draw = draw
-        self._run = run
+        self._given_run = run
+        self._could_not_run: Exception | None = None  # a run that could not be made at all
         self._program_run: ProgramRun | None = None
         self._failed: Exception | None = None  # why the program could not be run
         self._second: dict[Context, ProgramRun] = {}  # by the functions given outside
@@ -152,6 +153,17 @@ class Session:
         self._unfinished: dict[str, bool] = {}
 
     # ------------------------------------------------------------------ program runs
+
+    def _run(self, *args: Any, **kwargs: Any) -> ProgramRun:
+        """One program run; once one could not be made (no worker, no sandbox, the deadline
+        spent), no other is tried: each later one fails at once with the same reason."""
+        if self._could_not_run is not None:
+            raise self._could_not_run
+        try:
+            return self._given_run(*args, **kwargs)
+        except Exception as exc:
+            self._could_not_run = exc
+            raise
 
     @property
     def program_run(self) -> ProgramRun:
@@ -455,8 +467,11 @@ class Session:
         fails the same way kept."""
         if self.draw is None:
             return
-        pending = [v for v in verdicts if v.shown is not None and v.shown.case is not None]
-        pending = [v for v in pending if _worth_shrinking(v.shown.case)]  # type: ignore[union-attr]
+        pending = [
+            v
+            for v in verdicts
+            if v.shown is not None and v.shown.case is not None and _worth_shrinking(v.shown.case)
+        ]
         for round_ in range(SHRINK_ROUNDS):
             tried: dict[int, list[Case]] = {}
             by_context: dict[Context, list[Call]] = {}
