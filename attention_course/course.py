@@ -59,6 +59,9 @@ class Course:
     reference_file: Path
     assignments: dict[str, Assignment] = field(default_factory=dict)
     quiz: QuizSettings | None = None
+    # [similarity] base: the known sources students may share code from (name, path), such
+    # as the course text's code; `attention-course similarity` takes their code as common.
+    similarity_base: tuple[tuple[str, Path], ...] = ()
 
     @classmethod
     def load(cls, root: Path | str) -> Course:
@@ -111,6 +114,7 @@ class Course:
         if self.quiz:
             found += [self.quiz.banks, self.quiz.formulas]
         found.append(self.reference_file)
+        found += [path for _, path in self.similarity_base]
         inside = [p for p in found if p.exists() and p.resolve().is_relative_to(self.root)]
         return [
             p
@@ -211,7 +215,23 @@ def _parse(root: Path, data: dict) -> Course:
             banks,
             root / formulas if formulas else banks.parent / FORMULAS_FILE,
         )
-    return Course(root, course_id, grader_dir, reference, assignments, quiz)
+    base = _similarity_base(root, data.get("similarity", {}))
+    return Course(root, course_id, grader_dir, reference, assignments, quiz, base)
+
+
+def _similarity_base(root: Path, table: object) -> tuple[tuple[str, Path], ...]:
+    """`[similarity]`: `base = { "name" = "path", ... }`, paths in the course folder."""
+    if not isinstance(table, dict):
+        raise ValueError("[similarity] must be a table")
+    unknown = sorted(set(table) - {"base"})
+    if unknown:
+        raise ValueError(f"[similarity] {unknown[0]}: not a setting (known: base)")
+    base = table.get("base", {})
+    if not isinstance(base, dict) or not all(
+        isinstance(k, str) and k and isinstance(v, str) and v for k, v in base.items()
+    ):
+        raise ValueError('[similarity] base must be a table of "name" = "path"')
+    return tuple((name, root / path) for name, path in base.items())
 
 
 def find_course(folder: Path | str | None = None) -> Course:

@@ -1,0 +1,1016 @@
+"""Canonical forms: code that computes the same thing written one way, before fingerprinting.
+
+A copy disguised by equivalent code (`np.e ** x` for `np.exp(x)`, `x.sum()` for `np.sum(x)`,
+`np.true_divide`, `** 0.5` for `np.sqrt`, `np.moveaxis` for `np.swapaxes`, `np.matmul`, `np.dot`
+or an einsum for `@`), by temporaries introduced or folded, by constant arithmetic (`* 1.0`,
+`2 * 0.5`), or padded with dead code and asserts, becomes here the code it was copied from.
+Each rewrite keeps what the code computes for the arrays of this course (`np.dot` is `@` on the
+2-D arrays students pass; an einsum that is a matrix product is one); it does not have to keep
+what it computes for every Python object, since the result is only compared, never run.
+
+The rewrites work on the syntax tree, bottom-up, and are repeated until nothing changes:
+
+- `Canonical` (a NodeTransformer): numpy synonyms, method calls as numpy functions, positional
+  arguments named, keywords sorted, constants evaluated, identities (`x * 1`) dropped, the
+  operands of commutative operators sorted, comparisons turned one way, einsum subscripts
+  relabelled in order of appearance;
+- `remove_dead`: code after a return, branches that can never run, statements with no effect
+  (asserts, prints, bare expressions), stores nobody reads, helpers nobody calls;
+- `fold_temporaries`: a name assigned and read once is replaced by its value; a name assigned a
+  constant once is replaced by the constant everywhere.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import math
+import operator
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+# The numpy module is `np` once imports are read (normalise.py maps `numpy` and other aliases).
+NP = "np"
+MODULES = frozenset({NP, "math"})
+# Functions with no effect but their result (a call of one as a statement does nothing).
+_IMPURE_CALLS = frozenset({"exec", "eval", "setattr", "delattr", "open", "input", "globals"})
+# Methods that change their object: a call of one is an effect, and its receiver is not a
+# temporary to fold.
+MUTATORS = frozenset(
+    {
+        "append",
+        "extend",
+        "insert",
+        "pop",
+        "remove",
+        "clear",
+        "update",
+        "setdefault",
+        "fill",
+        "sort",
+        "put",
+        "itemset",
+        "resize",
+        "setflags",
+        "add",
+        "discard",
+        "popitem",
+        "reverse",
+    }
+)
+_NP_MUTATORS = frozenset({"copyto", "put", "place", "putmask", "fill_diagonal", "put_along_axis"})
+
+# numpy names that are one function under another name.
+_NP_SYNONYMS = {
+    "amax": "max",
+    "amin": "min",
+    "array": "asarray",
+    "asanyarray": "asarray",
+    "asfarray": "asarray",
+    "true_divide": "divide",
+    "row_stack": "vstack",
+    "product": "prod",
+    "alltrue": "all",
+    "sometrue": "any",
+    "round_": "round",
+    "around": "round",
+}
+_NP_CONSTANTS = {
+    "inf": math.inf,
+    "Inf": math.inf,
+    "Infinity": math.inf,
+    "PINF": math.inf,
+    "infty": math.inf,
+    "NINF": -math.inf,
+    "NaN": math.nan,
+    "NAN": math.nan,
+    "nan": math.nan,
+    "e": math.e,
+    "pi": math.pi,
+    "newaxis": None,
+}
+_MATH_CONSTANTS = {"inf": math.inf, "nan": math.nan, "e": math.e, "pi": math.pi, "tau": math.tau}
+_MATH_FUNCTIONS = {"sqrt", "exp", "log", "log2", "log10", "sin", "cos", "tanh", "floor", "ceil"}
+# numpy functions of constants that are evaluated.
+_CONSTANT_FUNCTIONS: dict[str, Callable[[float], float]] = {
+    "sqrt": math.sqrt,
+    "exp": math.exp,
+    "log": math.log,
+    "float64": float,
+    "float32": float,
+    "float": float,
+    "int": int,
+}
+# Array methods that are a numpy function of the array (x.sum(...) is np.sum(x, ...)).
+_METHODS = frozenset(
+    {
+        "sum",
+        "max",
+        "min",
+        "mean",
+        "prod",
+        "std",
+        "var",
+        "argmax",
+        "argmin",
+        "cumsum",
+        "cumprod",
+        "any",
+        "all",
+        "clip",
+        "round",
+        "swapaxes",
+        "squeeze",
+        "copy",
+        "nonzero",
+        "ravel",
+        "trace",
+        "diagonal",
+        "repeat",
+        "take",
+        "conj",
+    }
+)
+# The parameters that numpy functions take positionally after their first; further positional
+# arguments are given their keyword names, so `np.sum(x, -1)` is `np.sum(x, axis=-1)`.
+_REDUCTIONS = ("axis", "dtype", "out", "keepdims")
+_SIGNATURES: dict[str, tuple[int, tuple[str, ...]]] = {
+    # name: (arguments kept positional, the names of the ones after them)
+    **{
+        f: (1, _REDUCTIONS)
+        for f in ("sum", "mean", "prod", "cumsum", "cumprod", "nansum", "nanmean", "std", "var")
+    },
+    **{f: (1, ("axis", "out", "keepdims")) for f in ("max", "min", "any", "all", "nanmax")},
+    **{f: (1, ("axis", "out")) for f in ("argmax", "argmin")},
+    "asarray": (1, ("dtype", "order")),
+    "triu": (1, ("k",)),
+    "tril": (1, ("k",)),
+    "tri": (1, ("M", "k", "dtype")),
+    "ones": (1, ("dtype", "order")),
+    "zeros": (1, ("dtype", "order")),
+    "empty": (1, ("dtype", "order")),
+    "ones_like": (1, ("dtype",)),
+    "zeros_like": (1, ("dtype",)),
+    "empty_like": (1, ("dtype",)),
+    "full": (2, ("dtype", "order")),
+    "full_like": (2, ("dtype",)),
+    "concatenate": (1, ("axis",)),
+    "stack": (1, ("axis",)),
+    "expand_dims": (1, ("axis",)),
+    "squeeze": (1, ("axis",)),
+    "nan_to_num": (1, ("copy", "nan", "posinf", "neginf")),
+    "tensordot": (2, ("axes",)),
+    "round": (1, ("decimals",)),
+    "clip": (3, ()),
+    "reshape": (2, ("order",)),
+    "transpose": (1, ("axes",)),
+    "isclose": (2, ("rtol", "atol")),
+    "allclose": (2, ("rtol", "atol")),
+}
+# The keywords of those given positionally when named (np.ones(shape=s) is np.ones(s)).
+_FIRST_NAMES = {"shape": 0, "a": 0, "m": 0, "N": 0, "x": 0, "arr": 0, "arrays": 0}
+_DTYPES = {
+    "float": "float",
+    "float64": "float",
+    "double": "float",
+    "float_": "float",
+    "bool": "bool",
+    "bool_": "bool",
+    "int": "int",
+    "int64": "int",
+    "int_": "int",
+}
+# Two-argument numpy functions that are an operator.
+_BINARY = {
+    "divide": ast.Div,
+    "multiply": ast.Mult,
+    "add": ast.Add,
+    "subtract": ast.Sub,
+    "power": ast.Pow,
+    "matmul": ast.MatMult,
+    "dot": ast.MatMult,
+    "logical_and": ast.BitAnd,
+    "logical_or": ast.BitOr,
+    "logical_xor": ast.BitXor,
+    "bitwise_and": ast.BitAnd,
+    "bitwise_or": ast.BitOr,
+    "mod": ast.Mod,
+    "remainder": ast.Mod,
+    "floor_divide": ast.FloorDiv,
+}
+_COMPARE = {
+    "equal": ast.Eq,
+    "not_equal": ast.NotEq,
+    "greater": ast.Gt,
+    "greater_equal": ast.GtE,
+    "less": ast.Lt,
+    "less_equal": ast.LtE,
+}
+_UNARY = {"negative": ast.USub, "logical_not": ast.Invert, "invert": ast.Invert}
+_COMMUTATIVE = (ast.Add, ast.Mult, ast.BitAnd, ast.BitOr, ast.BitXor)
+_FLIPPED: dict[type, type] = {ast.Gt: ast.Lt, ast.GtE: ast.LtE}
+_NEGATED: dict[type, type] = {
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
+    ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+    ast.Lt: ast.GtE,
+    ast.GtE: ast.Lt,
+    ast.Gt: ast.LtE,
+    ast.LtE: ast.Gt,
+}
+_FOLD: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+}
+_EINSUM = re.compile(r"^[A-Za-z.,\->\s]+$")
+
+
+# ---- small helpers
+
+
+def np_attr(node: ast.AST, module: str = NP) -> str | None:
+    """`name` when `node` is `<module>.name`, else None."""
+    if (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == module
+    ):
+        return node.attr
+    return None
+
+
+def _np(name: str, like: ast.AST) -> ast.Attribute:
+    return ast.copy_location(ast.Attribute(ast.Name(NP, ast.Load()), name, ast.Load()), like)
+
+
+def _call(name: str, args: list[ast.expr], like: ast.AST, keywords=()) -> ast.Call:
+    return ast.copy_location(ast.Call(_np(name, like), list(args), list(keywords)), like)
+
+
+def number(node: ast.AST) -> float | int | complex | None:
+    """The value of a numeric constant (True and False are not numbers here)."""
+    if isinstance(node, ast.Constant):
+        value = node.value
+        if isinstance(value, (int, float, complex)) and not isinstance(value, bool):
+            return value
+    return None
+
+
+def _is(node: ast.AST, value: float) -> bool:
+    found = number(node)
+    return found is not None and found == value
+
+
+def _constant(value: Any, like: ast.AST) -> ast.expr:
+    return ast.copy_location(ast.Constant(value), like)
+
+
+def _labels(node: ast.AST) -> str:
+    """A sort key for a subtree: its dump without positions."""
+    return ast.dump(node, annotate_fields=False)
+
+
+def pure(node: ast.AST) -> bool:
+    """Whether evaluating `node` changes nothing but its result (as far as it can be read)."""
+    for n in ast.walk(node):
+        if isinstance(n, (ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr)):
+            return False
+        if isinstance(n, ast.Call):
+            f = n.func
+            if any(k.arg == "out" for k in n.keywords):
+                return False
+            if isinstance(f, ast.Attribute) and (f.attr in MUTATORS or f.attr in _NP_MUTATORS):
+                return False
+            if isinstance(f, ast.Name) and f.id in _IMPURE_CALLS:
+                return False
+            if isinstance(f, ast.Attribute) and np_attr(f.value) == "random":
+                return False
+    return True
+
+
+def blocks(tree: ast.AST) -> Iterator[tuple[ast.AST, str, list[ast.stmt]]]:
+    """Every block of statements: (its node, the field, the list)."""
+    for node in ast.walk(tree):
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(node, name, None)
+            if isinstance(block, list) and (not block or isinstance(block[0], ast.stmt)):
+                yield node, name, block
+        if isinstance(node, ast.Try):
+            for handler in node.handlers:
+                yield handler, "body", handler.body
+
+
+# ---- einsum
+
+
+def einsum_meaning(spec: str, operands: int) -> str | None:
+    """The subscripts of an einsum relabelled a, b, c... in order of appearance, with the
+    output made explicit; None when the string is not an einsum of `operands` operands."""
+    spec = spec.replace(" ", "")
+    if not _EINSUM.match(spec) or spec.count("->") > 1:
+        return None
+    inputs, _, output = spec.partition("->")
+    terms = inputs.split(",")
+    if len(terms) != operands or any(t.replace("...", "").count(".") for t in terms):
+        return None
+    letters = [c for t in terms for c in t.replace("...", "") if c.isalpha()]
+    if "->" not in spec:  # numpy's implicit output: the letters used once, sorted
+        once = sorted(c for c in set(letters) if letters.count(c) == 1)
+        output = ("..." if any("..." in t for t in terms) else "") + "".join(once)
+    names: dict[str, str] = {}
+    for c in letters + list(output.replace("...", "")):
+        if c.isalpha() and c not in names:
+            if len(names) >= 26:
+                return None
+            names[c] = chr(ord("a") + len(names))
+    relabel = "".join(names.get(c, c) for c in ",".join(terms) + "->" + output)
+    return relabel
+
+
+def _matmul_of(meaning: str) -> str | None:
+    """'plain' when an einsum's meaning is A @ B, 'swapped' when A @ B^T, else None."""
+    inputs, output = meaning.split("->")
+    a, b = inputs.split(",")
+    strip = [t[:-2] for t in (a, b, output)]
+    ends = [t[-2:] for t in (a, b, output)]
+    if any(len(e) < 2 or "." in e for e in ends):
+        return None
+    pa, pb, po = strip
+    if po != max(pa, pb, key=len) or (pa and pb and pa != pb):
+        return None
+    if not all(p in ("", "...") or p.isalpha() for p in strip):
+        return None
+    i, j, x, y, o1, o2 = ends[0][0], ends[0][1], ends[1][0], ends[1][1], ends[2][0], ends[2][1]
+    if len({i, j, x, y} | {o1, o2}) != 3 or (o1, o2) != (i, y if x == j else x):
+        return None
+    if x == j and o2 == y:
+        return "plain"
+    if y == j and o2 == x:
+        return "swapped"
+    return None
+
+
+# ---- the rewrites of one expression
+
+
+class Canonical(ast.NodeTransformer):
+    """Equivalent expressions rewritten to one form, bottom-up. `bound`: the names the cell
+    binds (never a module); `defaults`: function -> its parameters and their defaults (for
+    the course's own functions, whose calls drop default arguments)."""
+
+    def __init__(
+        self, bound: set[str], defaults: dict[str, tuple[tuple[str, str | None], ...]]
+    ) -> None:
+        self.bound = bound
+        self.defaults = defaults
+
+    def module(self, node: ast.AST | None) -> str | None:
+        if isinstance(node, ast.Name) and node.id in MODULES and node.id not in self.bound:
+            return node.id
+        return None
+
+    def generic_visit(self, node: ast.AST) -> ast.AST:
+        node = super().generic_visit(node)
+        for _ in range(20):  # a rewrite may enable another on the same node
+            new = self.rewrite(node)
+            if new is node:
+                return node
+            node = new
+        return node
+
+    def rewrite(self, node: ast.AST) -> ast.AST:
+        if isinstance(node, ast.Attribute):
+            return self.attribute(node)
+        if isinstance(node, ast.Call):
+            return self.call(node)
+        if isinstance(node, ast.BinOp):
+            return self.binop(node)
+        if isinstance(node, ast.UnaryOp):
+            return self.unaryop(node)
+        if isinstance(node, ast.Compare):
+            return self.compare(node)
+        if isinstance(node, ast.If | ast.IfExp):
+            return self.branch(node)
+        if isinstance(node, ast.Return) and isinstance(node.value, ast.List):
+            values = ast.copy_location(ast.Tuple(node.value.elts, ast.Load()), node.value)
+            return ast.copy_location(ast.Return(values), node)  # return [a, b]: return a, b
+        return node
+
+    # -- names and attributes
+
+    def attribute(self, node: ast.Attribute) -> ast.AST:
+        module = self.module(node.value)
+        if module == NP and node.attr in _NP_CONSTANTS and node.attr != "e":
+            return _constant(_NP_CONSTANTS[node.attr], node)
+        if module == "math" and node.attr in _MATH_CONSTANTS and node.attr != "e":
+            return _constant(_MATH_CONSTANTS[node.attr], node)
+        if module == "math" and node.attr == "e":
+            return _np("e", node)
+        if module is None and node.attr == "T" and isinstance(node.ctx, ast.Load):
+            return _call("transpose", [node.value], node)
+        return node
+
+    # -- calls
+
+    def call(self, node: ast.Call) -> ast.AST:
+        f = node.func
+        if isinstance(f, ast.Attribute) and self.module(f.value) == "math":
+            if f.attr in _MATH_FUNCTIONS:
+                return ast.copy_location(ast.Call(_np(f.attr, f), node.args, node.keywords), node)
+        if isinstance(f, ast.Attribute) and self.module(f.value) is None:
+            return self.method(node, f)
+        name = np_attr(f) if self.module(getattr(f, "value", None)) == NP else None
+        if name is not None:
+            return self.numpy(node, name)
+        if isinstance(f, ast.Name) and f.id not in self.bound:
+            return self.builtin(node, f.id)
+        return node
+
+    def method(self, node: ast.Call, f: ast.Attribute) -> ast.AST:
+        """x.m(...) as the numpy function np.m(x, ...)."""
+        receiver, m = f.value, f.attr
+        if any(isinstance(a, ast.Starred) for a in node.args) and m in ("reshape", "transpose"):
+            return node
+        if m == "dot" and len(node.args) == 1 and not node.keywords:
+            return ast.copy_location(ast.BinOp(receiver, ast.MatMult(), node.args[0]), node)
+        if m == "astype" and len(node.args) == 1:
+            keywords = [ast.keyword("dtype", node.args[0]), *node.keywords]
+            return _call("asarray", [receiver], node, keywords)
+        if m in ("reshape", "transpose") and len(node.args) > 1:
+            shape = ast.copy_location(ast.Tuple(list(node.args), ast.Load()), node)
+            return _call(m, [receiver, shape], node, node.keywords)
+        if m in ("reshape", "transpose") or m in _METHODS:
+            return _call(m, [receiver, *node.args], node, node.keywords)
+        return node
+
+    def builtin(self, node: ast.Call, name: str) -> ast.AST:
+        args = node.args
+        if name == "float" and len(args) == 1 and isinstance(args[0], ast.Constant):
+            text = args[0].value
+            if isinstance(text, str) and text.strip().lower() in ("inf", "-inf", "nan", "+inf"):
+                return _constant(float(text), node)
+        if name in ("float", "int") and len(args) == 1 and number(args[0]) is not None:
+            try:
+                return _constant(_CONSTANT_FUNCTIONS[name](number(args[0])), node)  # type: ignore[arg-type]
+            except (ValueError, OverflowError, TypeError):
+                return node
+        if name == "range" and len(args) in (2, 3) and _is(args[0], 0):
+            if len(args) == 2 or _is(args[2], 1):
+                return ast.copy_location(ast.Call(node.func, [args[1]], node.keywords), node)
+        if name in self.defaults:
+            return self.course_call(node, name)
+        return node
+
+    def course_call(self, node: ast.Call, name: str) -> ast.AST:
+        """A call of one of the course's functions: required arguments positional, the
+        others by name, those equal to their default left out."""
+        params = self.defaults[name]
+        if any(isinstance(a, ast.Starred) for a in node.args) or len(node.args) > len(params):
+            return node
+        if any(k.arg is None for k in node.keywords):
+            return node
+        given = {params[i][0]: a for i, a in enumerate(node.args)}
+        given.update({k.arg: k.value for k in node.keywords if k.arg})
+        if any(p not in [q for q, _ in params] for p in given):
+            return node
+        args: list[ast.expr] = []
+        keywords: list[ast.keyword] = []
+        for param, default in params:
+            if param not in given:
+                continue
+            value = given[param]
+            if default is None:
+                args.append(value)
+            elif _labels(value) != default:
+                keywords.append(ast.keyword(param, value))
+        new = ast.copy_location(ast.Call(node.func, args, keywords), node)
+        return node if _labels(new) == _labels(node) else new
+
+    def numpy(self, node: ast.Call, name: str) -> ast.AST:
+        args, keywords = node.args, node.keywords
+        starred = any(isinstance(a, ast.Starred) for a in args) or any(
+            k.arg is None for k in keywords
+        )
+        if name in _NP_SYNONYMS:
+            return _call(_NP_SYNONYMS[name], args, node, keywords)
+        if not starred and len(args) == 2 and not keywords:
+            if name in _BINARY:
+                return ast.copy_location(ast.BinOp(args[0], _BINARY[name](), args[1]), node)
+            if name in _COMPARE:
+                return ast.copy_location(ast.Compare(args[0], [_COMPARE[name]()], [args[1]]), node)
+        if not starred and len(args) == 1 and not keywords and name in _UNARY:
+            return ast.copy_location(ast.UnaryOp(_UNARY[name](), args[0]), node)
+        if name in _CONSTANT_FUNCTIONS and len(args) == 1 and not keywords:
+            value = number(args[0])
+            if value is not None:
+                try:
+                    return _constant(_CONSTANT_FUNCTIONS[name](value), node)  # type: ignore[arg-type]
+                except (ValueError, OverflowError, TypeError):
+                    return node
+        if starred:
+            return node
+        if name == "moveaxis" and len(args) == 3 and not keywords:
+            return self.moveaxis(node, args)
+        if name == "swapaxes" and len(args) == 3 and not keywords:
+            i, j = number(args[1]), number(args[2])
+            if isinstance(i, int) and isinstance(j, int) and i < j:  # one order of the two axes
+                return _call("swapaxes", [args[0], args[2], args[1]], node)
+            return node
+        if name == "einsum" and args and isinstance(args[0], ast.Constant):
+            return self.einsum(node, args)
+        if name == "full" and len(args) >= 2 and isinstance(args[1], ast.Constant):
+            return self.full(node, args, keywords)
+        if name == "where" and len(args) == 3 and not keywords:
+            test = args[0]
+            if isinstance(test, ast.UnaryOp) and isinstance(test.op, (ast.Invert, ast.Not)):
+                return _call("where", [test.operand, args[2], args[1]], node)
+        if name == "arange" and len(args) in (2, 3) and _is(args[0], 0):
+            if len(args) == 2 or _is(args[2], 1):
+                return _call("arange", [args[1]], node, keywords)
+        if name in ("maximum", "minimum") and len(args) == 2 and not keywords:
+            ordered = sorted(args, key=_labels)
+            if ordered != args:
+                return _call(name, ordered, node)
+        return self.arguments(node, name, args, keywords)
+
+    def moveaxis(self, node: ast.Call, args: list[ast.expr]) -> ast.AST:
+        i, j = number(args[1]), number(args[2])
+        if isinstance(i, int) and isinstance(j, int) and abs(i - j) == 1 and (i < 0) == (j < 0):
+            return _call("swapaxes", [args[0], args[1], args[2]], node)
+        return node
+
+    def einsum(self, node: ast.Call, args: list[ast.expr]) -> ast.AST:
+        spec = args[0].value  # type: ignore[attr-defined]
+        if not isinstance(spec, str):
+            return node
+        meaning = einsum_meaning(spec, len(args) - 1)
+        if meaning is None:
+            return node
+        if len(args) == 3 and not node.keywords:
+            kind = _matmul_of(meaning)
+            if kind == "plain":
+                return ast.copy_location(ast.BinOp(args[1], ast.MatMult(), args[2]), node)
+            if kind == "swapped":
+                swapped = _call(
+                    "swapaxes", [args[2], _constant(-1, node), _constant(-2, node)], node
+                )
+                return ast.copy_location(ast.BinOp(args[1], ast.MatMult(), swapped), node)
+        if meaning == spec:
+            return node
+        return _call("einsum", [_constant(meaning, args[0]), *args[1:]], node, node.keywords)
+
+    def full(self, node: ast.Call, args: list[ast.expr], keywords: list[ast.keyword]) -> ast.AST:
+        fill = args[1].value  # type: ignore[attr-defined]
+        if fill is True or fill is False:
+            name = "ones" if fill else "zeros"
+            dtype = ast.keyword("dtype", ast.Name("bool", ast.Load()))
+            rest = [k for k in keywords if k.arg != "dtype"]
+            return _call(name, [args[0]], node, [*rest, dtype])
+        if isinstance(fill, (int, float)) and fill in (0, 1):
+            return _call("ones" if fill == 1 else "zeros", [args[0]], node, keywords)
+        return node
+
+    def arguments(
+        self, node: ast.Call, name: str, args: list[ast.expr], keywords: list[ast.keyword]
+    ) -> ast.AST:
+        """Positional arguments after the first named, named first arguments positional,
+        keywords sorted, dtypes spelt one way."""
+        keep, names = _SIGNATURES.get(name, (len(args), ()))
+        new_args = list(args[:keep])
+        new_keywords = [ast.keyword(n, a) for n, a in zip(names, args[keep:], strict=False)]
+        if len(args) > keep + len(names):
+            return node
+        for k in keywords:
+            if k.arg in _FIRST_NAMES and name in _SIGNATURES and not new_args:
+                new_args.append(k.value)
+            else:
+                new_keywords.append(ast.keyword(k.arg, k.value))
+        for k in new_keywords:
+            if k.arg == "dtype":
+                k.value = self.dtype(k.value)
+        new_keywords.sort(key=lambda k: k.arg or "")
+        new = _call(name, new_args, node, new_keywords)
+        return node if _labels(new) == _labels(node) else new
+
+    def dtype(self, node: ast.expr) -> ast.expr:
+        spelt = None
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            spelt = node.value
+        elif isinstance(node, ast.Name) and node.id not in self.bound:
+            spelt = node.id
+        elif (attr := np_attr(node)) is not None:
+            spelt = attr
+        if spelt in _DTYPES:
+            return ast.copy_location(ast.Name(_DTYPES[spelt], ast.Load()), node)
+        return node
+
+    # -- operators
+
+    def binop(self, node: ast.BinOp) -> ast.AST:
+        left, op, right = node.left, node.op, node.right
+        a, b = number(left), number(right)
+        if a is not None and b is not None and type(op) in _FOLD:
+            return self.fold(node, a, b)
+        if isinstance(op, ast.Pow):
+            if np_attr(left) == "e" and self.module(getattr(left, "value", None)) == NP:
+                return _call("exp", [right], node)
+            if b == 0.5:
+                return _call("sqrt", [left], node)
+            if b == -0.5:
+                root = _call("sqrt", [left], node)
+                return ast.copy_location(ast.BinOp(_constant(1, node), ast.Div(), root), node)
+            if b == -1:
+                return ast.copy_location(ast.BinOp(_constant(1, node), ast.Div(), left), node)
+            if b == 1:
+                return left
+        if isinstance(op, ast.Mult):
+            if _is(right, 1):
+                return left
+            if _is(left, 1):
+                return right
+            for x, y in ((left, right), (right, left)):  # x * (1 / y) is x / y
+                if isinstance(y, ast.BinOp) and isinstance(y.op, ast.Div) and _is(y.left, 1):
+                    return ast.copy_location(ast.BinOp(x, ast.Div(), y.right), node)
+        if isinstance(op, ast.Div) and _is(right, 1):
+            return left
+        if isinstance(op, (ast.Add, ast.Sub)) and _is(right, 0):
+            return left
+        if isinstance(op, ast.Add) and _is(left, 0):
+            return right
+        if isinstance(op, _COMMUTATIVE):
+            return self.commute(node)
+        return node
+
+    def fold(self, node: ast.BinOp, a: Any, b: Any) -> ast.AST:
+        if isinstance(node.op, ast.Pow) and (abs(b) > 64 or abs(a) > 1e6):
+            return node
+        try:
+            value = _FOLD[type(node.op)](a, b)
+        except (ArithmeticError, ValueError, TypeError):
+            return node
+        if isinstance(value, complex) or (isinstance(value, float) and math.isnan(value)):
+            return node
+        if isinstance(value, int) and abs(value) > 1 << 64:
+            return node
+        return _constant(value, node)
+
+    def commute(self, node: ast.BinOp) -> ast.AST:
+        """A chain of one commutative operator, its operands sorted."""
+        op = type(node.op)
+        operands: list[ast.expr] = []
+        stack: list[ast.expr] = [node]
+        while stack:
+            here = stack.pop()
+            if isinstance(here, ast.BinOp) and isinstance(here.op, op):
+                stack += [here.right, here.left]
+            else:
+                operands.append(here)
+        ordered = sorted(operands, key=_labels)
+        if [id(x) for x in ordered] == [id(x) for x in operands]:
+            return node
+        out = ordered[0]
+        for x in ordered[1:]:
+            out = ast.copy_location(ast.BinOp(out, op(), x), node)
+        return out
+
+    def unaryop(self, node: ast.UnaryOp) -> ast.AST:
+        value = number(node.operand)
+        if value is not None and isinstance(node.op, (ast.USub, ast.UAdd)):
+            return _constant(-value if isinstance(node.op, ast.USub) else value, node)
+        if isinstance(node.op, ast.UAdd):
+            return node.operand
+        inner = node.operand
+        if isinstance(inner, ast.UnaryOp) and type(inner.op) is type(node.op):
+            if isinstance(node.op, (ast.USub, ast.Invert, ast.Not)):
+                return inner.operand
+        if isinstance(node.op, (ast.Not, ast.Invert)) and isinstance(inner, ast.Compare):
+            if len(inner.ops) == 1 and type(inner.ops[0]) in _NEGATED:
+                negated = _NEGATED[type(inner.ops[0])]()
+                return ast.copy_location(
+                    ast.Compare(inner.left, [negated], inner.comparators), node
+                )
+        return node
+
+    def compare(self, node: ast.Compare) -> ast.AST:
+        if len(node.ops) != 1:
+            return node
+        op, left, right = node.ops[0], node.left, node.comparators[0]
+        if isinstance(op, (ast.Eq, ast.Is)) and isinstance(right, ast.Constant):
+            if right.value is True:
+                return left
+            if right.value is False:
+                return ast.copy_location(ast.UnaryOp(ast.Invert(), left), node)
+        if type(op) in _FLIPPED:
+            return ast.copy_location(ast.Compare(right, [_FLIPPED[type(op)]()], [left]), node)
+        if isinstance(op, (ast.Eq, ast.NotEq)) and _labels(right) < _labels(left):
+            return ast.copy_location(ast.Compare(right, [op], [left]), node)
+        return node
+
+    def branch(self, node: ast.If | ast.IfExp) -> ast.AST:
+        """`if not c: A else: B` is `if c: B else: A` (and the same for `A if c else B`)."""
+        test = node.test
+        if isinstance(node, ast.If) and not node.orelse:
+            return node
+        negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+        compare = isinstance(test, ast.Compare) and len(test.ops) == 1
+        if compare and isinstance(test.ops[0], (ast.IsNot, ast.NotEq)):  # type: ignore[attr-defined]
+            op = _NEGATED[type(test.ops[0])]()  # type: ignore[attr-defined]
+            positive: ast.expr = ast.Compare(test.left, [op], test.comparators)  # type: ignore[attr-defined]
+        elif negated:
+            positive = test.operand  # type: ignore[attr-defined]
+        else:
+            return node
+        if isinstance(node, ast.If):
+            return ast.copy_location(ast.If(positive, node.orelse, node.body), node)
+        return ast.copy_location(ast.IfExp(positive, node.orelse, node.body), node)
+
+
+# ---- dead code
+
+
+def _loads(tree: ast.AST) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+            counts[n.id] = counts.get(n.id, 0) + 1
+    return counts
+
+
+def _targets(stmt: ast.stmt) -> list[str] | None:
+    """The names a plain assignment stores (None when it stores anything else)."""
+    if isinstance(stmt, ast.Assign):
+        targets = stmt.targets
+    elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+        targets = [stmt.target]
+    else:
+        return None
+    names: list[str] = []
+    for t in targets:
+        parts = t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t]
+        for p in parts:
+            if not isinstance(p, ast.Name):
+                return None
+            names.append(p.id)
+    return names
+
+
+_ENDS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+
+def _constant_test(test: ast.expr) -> bool | None:
+    if isinstance(test, ast.Constant):
+        return bool(test.value)
+    return None
+
+
+def _prune(block: list[ast.stmt], keep: str, loads: dict[str, int]) -> list[ast.stmt]:
+    out: list[ast.stmt] = []
+    for stmt in block:
+        if isinstance(stmt, ast.Assert):
+            continue
+        if isinstance(stmt, ast.Expr) and pure(stmt.value):
+            continue  # a bare expression, a print, a docstring: no effect on the result
+        if isinstance(stmt, (ast.If, ast.While)):
+            known = _constant_test(stmt.test)
+            if known is False:
+                out += stmt.orelse if isinstance(stmt, ast.If) else []
+                continue
+            if known is True and isinstance(stmt, ast.If):
+                out += stmt.body
+                continue
+            if isinstance(stmt, ast.If) and not stmt.body and not stmt.orelse:
+                if pure(stmt.test):
+                    continue
+        if isinstance(stmt, (ast.For, ast.With)) and not stmt.body:
+            continue
+        if isinstance(stmt, ast.For) and isinstance(stmt.iter, (ast.List, ast.Tuple)):
+            if not stmt.iter.elts:
+                out += stmt.orelse
+                continue
+        names = _targets(stmt)
+        if names is not None and pure(stmt.value):  # type: ignore[attr-defined]
+            if all(loads.get(n, 0) == 0 for n in names):
+                continue  # a store nobody reads
+            value = stmt.value  # type: ignore[attr-defined]
+            if len(names) == 1 and isinstance(value, ast.Name) and value.id == names[0]:
+                continue  # x = x
+        if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)) and stmt.name != keep:
+            if loads.get(stmt.name, 0) == 0:
+                continue  # a helper nobody calls
+        out.append(stmt)
+        if isinstance(stmt, _ENDS):
+            break  # what follows never runs
+    return out
+
+
+def _overwritten(block: list[ast.stmt]) -> list[ast.stmt]:
+    """Drop `t = value` when the next statement of the block that touches `t` assigns it
+    again without reading it."""
+    drop: set[int] = set()
+    for i, stmt in enumerate(block):
+        names = _targets(stmt)
+        if names is None or len(names) != 1 or not pure(stmt.value):  # type: ignore[attr-defined]
+            continue
+        t = names[0]
+        for later in block[i + 1 :]:
+            if _loads(later).get(t):
+                break
+            if _targets(later) == [t]:
+                drop.add(i)
+                break
+            if any(isinstance(n, ast.Name) and n.id == t for n in ast.walk(later)):
+                break  # stored in a nested block: maybe, maybe not
+            if isinstance(later, _ENDS) or any(isinstance(n, _ENDS) for n in ast.walk(later)):
+                break
+    return [s for i, s in enumerate(block) if i not in drop]
+
+
+def remove_dead(tree: ast.AST, keep: str) -> None:
+    """Remove what cannot change the result of the function `keep` (see the module's doc)."""
+    loads = _loads(tree)
+    for node, name, block in list(blocks(tree)):
+        pruned = _overwritten(_prune(block, keep, loads))
+        if len(pruned) != len(block) or any(
+            a is not b for a, b in zip(pruned, block, strict=False)
+        ):
+            setattr(node, name, pruned)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and not node.body and node.orelse:
+            node.test = ast.copy_location(ast.UnaryOp(ast.Not(), node.test), node.test)
+            node.body, node.orelse = node.orelse, []
+
+
+# ---- temporaries
+
+
+def _stores(tree: ast.AST) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            counts[n.id] = counts.get(n.id, 0) + 1
+        elif isinstance(n, ast.arg):
+            counts[n.arg] = counts.get(n.arg, 0) + 1
+    return counts
+
+
+def _parents(tree: ast.AST) -> dict[int, ast.AST]:
+    return {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+
+
+def _in_loop(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
+    here = parents.get(id(node))
+    while here is not None:
+        if isinstance(here, (ast.For, ast.While, ast.comprehension)):
+            return True
+        if isinstance(here, (ast.FunctionDef, ast.Lambda)):
+            return False
+        here = parents.get(id(here))
+    return False
+
+
+def _written(stmts: list[ast.stmt]) -> set[str]:
+    """Names (and the bases of subscripts and attributes) the statements store into."""
+    out: set[str] = set()
+    for s in stmts:
+        for n in ast.walk(s):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+                out.add(n.id)
+            elif isinstance(n, (ast.Subscript, ast.Attribute)) and isinstance(
+                n.ctx, (ast.Store, ast.Del)
+            ):
+                base = n.value
+                while isinstance(base, (ast.Subscript, ast.Attribute)):
+                    base = base.value
+                if isinstance(base, ast.Name):
+                    out.add(base.id)
+            elif isinstance(n, ast.Call) and not pure(n):
+                f = n.func
+                if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
+                    out.add(f.value.id)
+                for arg in [*n.args, *(k.value for k in n.keywords)]:
+                    if isinstance(arg, ast.Name):
+                        out.add(arg.id)
+    return out
+
+
+class _Replace(ast.NodeTransformer):
+    def __init__(self, target: ast.Name, value: ast.expr) -> None:
+        self.target, self.value = target, value
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        return copy.deepcopy(self.value) if node is self.target else node
+
+
+def _use(stmts: list[ast.stmt], name: str) -> list[ast.Name]:
+    return [
+        n
+        for s in stmts
+        for n in ast.walk(s)
+        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+    ]
+
+
+def _mutates(use: ast.Name, parents: dict[int, ast.AST]) -> bool:
+    """Whether this read of a name is the object of a change (x[i] = ..., x.append(...))."""
+    here: ast.AST = use
+    parent = parents.get(id(here))
+    while isinstance(parent, (ast.Subscript, ast.Attribute)) and parent.value is here:
+        if isinstance(parent.ctx, (ast.Store, ast.Del)):
+            return True
+        grand = parents.get(id(parent))
+        if isinstance(parent, ast.Attribute) and isinstance(grand, ast.Call):
+            if grand.func is parent and (parent.attr in MUTATORS):
+                return True
+        here, parent = parent, grand
+    if isinstance(parent, ast.Call) and any(
+        k.arg == "out" and k.value is here for k in parent.keywords
+    ):
+        return True
+    return isinstance(parent, ast.Call) and not pure(parent) and here in parent.args
+
+
+def _fold_once(tree: ast.AST) -> bool:
+    stores = _stores(tree)
+    parents = _parents(tree)
+    for _, _, block in list(blocks(tree)):
+        for i, stmt in enumerate(block):
+            names = _targets(stmt)
+            if names is None or len(names) != 1 or len(stmt.targets) != 1:  # type: ignore[attr-defined]
+                continue
+            if not isinstance(stmt.targets[0], ast.Name):  # type: ignore[attr-defined]
+                continue
+            t, value = names[0], stmt.value  # type: ignore[attr-defined]
+            if not pure(value) or isinstance(value, (ast.Lambda, ast.ListComp, ast.List, ast.Dict)):
+                continue
+            if isinstance(value, ast.Constant) or (
+                isinstance(value, ast.UnaryOp) and isinstance(value.operand, ast.Constant)
+            ):
+                if stores.get(t) == 1:  # a name for a constant, everywhere
+                    uses = _use([s for s in ast.walk(tree) if isinstance(s, ast.stmt)], t)
+                    if not uses or any(_mutates(u, parents) for u in uses):
+                        continue
+                    seen = set()
+                    for u in uses:
+                        if id(u) not in seen:
+                            seen.add(id(u))
+                            _Replace(u, value).visit(parents[id(u)])
+                    block.remove(stmt)
+                    return True
+            in_loop = _in_loop(stmt, parents)
+            if in_loop and stores.get(t) != 1:
+                continue
+            rest = block[i + 1 :]
+            end = next(
+                (
+                    j
+                    for j, s in enumerate(rest)
+                    if t in (_targets(s) or []) and len(_targets(s) or []) == 1
+                ),
+                len(rest),
+            )
+            region = rest[: end + 1] if end < len(rest) else rest
+            uses = _use(region, t)
+            after = _use(rest[end + 1 :], t) if end < len(rest) else []
+            if len(uses) != 1 or _mutates(uses[0], parents):
+                continue
+            if end == len(rest):  # never assigned again in this block: no read elsewhere
+                everywhere = _loads(tree).get(t, 0)
+                before = sum(len(_use([s], t)) for s in block[: i + 1])
+                if everywhere - before != 1:
+                    continue
+            elif after and False:
+                continue
+            where = next(j for j, s in enumerate(region) if uses[0] in list(ast.walk(s)))
+            reads = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+            if reads & _written(region[:where]):
+                continue
+            holder = region[where]
+            inner = [
+                n
+                for n in ast.walk(holder)
+                if isinstance(n, (ast.For, ast.While, ast.comprehension, ast.Lambda))
+                and uses[0] in list(ast.walk(n))
+            ]
+            if inner and stores.get(t) != 1:
+                continue
+            parent = parents[id(uses[0])]
+            _Replace(uses[0], value).visit(parent)
+            block.remove(stmt)
+            return True
+    return False
+
+
+def fold_temporaries(tree: ast.AST, limit: int = 200) -> None:
+    """Replace each name assigned and then read once by its value (see the module's doc)."""
+    for _ in range(limit):
+        if not _fold_once(tree):
+            return
