@@ -231,6 +231,10 @@ _FOLD: dict[type, Callable[[Any, Any], Any]] = {
     ast.Mod: operator.mod,
     ast.Pow: operator.pow,
 }
+# Keywords that are a flag: keepdims=1 is keepdims=True.
+_FLAGS = frozenset({"keepdims", "copy", "endpoint", "sparse"})
+# Values of np.errstate that change what the code computes (the others only hide warnings).
+_ERRSTATE_ACTS = frozenset({"raise", "call"})
 _EINSUM = re.compile(r"^[A-Za-z.,\->\s]+$")
 
 
@@ -597,6 +601,9 @@ class Canonical(ast.NodeTransformer):
         for k in new_keywords:
             if k.arg == "dtype":
                 k.value = self.dtype(k.value)
+            elif k.arg in _FLAGS and isinstance(k.value, ast.Constant):
+                if k.value.value in (0, 1) and not isinstance(k.value.value, bool):
+                    k.value = _constant(bool(k.value.value), k.value)
         new_keywords.sort(key=lambda k: k.arg or "")
         new = _call(name, new_args, node, new_keywords)
         return node if _labels(new) == _labels(node) else new
@@ -732,6 +739,133 @@ class Canonical(ast.NodeTransformer):
         if isinstance(node, ast.If):
             return ast.copy_location(ast.If(positive, node.orelse, node.body), node)
         return ast.copy_location(ast.IfExp(positive, node.orelse, node.body), node)
+
+
+# ---- statement shapes
+
+
+def _quiet(item: ast.withitem) -> bool:
+    """Whether a `with` item is np.errstate(...) that only hides warnings."""
+    call = item.context_expr
+    return (
+        isinstance(call, ast.Call)
+        and np_attr(call.func) == "errstate"
+        and item.optional_vars is None
+        and not call.args
+        and all(
+            isinstance(k.value, ast.Constant) and k.value.value not in _ERRSTATE_ACTS
+            for k in call.keywords
+        )
+    )
+
+
+def _reraises(handler: ast.ExceptHandler) -> bool:
+    return bool(handler.body) and isinstance(handler.body[-1], ast.Raise)
+
+
+def _split_tuple(stmt: ast.Assign) -> list[ast.stmt] | None:
+    """`a, b = x, y` as `a = x` then `b = y`, when no value reads a name assigned before it."""
+    if len(stmt.targets) != 1:
+        return None
+    target, value = stmt.targets[0], stmt.value
+    if not (isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple)):
+        return None
+    if len(target.elts) != len(value.elts) or not all(isinstance(t, ast.Name) for t in target.elts):
+        return None
+    names = [t.id for t in target.elts]  # type: ignore[attr-defined]
+    if len(set(names)) != len(names):
+        return None
+    for i, v in enumerate(value.elts):
+        reads = {n.id for n in ast.walk(v) if isinstance(n, ast.Name)}
+        if reads & set(names[:i]) or isinstance(v, ast.Starred):
+            return None
+    return [
+        ast.copy_location(ast.Assign([ast.Name(n, ast.Store())], v), stmt)
+        for n, v in zip(names, value.elts, strict=True)
+    ]
+
+
+def _step(node: ast.expr, v: str) -> str:
+    if isinstance(node, ast.Name) and node.id == v:
+        return "v"
+    return "one" if number(node) == 1 else "other"
+
+
+def _counted(block: list[ast.stmt], i: int) -> ast.For | None:
+    """`v = start; while v < stop: ...; v = v + 1` as `for v in range(start, stop): ...`
+    (`v` assigned nowhere else in the loop, nothing leaving it early)."""
+    init, loop = block[i], block[i + 1]
+    if not (isinstance(init, ast.Assign) and isinstance(loop, ast.While) and not loop.orelse):
+        return None
+    if len(init.targets) != 1 or not isinstance(init.targets[0], ast.Name):
+        return None
+    v = init.targets[0].id
+    test = loop.test
+    if not (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Lt)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == v
+    ):
+        return None
+    if not loop.body:
+        return None
+    step = loop.body[-1]
+    if not (
+        isinstance(step, ast.Assign)
+        and len(step.targets) == 1
+        and isinstance(step.targets[0], ast.Name)
+        and step.targets[0].id == v
+        and isinstance(step.value, ast.BinOp)
+        and isinstance(step.value.op, ast.Add)
+        and sorted(_step(x, v) for x in (step.value.left, step.value.right)) == ["one", "v"]
+    ):
+        return None
+    body = loop.body[:-1]
+    for s in body:
+        for n in ast.walk(s):
+            if isinstance(n, (ast.Break, ast.Continue)):
+                return None
+            if isinstance(n, ast.Name) and n.id == v and isinstance(n.ctx, ast.Store):
+                return None
+    stop = test.comparators[0]
+    if any(isinstance(n, ast.Name) and n.id == v for n in ast.walk(stop)):
+        return None
+    rng = ast.Call(ast.Name("range", ast.Load()), [init.value, stop], [])
+    target = ast.Name(v, ast.Store())
+    return ast.copy_location(
+        ast.For(target, ast.copy_location(rng, loop), body or [ast.Pass()], [], None), loop
+    )
+
+
+def restructure(tree: ast.AST) -> None:
+    """Statement shapes that compute the same: np.errstate blocks that only hide warnings and
+    try blocks whose every handler raises again are their bodies; a tuple assignment is one
+    assignment per name; a counted while loop is a for loop over a range."""
+    for node, name, block in list(blocks(tree)):
+        out: list[ast.stmt] = []
+        i = 0
+        while i < len(block):
+            stmt = block[i]
+            if isinstance(stmt, ast.With) and stmt.items and all(_quiet(w) for w in stmt.items):
+                out += stmt.body
+            elif (
+                isinstance(stmt, ast.Try)
+                and stmt.handlers
+                and all(_reraises(h) for h in stmt.handlers)
+            ):
+                out += stmt.body + stmt.orelse + stmt.finalbody
+            elif isinstance(stmt, ast.Assign) and (split := _split_tuple(stmt)) is not None:
+                out += split
+            elif i + 1 < len(block) and (loop := _counted(block, i)) is not None:
+                out.append(loop)
+                i += 1
+            else:
+                out.append(stmt)
+            i += 1
+        if len(out) != len(block) or any(a is not b for a, b in zip(out, block, strict=True)):
+            setattr(node, name, out)
 
 
 # ---- dead code

@@ -28,6 +28,7 @@ from attention_course.similarity.canonical import (
     Canonical,
     fold_temporaries,
     remove_dead,
+    restructure,
 )
 
 PLACEHOLDER = "V"
@@ -121,8 +122,9 @@ def _numpy_names(tree: ast.Module) -> None:
 
 
 def _clean(tree: ast.AST) -> None:
-    """Drop imports, docstrings, bare strings and `pass`; `x += y` becomes `x = x + y`; `t = a
-    if c else t` becomes `if c: t = a`."""
+    """Drop imports, docstrings, bare strings and `pass`; `x += y` becomes `x = x + y`, `x: T =
+    y` becomes `x = y`, `f = lambda x: e` becomes `def f(x): return e`, and `t = a if c else
+    t` becomes `if c: t = a`."""
     for node in ast.walk(tree):
         for name in ("body", "orelse", "finalbody"):
             block = getattr(node, name, None)
@@ -143,8 +145,30 @@ def _clean(tree: ast.AST) -> None:
                         load.ctx = ast.Load()
                         value = ast.BinOp(load, s.op, s.value)
                         block[i] = ast.copy_location(ast.Assign([s.target], value), s)
+                    elif isinstance(s, ast.AnnAssign) and s.value is not None:
+                        block[i] = ast.copy_location(ast.Assign([s.target], s.value), s)
+                    elif _named_lambda(s):
+                        block[i] = _as_def(s)
                     elif _keeps_itself(s):
                         block[i] = _as_if(s)
+
+
+def _named_lambda(s: ast.stmt) -> bool:
+    return (
+        isinstance(s, ast.Assign)
+        and len(s.targets) == 1
+        and isinstance(s.targets[0], ast.Name)
+        and isinstance(s.value, ast.Lambda)
+    )
+
+
+def _as_def(s: ast.Assign) -> ast.FunctionDef:
+    """`f = lambda x: e` as `def f(x): return e` (a helper like any other)."""
+    target, value = s.targets[0], s.value
+    assert isinstance(target, ast.Name) and isinstance(value, ast.Lambda)
+    body: list[ast.stmt] = [ast.copy_location(ast.Return(value.body), value.body)]
+    fn = ast.FunctionDef(name=target.id, args=value.args, body=body, decorator_list=[])
+    return ast.copy_location(fn, s)
 
 
 def _keeps_itself(s: ast.stmt) -> bool:
@@ -464,7 +488,8 @@ def _defaults_of(tree: ast.Module) -> dict[str, tuple[tuple[str, str | None], ..
                 continue
             params = [a.arg for a in args.args]
             given = [None] * (len(params) - len(args.defaults)) + [
-                ast.dump(d, annotate_fields=False) for d in args.defaults
+                ast.dump(Canonical(set(), {}).visit(copy.deepcopy(d)), annotate_fields=False)
+                for d in args.defaults
             ]
             found[node.name] = tuple(zip(params, given, strict=True))
     return found
@@ -484,6 +509,7 @@ def _canonical(tree: ast.Module, function: str, bound: set[str], defaults: Defau
     before = ""
     for _ in range(ROUNDS):
         rewrite.visit(tree)
+        restructure(tree)
         remove_dead(tree, function)
         fold_temporaries(tree)
         now = ast.dump(tree)
@@ -497,6 +523,17 @@ def normalise(source: str, function: str = "", defaults: Defaults | None = None)
     the cell is not Python. `defaults`: the course's functions' parameters (`signatures`), so
     that a call that spells out a default argument is the call that leaves it out."""
     try:
+        return _normalise(source, function, defaults, canonical=True)
+    except CannotCompare:
+        raise
+    except (RecursionError, MemoryError):
+        raise CannotCompare("nested too deeply to be compared") from None
+    except Exception:  # noqa: BLE001 - a rewrite's fault: compare the cell without them
+        return _normalise(source, function, defaults, canonical=False)
+
+
+def _normalise(source: str, function: str, defaults: Defaults | None, canonical: bool) -> Tokens:
+    try:
         tree = parse_source(_without_magics(source))
     except SyntaxError as exc:
         where = f" (line {exc.lineno})" if exc.lineno else ""
@@ -506,9 +543,9 @@ def normalise(source: str, function: str = "", defaults: Defaults | None = None)
         _clean(tree)
         bound = _bound_names(tree) - {function}  # a helper's parameters too
         _inline_helpers(tree, function)
-        _canonical(
-            tree, function, bound, {k: v for k, v in (defaults or {}).items() if k not in bound}
-        )
+        if canonical:
+            own = {k: v for k, v in (defaults or {}).items() if k not in bound}
+            _canonical(tree, function, bound, own)
         _sort_blocks(tree, bound)
         pairs = [t for stmt in tree.body for t in _walk(stmt, bound)]
     except (RecursionError, MemoryError):

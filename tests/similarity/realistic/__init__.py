@@ -10,11 +10,13 @@ file). The cells are put into the released notebook as the student's solution ce
   style, careful guards, einsum and log-sum-exp, helpers. Many of them arrive at the same
   natural code for the short functions, as independent students do.
 - 2 students handed in the course text's own code (COURSE_TEXT), adapted to the signatures.
-- 14 students copied another's code (COPIES), disguised with the techniques of rising
+- 25 students copied another's code (COPIES and FRESH), disguised with the techniques of rising
   strength that the family names: renaming and reformatting, reordering and new argument
   names, helpers inlined or wrapped, equivalent numpy calls, temporaries folded or split,
   padding with dead code and asserts, constants and einsum subscripts, everything at once, a
-  partial copy; and a ring of four around one student's code (RING).
+  partial copy; a ring of four around one student's code (RING) (COPIES: the families of
+  the issue that asked for this); and eleven written later as fresh cases, in two batches
+  (FRESH).
 
 The copy pairs (the truth): every pair of students inside one group of an original and its
 copies, the ring included.
@@ -55,30 +57,54 @@ COPIES = {
     "kemal": ("sven", "a ring: lightly disguised, each their own way"),
     "leila": ("sven", "a ring: lightly disguised, each their own way"),
 }
+# Copies written after the scorer was built, as fresh cases, each batch scored once before
+# any change (the first figures are in benchmarks/similarity-accuracy.md). The first batch
+# showed canonical forms that were missing (added since); the scorer was not changed for the
+# second.
+FRESH = {
+    "ines": ("elena", "type hints, a lambda, keepdims=1, axis=x.ndim - 1"),
+    "olek": ("bilal", "a helper, while loops for for loops"),
+    "pilar": ("gustavo", "boolean indexing for np.where, a generator for a list"),
+    "ravi": ("nadia", "try/except around the code, one errstate block, a loop for a comprehension"),
+    "sofia": ("priya", "keywords reordered, np.meshgrid for np.indices, temporaries folded"),
+    "timo": ("amara", "a partial copy with extra guards and checks"),
+    "uwe": ("mateo", "comments, a changed constant, float() around the scale"),
+    "vlad": ("carmen", "a nested helper with a branch, None for np.newaxis, r < c for c > r"),
+    "wiebke": ("ximena", "a product with the negated mask for np.where, logical_not"),
+    "xiu": ("fatima", "an if True: block, np.add.reduce for np.sum, ** .5"),
+    "yann": ("dev", "x != x for np.isnan, np.reciprocal, a method for np.sum"),
+}
 RING = ("sven", "jonas", "kemal", "leila")
 COURSE_TEXT = ("tomas", "ugne")
 
 
-def student_ids() -> list[str]:
-    return sorted(p.stem for p in STUDENTS.glob("*.py"))
+def student_ids(fresh: bool = True) -> list[str]:
+    """Every student of the class (without the FRESH copies when `fresh` is False)."""
+    return sorted(p.stem for p in STUDENTS.glob("*.py") if fresh or p.stem not in FRESH)
 
 
-def copy_groups() -> list[set[str]]:
+def copies(fresh: bool = True) -> dict[str, tuple[str, str]]:
+    return {**COPIES, **FRESH} if fresh else dict(COPIES)
+
+
+def copy_groups(fresh: bool = True) -> list[set[str]]:
     """Each original with its copies."""
     groups: dict[str, set[str]] = {}
-    for copier, (original, _) in COPIES.items():
+    for copier, (original, _) in copies(fresh).items():
         groups.setdefault(original, {original}).add(copier)
     return list(groups.values())
 
 
-def copy_pairs() -> set[tuple[str, str]]:
+def copy_pairs(fresh: bool = True) -> set[tuple[str, str]]:
     """Every pair (a, b), a < b, of students of one copy group."""
-    return {(a, b) for group in copy_groups() for a, b in itertools.combinations(sorted(group), 2)}
+    return {
+        (a, b) for group in copy_groups(fresh) for a, b in itertools.combinations(sorted(group), 2)
+    }
 
 
 def independent() -> list[str]:
     """The students who wrote their own code (the originals of copies included)."""
-    return [s for s in student_ids() if s not in COPIES and s not in COURSE_TEXT]
+    return [s for s in student_ids() if s not in copies() and s not in COURSE_TEXT]
 
 
 def _with_docstring(cell: str, function: str, stub: str) -> str:
