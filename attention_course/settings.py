@@ -255,8 +255,11 @@ class Similarity:
     common_weight: float = 2.0
     # A function's scores are out of at least this many fingerprints, a pair's (all its
     # functions) out of at least `min_pair_fingerprints`: two short solutions that match are
-    # weaker evidence than two long ones. A cell with fewer fingerprints of its own (the known
-    # sources taken out) is never called identical to another.
+    # weaker evidence than two long ones. Two cells are called identical when they are the same
+    # after normalisation and hold at least `min_fingerprints` of uncommon code (fingerprints
+    # weighed by rarity, the known sources' taken out); a pair is reported for identical code
+    # whatever its score when that code weighs `min_pair_fingerprints` in all, or when every
+    # function the two handed in is identical.
     min_fingerprints: int = 6
     min_pair_fingerprints: int = 12
     # Students whose submissions are near-identical (of the fingerprints either holds, over all

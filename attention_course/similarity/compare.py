@@ -276,8 +276,13 @@ def _score(
     upper = np.triu(np.ones((n, n), dtype=bool), k=1)
     reported = upper & (scores.score >= settings.threshold)
     for (i, j), uncommon in weight.items():
-        if uncommon >= settings.min_pair_fingerprints:
-            reported[i, j] = True
+        a, b = students[i], students[j]
+        both = [f for f, held in docs.items() if a in held and b in held]
+        everywhere = all(
+            held[a].tokens.labels == held[b].tokens.labels for f, held in docs.items() if f in both
+        )
+        if uncommon >= settings.min_pair_fingerprints or everywhere:
+            reported[i, j] = True  # identical uncommon code, whatever the score
     below = scores.score[upper & ~reported]
     result.highest_below = float(below.max()) if below.size else 0.0
     pairs = [

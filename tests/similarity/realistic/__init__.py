@@ -176,10 +176,10 @@ def ring(size: int, seed: int = 0) -> dict[str, dict[str, str]]:
     }
 
 
-def write_cells(root: Path, cells: dict[str, dict[str, str]]) -> None:
+def write_cells(root: Path, cells: dict[str, dict[str, str]], assignment: str = ASSIGNMENT) -> None:
     """Write students' cells (student -> function -> cell) into the course copy at `root`."""
-    released = root / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    released = root / "release" / assignment / f"{assignment}.ipynb"
     for student, handed in cells.items():
-        folder = root / "submitted" / student / ASSIGNMENT
+        folder = root / "submitted" / student / assignment
         folder.mkdir(parents=True, exist_ok=True)
-        nbformat.write(fill(released, handed), folder / f"{ASSIGNMENT}.ipynb")
+        nbformat.write(fill(released, handed), folder / f"{assignment}.ipynb")
