@@ -271,6 +271,9 @@ class Similarity:
     unit_rounds: int = 2
     cell_chars: int = 100_000  # a longer solution cell is not compared (named in the report)
     shown_lines: int = 200  # lines of a cell shown side by side in the HTML report
+    # The reported pairs whose cells the HTML and Markdown reports show, most similar first;
+    # every reported pair is in their table of pairs and in the CSV.
+    detailed_pairs: int = 200
     files: tuple[str, ...] = ("similarity.md", "similarity.html", "similarity.csv")
     # The known sources' files that can be read: Python, a notebook's code cells.
     base_suffixes: tuple[str, ...] = (".py", ".ipynb")

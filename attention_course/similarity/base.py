@@ -112,17 +112,47 @@ def read_source(path: Path, name: str = "", settings: Similarity = SIMILARITY) -
 
 
 def base_kgrams(
-    sources: list[Source], function: str, defaults: Defaults, settings: Similarity = SIMILARITY
-) -> dict[int, str]:
-    """Every k-gram hash of the sources' code normalised for `function` -> the name of the
-    first source that holds it."""
-    found: dict[int, str] = {}
+    sources: list[Source],
+    functions: tuple[str, ...],
+    defaults: Defaults,
+    settings: Similarity = SIMILARITY,
+) -> dict[str, dict[int, str]]:
+    """function -> every k-gram hash of the sources' code normalised for it -> the name of the
+    first source that holds it. Every function of a source is kept, called or not; a piece
+    that binds none of the names is normalised once."""
+    found: dict[str, dict[int, str]] = {f: {} for f in functions}
     for source in sources:
         for piece in source.pieces:
-            try:
-                labels = normalise(piece, function, defaults).labels
-            except CannotCompare:
-                continue
-            for h in kgram_hashes(labels, settings.kgram):
-                found.setdefault(h, source.name)
+            names = _binds(piece, functions)
+            plain = None if names == set(functions) else _kgrams(piece, "", defaults, settings)
+            for f in functions:
+                hashes = _kgrams(piece, f, defaults, settings) if f in names else plain
+                for h in hashes or ():
+                    found[f].setdefault(h, source.name)
     return found
+
+
+def _binds(piece: str, names: tuple[str, ...]) -> set[str]:
+    """Which of `names` the code binds (defines, assigns, takes as a parameter): its tokens
+    depend on which of them is the graded function."""
+    try:
+        tree = parse_source(_without_magics(piece))
+    except SyntaxError:
+        return set()
+    bound = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            bound.add(node.id)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+    return bound & set(names)
+
+
+def _kgrams(piece: str, function: str, defaults: Defaults, settings: Similarity) -> list[int]:
+    try:
+        labels = normalise(piece, function, defaults, every_def=True).labels
+    except CannotCompare:
+        return []
+    return kgram_hashes(labels, settings.kgram)

@@ -278,6 +278,17 @@ def _constant(value: Any, like: ast.AST) -> ast.expr:
     return ast.copy_location(ast.Constant(value), like)
 
 
+def _same_call(node: ast.Call, args: list[ast.expr], keywords: list[ast.keyword]) -> bool:
+    """Whether a call rebuilt from `args` and `keywords` would be `node` itself (the same
+    argument nodes, the same keywords in the same order)."""
+    return (
+        len(args) == len(node.args)
+        and all(a is b for a, b in zip(args, node.args, strict=True))
+        and [(k.arg, id(k.value)) for k in keywords]
+        == [(k.arg, id(k.value)) for k in node.keywords]
+    )
+
+
 def _labels(node: ast.AST) -> str:
     """A sort key for a subtree: its dump without positions."""
     return ast.dump(node, annotate_fields=False)
@@ -302,15 +313,21 @@ def pure(node: ast.AST) -> bool:
 
 
 def blocks(tree: ast.AST) -> Iterator[tuple[ast.AST, str, list[ast.stmt]]]:
-    """Every block of statements: (its node, the field, the list)."""
-    for node in ast.walk(tree):
+    """Every block of statements: (its node, the field, the list). Only statements are
+    visited (no block lies inside an expression), outer blocks first."""
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        found = []
         for name in ("body", "orelse", "finalbody"):
             block = getattr(node, name, None)
             if isinstance(block, list) and (not block or isinstance(block[0], ast.stmt)):
-                yield node, name, block
+                found.append((node, name, block))
         if isinstance(node, ast.Try):
-            for handler in node.handlers:
-                yield handler, "body", handler.body
+            found += [(handler, "body", handler.body) for handler in node.handlers]
+        for item in found:
+            yield item
+            stack.extend(reversed(item[2]))
 
 
 # ---- einsum
@@ -376,6 +393,7 @@ class Canonical(ast.NodeTransformer):
     ) -> None:
         self.bound = bound
         self.defaults = defaults
+        self.changed = False  # whether the last visits rewrote anything
 
     def module(self, node: ast.AST | None) -> str | None:
         if isinstance(node, ast.Name) and node.id in MODULES and node.id not in self.bound:
@@ -388,6 +406,7 @@ class Canonical(ast.NodeTransformer):
             new = self.rewrite(node)
             if new is node:
                 return node
+            self.changed = True
             node = new
         return node
 
@@ -496,8 +515,9 @@ class Canonical(ast.NodeTransformer):
                 args.append(value)
             elif _labels(value) != default:
                 keywords.append(ast.keyword(param, value))
-        new = ast.copy_location(ast.Call(node.func, args, keywords), node)
-        return node if _labels(new) == _labels(node) else new
+        if _same_call(node, args, keywords):
+            return node
+        return ast.copy_location(ast.Call(node.func, args, keywords), node)
 
     def numpy(self, node: ast.Call, name: str) -> ast.AST:
         args, keywords = node.args, node.keywords
@@ -600,13 +620,14 @@ class Canonical(ast.NodeTransformer):
                 new_keywords.append(ast.keyword(k.arg, k.value))
         for k in new_keywords:
             if k.arg == "dtype":
-                k.value = self.dtype(k.value)
+                k.value = self.dtype(k.value)  # a new node when it is spelt another way
             elif k.arg in _FLAGS and isinstance(k.value, ast.Constant):
                 if k.value.value in (0, 1) and not isinstance(k.value.value, bool):
                     k.value = _constant(bool(k.value.value), k.value)
         new_keywords.sort(key=lambda k: k.arg or "")
-        new = _call(name, new_args, node, new_keywords)
-        return node if _labels(new) == _labels(node) else new
+        if _same_call(node, new_args, new_keywords):
+            return node
+        return _call(name, new_args, node, new_keywords)
 
     def dtype(self, node: ast.expr) -> ast.expr:
         spelt = None
@@ -839,10 +860,12 @@ def _counted(block: list[ast.stmt], i: int) -> ast.For | None:
     )
 
 
-def restructure(tree: ast.AST) -> None:
+def restructure(tree: ast.AST) -> bool:
     """Statement shapes that compute the same: np.errstate blocks that only hide warnings and
     try blocks whose every handler raises again are their bodies; a tuple assignment is one
-    assignment per name; a counted while loop is a for loop over a range."""
+    assignment per name; a counted while loop is a for loop over a range. Whether anything
+    changed."""
+    changed = False
     for node, name, block in list(blocks(tree)):
         out: list[ast.stmt] = []
         i = 0
@@ -866,6 +889,8 @@ def restructure(tree: ast.AST) -> None:
             i += 1
         if len(out) != len(block) or any(a is not b for a, b in zip(out, block, strict=True)):
             setattr(node, name, out)
+            changed = True
+    return changed
 
 
 # ---- dead code
@@ -906,7 +931,7 @@ def _constant_test(test: ast.expr) -> bool | None:
     return None
 
 
-def _prune(block: list[ast.stmt], keep: str, loads: dict[str, int]) -> list[ast.stmt]:
+def _prune(block: list[ast.stmt], keep: str | None, loads: dict[str, int]) -> list[ast.stmt]:
     out: list[ast.stmt] = []
     for stmt in block:
         if isinstance(stmt, ast.Assert):
@@ -937,8 +962,8 @@ def _prune(block: list[ast.stmt], keep: str, loads: dict[str, int]) -> list[ast.
             value = stmt.value  # type: ignore[attr-defined]
             if len(names) == 1 and isinstance(value, ast.Name) and value.id == names[0]:
                 continue  # x = x
-        if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)) and stmt.name != keep:
-            if loads.get(stmt.name, 0) == 0:
+        if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)) and keep is not None:
+            if stmt.name != keep and loads.get(stmt.name, 0) == 0:
                 continue  # a helper nobody calls
         out.append(stmt)
         if isinstance(stmt, _ENDS):
@@ -950,37 +975,47 @@ def _overwritten(block: list[ast.stmt]) -> list[ast.stmt]:
     """Drop `t = value` when the next statement of the block that touches `t` assigns it
     again without reading it."""
     drop: set[int] = set()
+    names_of: list[set[str]] | None = None
     for i, stmt in enumerate(block):
         names = _targets(stmt)
         if names is None or len(names) != 1 or not pure(stmt.value):  # type: ignore[attr-defined]
             continue
+        if names_of is None:  # each statement's names and whether it leaves the block
+            names_of = [
+                {n.id for n in ast.walk(s) if isinstance(n, ast.Name)}
+                | ({"<ends>"} if any(isinstance(n, _ENDS) for n in ast.walk(s)) else set())
+                for s in block
+            ]
         t = names[0]
-        for later in block[i + 1 :]:
-            if _loads(later).get(t):
-                break
-            if _targets(later) == [t]:
+        for j in range(i + 1, len(block)):
+            later = block[j]
+            if t not in names_of[j] and "<ends>" not in names_of[j]:
+                continue
+            if _targets(later) == [t] and not _loads(later).get(t):
                 drop.add(i)
-                break
-            if any(isinstance(n, ast.Name) and n.id == t for n in ast.walk(later)):
-                break  # stored in a nested block: maybe, maybe not
-            if isinstance(later, _ENDS) or any(isinstance(n, _ENDS) for n in ast.walk(later)):
-                break
+            break  # read, stored in a nested block, or the block may end here
     return [s for i, s in enumerate(block) if i not in drop]
 
 
-def remove_dead(tree: ast.AST, keep: str) -> None:
-    """Remove what cannot change the result of the function `keep` (see the module's doc)."""
+def remove_dead(tree: ast.AST, keep: str | None) -> bool:
+    """Remove what cannot change the result of the function `keep` (see the module's doc);
+    whether anything was removed. With `keep` None, every function stays (a known source's
+    code: each of its functions may be what a student took)."""
     loads = _loads(tree)
+    changed = False
     for node, name, block in list(blocks(tree)):
         pruned = _overwritten(_prune(block, keep, loads))
         if len(pruned) != len(block) or any(
             a is not b for a, b in zip(pruned, block, strict=False)
         ):
             setattr(node, name, pruned)
+            changed = True
     for node in ast.walk(tree):
         if isinstance(node, ast.If) and not node.body and node.orelse:
             node.test = ast.copy_location(ast.UnaryOp(ast.Not(), node.test), node.test)
             node.body, node.orelse = node.orelse, []
+            changed = True
+    return changed
 
 
 # ---- temporaries
@@ -1072,79 +1107,143 @@ def _mutates(use: ast.Name, parents: dict[int, ast.AST]) -> bool:
     return isinstance(parent, ast.Call) and not pure(parent) and here in parent.args
 
 
+def _index(tree: ast.AST) -> tuple[dict[str, int], dict[int, ast.AST], dict[str, list[ast.Name]]]:
+    """In one walk: how often each name is stored, each node's parent, each name's reads."""
+    stores: dict[str, int] = {}
+    parents: dict[int, ast.AST] = {}
+    reads: dict[str, list[ast.Name]] = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Load):
+                reads.setdefault(node.id, []).append(node)
+            else:
+                stores[node.id] = stores.get(node.id, 0) + 1
+        elif isinstance(node, ast.arg):
+            stores[node.arg] = stores.get(node.arg, 0) + 1
+    return stores, parents, reads
+
+
 def _fold_once(tree: ast.AST) -> bool:
-    stores = _stores(tree)
-    parents = _parents(tree)
+    """One pass over every block, folding as it goes (the index of the tree kept up to
+    date); whether anything was folded."""
+    stores, parents, reads = _index(tree)
+    folded = False
     for _, _, block in list(blocks(tree)):
-        for i, stmt in enumerate(block):
-            names = _targets(stmt)
-            if names is None or len(names) != 1 or len(stmt.targets) != 1:  # type: ignore[attr-defined]
-                continue
-            if not isinstance(stmt.targets[0], ast.Name):  # type: ignore[attr-defined]
-                continue
-            t, value = names[0], stmt.value  # type: ignore[attr-defined]
-            if not pure(value) or isinstance(value, (ast.Lambda, ast.ListComp, ast.List, ast.Dict)):
-                continue
-            if isinstance(value, ast.Constant) or (
-                isinstance(value, ast.UnaryOp) and isinstance(value.operand, ast.Constant)
+        i = 0
+        while i < len(block):
+            stmt = block[i]
+            done = None
+            if (
+                isinstance(stmt, ast.Assign)
+                and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name)
             ):
-                if stores.get(t) == 1:  # a name for a constant, everywhere
-                    uses = _use([s for s in ast.walk(tree) if isinstance(s, ast.stmt)], t)
-                    if not uses or any(_mutates(u, parents) for u in uses):
-                        continue
-                    seen = set()
-                    for u in uses:
-                        if id(u) not in seen:
-                            seen.add(id(u))
-                            _Replace(u, value).visit(parents[id(u)])
-                    block.remove(stmt)
-                    return True
-            in_loop = _in_loop(stmt, parents)
-            if in_loop and stores.get(t) != 1:
+                done = _fold_assignment(block, i, stores, parents, reads)
+            if done is None:
+                i += 1
                 continue
-            rest = block[i + 1 :]
-            end = next(
-                (
-                    j
-                    for j, s in enumerate(rest)
-                    if t in (_targets(s) or []) and len(_targets(s) or []) == 1
-                ),
-                len(rest),
-            )
-            region = rest[: end + 1] if end < len(rest) else rest
-            uses = _use(region, t)
-            after = _use(rest[end + 1 :], t) if end < len(rest) else []
-            if len(uses) != 1 or _mutates(uses[0], parents):
-                continue
-            if end == len(rest):  # never assigned again in this block: no read elsewhere
-                everywhere = _loads(tree).get(t, 0)
-                before = sum(len(_use([s], t)) for s in block[: i + 1])
-                if everywhere - before != 1:
-                    continue
-            elif after and False:
-                continue
-            where = next(j for j, s in enumerate(region) if uses[0] in list(ast.walk(s)))
-            reads = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
-            if reads & _written(region[:where]):
-                continue
-            holder = region[where]
-            inner = [
-                n
-                for n in ast.walk(holder)
-                if isinstance(n, (ast.For, ast.While, ast.comprehension, ast.Lambda))
-                and uses[0] in list(ast.walk(n))
-            ]
-            if inner and stores.get(t) != 1:
-                continue
-            parent = parents[id(uses[0])]
-            _Replace(uses[0], value).visit(parent)
-            block.remove(stmt)
-            return True
-    return False
+            folded = True
+            t, replaced, holders = done
+            stores[t] -= 1
+            reads[t] = [n for n in reads[t] if all(n is not r for r in replaced)]
+            for holder in holders:  # the copies of the value: their reads and parents
+                for node in ast.walk(holder):
+                    for child in ast.iter_child_nodes(node):
+                        parents[id(child)] = node
+                    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                        if all(node is not n for n in reads.setdefault(node.id, [])):
+                            reads[node.id].append(node)
+    return folded
 
 
-def fold_temporaries(tree: ast.AST, limit: int = 200) -> None:
-    """Replace each name assigned and then read once by its value (see the module's doc)."""
-    for _ in range(limit):
+def _fold_assignment(
+    block: list[ast.stmt],
+    i: int,
+    stores: dict[str, int],
+    parents: dict[int, ast.AST],
+    reads: dict[str, list[ast.Name]],
+) -> tuple[str, list[ast.Name], list[ast.AST]] | None:
+    """Fold `block[i]` (`t = value`) away if it can be: (t, the reads of t replaced, the
+    nodes that now hold a copy of value)."""
+    stmt = block[i]
+    assert isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name)
+    t, value = stmt.targets[0].id, stmt.value
+    if not reads.get(t) or not pure(value):
+        return None
+    if isinstance(value, (ast.Lambda, ast.ListComp, ast.List, ast.Dict)):
+        return None
+    constant = isinstance(value, ast.Constant) or (
+        isinstance(value, ast.UnaryOp) and isinstance(value.operand, ast.Constant)
+    )
+    if constant and stores.get(t) == 1:  # a name for a constant, everywhere
+        uses = list(reads[t])
+        if any(_mutates(u, parents) for u in uses):
+            return None
+        holders = [parents[id(u)] for u in uses]
+        for u, holder in zip(uses, holders, strict=True):
+            _Replace(u, value).visit(holder)
+        block.pop(i)
+        return t, uses, holders
+    use = _fold(block, i, t, value, stores, parents, len(reads[t]))
+    if use is None:
+        return None
+    holder = parents[id(use)]
+    _Replace(use, value).visit(holder)
+    block.pop(i)
+    return t, [use], [holder]
+
+
+def _fold(
+    block: list[ast.stmt],
+    i: int,
+    t: str,
+    value: ast.expr,
+    stores: dict[str, int],
+    parents: dict[int, ast.AST],
+    total: int,
+) -> ast.Name | None:
+    """The one read of `t` that `block[i]`, `t = value`, can be folded into: in a statement
+    after it, before `t` is assigned again, with nothing in between changing what `value`
+    reads."""
+    if _in_loop(block[i], parents) and stores.get(t) != 1:
+        return None
+    rest = block[i + 1 :]
+    end = next((j for j, s in enumerate(rest) if _targets(s) == [t]), len(rest))
+    region = rest[: end + 1]
+    uses = _use(region, t)
+    if len(uses) != 1 or _mutates(uses[0], parents):
+        return None
+    killed = sum(
+        1
+        for s in region
+        for n in ast.walk(s)
+        if isinstance(n, ast.Name) and n.id == t and isinstance(n.ctx, (ast.Store, ast.Del))
+    )
+    if killed != (1 if end < len(rest) else 0):
+        return None  # assigned again somewhere inside: which value is read depends
+    if end == len(rest):  # never assigned again in this block: no read elsewhere
+        before = len(_use(block[: i + 1], t))
+        if total - before != 1:
+            return None
+    where = next(j for j, s in enumerate(region) if any(n is uses[0] for n in ast.walk(s)))
+    reads = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+    if reads & _written(region[:where]):
+        return None
+    if stores.get(t) != 1 and any(
+        isinstance(n, (ast.For, ast.While, ast.comprehension, ast.Lambda))
+        and any(m is uses[0] for m in ast.walk(n))
+        for n in ast.walk(region[where])
+    ):
+        return None  # read again and again in a loop of its own
+    return uses[0]
+
+
+def fold_temporaries(tree: ast.AST, limit: int = 200) -> bool:
+    """Replace each name assigned and then read once by its value (see the module's doc);
+    whether any was."""
+    for n in range(limit):
         if not _fold_once(tree):
-            return
+            return n > 0
+    return True

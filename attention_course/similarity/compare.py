@@ -8,7 +8,7 @@ reported pairs: a ring of any size is one group.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,6 +39,7 @@ class Doc:
     tokens: Tokens
     prints: dict[int, list[int]]  # fingerprint -> k-gram positions (known sources taken out)
     known: dict[int, str]  # line -> the known source its code comes from
+    covers: dict[int, tuple[int, ...]]  # fingerprint -> the lines its k-grams span
 
 
 @dataclass(frozen=True)
@@ -148,27 +149,29 @@ def _known_lines(tokens: Tokens, known: dict[int, str], k: int) -> dict[int, str
     return {line: name for line, name in named.items() if line in full}
 
 
-def _lines(doc: Doc, shared: set[int], k: int) -> tuple[int, ...]:
-    lines: set[int] = set()
-    for h in shared:
-        for pos in doc.prints[h]:
-            lines.update(doc.tokens.lines[pos : pos + k])
-    return tuple(sorted(lines))
+def _covers(tokens: Tokens, prints: dict[int, list[int]], k: int) -> dict[int, tuple[int, ...]]:
+    return {
+        h: tuple(sorted({line for pos in positions for line in tokens.lines[pos : pos + k]}))
+        for h, positions in prints.items()
+    }
 
 
 def _shared_by(
-    doc: Doc, shared: set[int], holders: dict[int, int], weights: dict[int, float], k: int
-) -> tuple[dict[int, int], tuple[int, ...]]:
-    """Matching line -> how many students hold the rarest matching code on it; and the
-    matching lines whose rarest matching code is common (weighs less than a half)."""
+    doc: Doc, shared: Iterable[int], holders: Mapping[int, int], weights: dict[int, float]
+) -> tuple[tuple[int, ...], dict[int, int], tuple[int, ...]]:
+    """The matching lines; each one's count of students who hold the rarest matching code on
+    it; and those whose rarest matching code is common (weighs less than a half)."""
     out: dict[int, int] = {}
     weight: dict[int, float] = {}
     for h in shared:
-        for pos in doc.prints[h]:
-            for line in doc.tokens.lines[pos : pos + k]:
-                out[line] = min(out.get(line, holders[h]), holders[h])
-                weight[line] = max(weight.get(line, 0.0), weights.get(h, 1.0))
-    return out, tuple(sorted(line for line, w in weight.items() if w < 0.5))
+        held, w = holders[h], weights.get(h, 1.0)
+        for line in doc.covers[h]:
+            if out.get(line, held + 1) > held:
+                out[line] = held
+            if weight.get(line, -1.0) < w:
+                weight[line] = w
+    common = tuple(sorted(line for line, w in weight.items() if w < 0.5))
+    return tuple(sorted(out)), out, common
 
 
 def compare_class(
@@ -192,7 +195,7 @@ def compare_class(
     for stub in gift.stubs.values():
         defaults = {**defaults, **signatures(stub)}
     release = Source(RELEASE, course.root, (*gift.stubs.values(), *gift.checks))
-    known = {f: base_kgrams([release, *sources], f, defaults, settings) for f in gift.functions}
+    known = base_kgrams([release, *sources], gift.functions, defaults, settings)
     common = {
         f: set(_fingerprints(normalise(src, f, defaults), settings)) if src else set()
         for f, src in gift.solutions.items()
@@ -234,7 +237,8 @@ def _doc(
     except CannotCompare as exc:
         return str(exc)
     prints = {h: p for h, p in _fingerprints(tokens, s).items() if h not in known}
-    return Doc(source, tokens, prints, _known_lines(tokens, known, s.kgram))
+    covers = _covers(tokens, prints, s.kgram)
+    return Doc(source, tokens, prints, _known_lines(tokens, known, s.kgram), covers)
 
 
 def _parses(source: str, function: str) -> bool:
@@ -334,24 +338,22 @@ def _pair(
     settings: Similarity,
 ) -> Pair:
     matches = []
-    k = settings.kgram
     for fs in scores.functions:
         held = docs[fs.function]
         if a not in held or b not in held:
             continue
         da, db = held[a], held[b]
-        shared = set(da.prints) & set(db.prints)
-        holders = dict(fs.holders)
-        by_a, common_a = _shared_by(da, shared, holders, fs.weights, k)
-        by_b, common_b = _shared_by(db, shared, holders, fs.weights, k)
+        shared = da.prints.keys() & db.prints.keys()
+        lines_a, by_a, common_a = _shared_by(da, shared, fs.holders, fs.weights)
+        lines_b, by_b, common_b = _shared_by(db, shared, fs.holders, fs.weights)
         matches.append(
             Match(
                 fs.function,
                 float(fs.containment[i, j]),
                 float(fs.similarity[i, j]),
                 fs.function in identical.get((i, j), []),
-                _lines(da, shared, k),
-                _lines(db, shared, k),
+                lines_a,
+                lines_b,
                 by_a,
                 by_b,
                 common_a,

@@ -26,6 +26,7 @@ from attention_course.grading.notebook import _without_magics, parse_source
 from attention_course.similarity.canonical import (
     NP,
     Canonical,
+    blocks,
     fold_temporaries,
     remove_dead,
     restructure,
@@ -399,11 +400,9 @@ def _order(block: list[ast.stmt], bound: set[str]) -> list[ast.stmt]:
 
 
 def _sort_blocks(tree: ast.AST, bound: set[str]) -> None:
-    for node in ast.walk(tree):
-        for name in ("body", "orelse", "finalbody"):
-            block = getattr(node, name, None)
-            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
-                setattr(node, name, _order(block, bound))
+    for node, name, block in list(blocks(tree)):
+        if len(block) > 1:
+            setattr(node, name, _order(block, bound))
 
 
 # ---- tokens
@@ -504,35 +503,39 @@ def signatures(source: str) -> dict[str, tuple[tuple[str, str | None], ...]]:
         return {}
 
 
-def _canonical(tree: ast.Module, function: str, bound: set[str], defaults: Defaults) -> None:
+def _canonical(tree: ast.Module, function: str | None, bound: set[str], defaults: Defaults) -> None:
+    """The canonical rewrites, round after round until a round changes nothing but the
+    expressions (which one round of `Canonical` leaves in their canonical form)."""
     rewrite = Canonical(bound, dict(defaults))
-    before = ""
     for _ in range(ROUNDS):
         rewrite.visit(tree)
-        restructure(tree)
-        remove_dead(tree, function)
-        fold_temporaries(tree)
-        now = ast.dump(tree)
-        if now == before:
+        shapes = restructure(tree)
+        dead = remove_dead(tree, function)
+        folded = fold_temporaries(tree)
+        if not (shapes or dead or folded):
             return
-        before = now
 
 
-def normalise(source: str, function: str = "", defaults: Defaults | None = None) -> Tokens:
+def normalise(
+    source: str, function: str = "", defaults: Defaults | None = None, every_def: bool = False
+) -> Tokens:
     """The normalised tokens of a cell whose graded function is `function`; CannotCompare when
     the cell is not Python. `defaults`: the course's functions' parameters (`signatures`), so
-    that a call that spells out a default argument is the call that leaves it out."""
+    that a call that spells out a default argument is the call that leaves it out.
+    `every_def`: keep every function the code defines, called or not (a known source's)."""
     try:
-        return _normalise(source, function, defaults, canonical=True)
+        return _normalise(source, function, defaults, True, every_def)
     except CannotCompare:
         raise
     except (RecursionError, MemoryError):
         raise CannotCompare("nested too deeply to be compared") from None
     except Exception:  # noqa: BLE001 - a rewrite's fault: compare the cell without them
-        return _normalise(source, function, defaults, canonical=False)
+        return _normalise(source, function, defaults, False, every_def)
 
 
-def _normalise(source: str, function: str, defaults: Defaults | None, canonical: bool) -> Tokens:
+def _normalise(
+    source: str, function: str, defaults: Defaults | None, canonical: bool, every_def: bool
+) -> Tokens:
     try:
         tree = parse_source(_without_magics(source))
     except SyntaxError as exc:
@@ -545,7 +548,7 @@ def _normalise(source: str, function: str, defaults: Defaults | None, canonical:
         _inline_helpers(tree, function)
         if canonical:
             own = {k: v for k, v in (defaults or {}).items() if k not in bound}
-            _canonical(tree, function, bound, own)
+            _canonical(tree, None if every_def else function, bound, own)
         _sort_blocks(tree, bound)
         pairs = [t for stmt in tree.body for t in _walk(stmt, bound)]
     except (RecursionError, MemoryError):

@@ -84,6 +84,14 @@ def _summary(found: Similarities) -> list[str]:
     ]
 
 
+def _not_detailed(found: Similarities) -> str:
+    shown = SIMILARITY.detailed_pairs
+    return (
+        f"Pairs {shown + 1} to {len(found.pairs)} are in the table of pairs and in "
+        f"similarity.csv; their cells are not shown here (the {shown} most similar are)."
+    )
+
+
 def _group_line(number: int, group) -> str:
     shared = ", ".join(group.functions) or "no one function"
     text = (
@@ -189,8 +197,10 @@ def to_markdown(found: Similarities) -> str:
         lines += [f"- {md_text(_group_line(i, g))}" for i, g in enumerate(found.groups, start=1)]
     if found.pairs:
         lines += ["", "## Each pair, function by function"]
-    for i, p in enumerate(found.pairs, start=1):
+    for i, p in enumerate(found.pairs[: SIMILARITY.detailed_pairs], start=1):
         lines += _md_pair(found, i, p)
+    if len(found.pairs) > SIMILARITY.detailed_pairs:
+        lines += ["", md_text(_not_detailed(found))]
     lines += [
         "",
         "## By function",
@@ -313,8 +323,9 @@ def _html_pairs_table(found: Similarities) -> str:
     for i, p in enumerate(found.pairs, start=1):
         same = ", ".join(m.function for m in p.matches if m.identical)
         group = f"<a href='#group-{p.group}'>{p.group}</a>" if p.group else ""
+        link = f"<a href='#pair-{i}'>{i}</a>" if i <= SIMILARITY.detailed_pairs else str(i)
         rows.append(
-            f"<tr><td class='n'><a href='#pair-{i}'>{i}</a></td><td>{e(p.a)}</td>"
+            f"<tr><td class='n'>{link}</td><td>{e(p.a)}</td>"
             f"<td>{e(p.b)}</td><td class='n'>{p.score:.2f}</td>"
             f"<td class='n'>{p.containment:.2f}</td><td class='n'>{p.similarity:.2f}</td>"
             f"<td>{e(same)}</td><td class='n'>{group}</td></tr>"
@@ -358,7 +369,10 @@ def to_html(found: Similarities) -> str:
     parts.append("<h2 id='details'>Each pair, function by function</h2>")
     if not found.pairs:
         parts.append("<p>No pair reported.</p>")
-    parts += [_html_pair(found, i, p) for i, p in enumerate(found.pairs, start=1)]
+    shown = found.pairs[: SIMILARITY.detailed_pairs]
+    parts += [_html_pair(found, i, p) for i, p in enumerate(shown, start=1)]
+    if len(found.pairs) > len(shown):
+        parts.append(f"<p>{e(_not_detailed(found))}</p>")
     number = {(p.a, p.b): i for i, p in enumerate(found.pairs, start=1)}
     parts.append(
         "<h2 id='functions'>By function</h2>"
@@ -369,7 +383,9 @@ def to_html(found: Similarities) -> str:
     )
     for f in found.functions:
         links = ", ".join(
-            f"<a href='#pair-{number[(p.a, p.b)]}'>{e(p.a)} and {e(p.b)}</a>" for p in f.pairs
+            f"<a href='#pair-{number[(p.a, p.b)]}'>{e(p.a)} and {e(p.b)}</a>"
+            for p in f.pairs
+            if number[(p.a, p.b)] <= SIMILARITY.detailed_pairs
         )
         parts.append(
             f"<tr><th scope='row'>{e(f.function)}</th><td class='n'>{f.compared}</td>"

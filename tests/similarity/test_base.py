@@ -54,8 +54,10 @@ def test_a_python_file_a_notebook_and_a_folder_are_read(tmp_path):
     assert py.name == "last_year.py" and py.pieces == (code, code.strip())
     assert book.pieces == (code, code.strip())
     assert folder.name == tmp_path.name and len(folder.pieces) == 4  # both files, not README
-    hashes = base_kgrams([py], "softmax", {})
-    assert hashes and set(hashes.values()) == {"last_year.py"}
+    hashes = base_kgrams([py], ("softmax", "causal_mask"), {})
+    assert hashes["softmax"] and set(hashes["softmax"].values()) == {"last_year.py"}
+    # normalised for another function, the softmax's name is a placeholder: other k-grams
+    assert hashes["causal_mask"] and hashes["causal_mask"].keys() != hashes["softmax"].keys()
 
 
 @pytest.mark.parametrize(
@@ -147,3 +149,25 @@ def test_a_wrong_similarity_table_in_course_toml_is_one_line(tmp_path, table, me
     (root / "course.toml").write_text(table + text if "[" not in table else text + table)
     with pytest.raises(UserError, match=message.replace("[", r"\[").replace("]", r"\]")):
         Course.load(root)
+
+
+def test_every_function_of_a_source_counts_whatever_its_name():
+    """The week's `attention` (never called `scaled_dot_product_attention`) is in the base of
+    scaled_dot_product_attention: a source's functions are kept even when nothing calls them."""
+    from attention_course.similarity.fingerprint import kgram_hashes
+    from attention_course.similarity.normalise import normalise
+
+    ((name, path),) = Course.load(COURSE_ROOT).similarity_base
+    function = "scaled_dot_product_attention"
+    base = base_kgrams([read_source(path, name)], (function,), {})[function]
+    handed = (
+        f"def {function}(Q, K, V, mask=None):\n"
+        "    d_k = K.shape[-1]\n"
+        "    scores = Q @ K.T / np.sqrt(d_k)\n"
+        "    weights = softmax(scores)\n"
+        "    return weights @ V\n"
+    )
+    labels = normalise(handed, function).labels
+    body = labels[labels.index("Return") :]  # the signature differs: a parameter more
+    grams = kgram_hashes(body, SIMILARITY.kgram)
+    assert len(grams) > 5 and all(h in base for h in grams)
