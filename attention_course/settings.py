@@ -270,9 +270,14 @@ class Similarity:
     # as one, this many times at most (until the groups no longer change).
     unit_rounds: int = 2
     cell_chars: int = 100_000  # a longer solution cell is not compared (named in the report)
+    # A class with at least `parallel_cells` distinct cells is normalised in `workers`
+    # processes (0: one per CPU); a smaller one in the command's own.
+    workers: int = 0
+    parallel_cells: int = 400
     shown_lines: int = 200  # lines of a cell shown side by side in the HTML report
-    # The reported pairs whose cells the HTML and Markdown reports show, most similar first;
-    # every reported pair is in their table of pairs and in the CSV.
+    # The reported pairs whose cells the HTML and Markdown reports show (and whose matching
+    # lines say how many students share them), most similar first; every reported pair is in
+    # their table of pairs and in the CSV, with its matching lines.
     detailed_pairs: int = 200
     files: tuple[str, ...] = ("similarity.md", "similarity.html", "similarity.csv")
     # The known sources' files that can be read: Python, a notebook's code cells.

@@ -241,6 +241,33 @@ _EINSUM = re.compile(r"^[A-Za-z.,\->\s]+$")
 # ---- small helpers
 
 
+def children(node: ast.AST) -> Iterator[ast.AST]:
+    """The child nodes of `node`, its context nodes (Load, Store) left out."""
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if isinstance(value, list):
+            yield from (v for v in value if isinstance(v, ast.AST))
+        elif isinstance(value, ast.AST) and not isinstance(value, ast.expr_context):
+            yield value
+
+
+def walk(tree: ast.AST) -> Iterator[ast.AST]:
+    """Every node under `tree` (itself included), as ast.walk, but in one loop and without
+    the Load and Store context nodes, which the rewrites never need (the normalisation walks
+    each cell's tree many times)."""
+    stack = [tree]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    while stack:
+        node = pop()
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                extend(v for v in value if isinstance(v, ast.AST))
+            elif isinstance(value, ast.AST) and not isinstance(value, ast.expr_context):
+                push(value)
+        yield node
+
+
 def np_attr(node: ast.AST, module: str = NP) -> str | None:
     """`name` when `node` is `<module>.name`, else None."""
     if (
@@ -296,7 +323,7 @@ def _labels(node: ast.AST) -> str:
 
 def pure(node: ast.AST) -> bool:
     """Whether evaluating `node` changes nothing but its result (as far as it can be read)."""
-    for n in ast.walk(node):
+    for n in walk(node):
         if isinstance(n, (ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr)):
             return False
         if isinstance(n, ast.Call):
@@ -797,7 +824,7 @@ def _split_tuple(stmt: ast.Assign) -> list[ast.stmt] | None:
     if len(set(names)) != len(names):
         return None
     for i, v in enumerate(value.elts):
-        reads = {n.id for n in ast.walk(v) if isinstance(n, ast.Name)}
+        reads = {n.id for n in walk(v) if isinstance(n, ast.Name)}
         if reads & set(names[:i]) or isinstance(v, ast.Starred):
             return None
     return [
@@ -845,13 +872,13 @@ def _counted(block: list[ast.stmt], i: int) -> ast.For | None:
         return None
     body = loop.body[:-1]
     for s in body:
-        for n in ast.walk(s):
+        for n in walk(s):
             if isinstance(n, (ast.Break, ast.Continue)):
                 return None
             if isinstance(n, ast.Name) and n.id == v and isinstance(n.ctx, ast.Store):
                 return None
     stop = test.comparators[0]
-    if any(isinstance(n, ast.Name) and n.id == v for n in ast.walk(stop)):
+    if any(isinstance(n, ast.Name) and n.id == v for n in walk(stop)):
         return None
     rng = ast.Call(ast.Name("range", ast.Load()), [init.value, stop], [])
     target = ast.Name(v, ast.Store())
@@ -898,7 +925,7 @@ def restructure(tree: ast.AST) -> bool:
 
 def _loads(tree: ast.AST) -> dict[str, int]:
     counts: dict[str, int] = {}
-    for n in ast.walk(tree):
+    for n in walk(tree):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
             counts[n.id] = counts.get(n.id, 0) + 1
     return counts
@@ -982,8 +1009,8 @@ def _overwritten(block: list[ast.stmt]) -> list[ast.stmt]:
             continue
         if names_of is None:  # each statement's names and whether it leaves the block
             names_of = [
-                {n.id for n in ast.walk(s) if isinstance(n, ast.Name)}
-                | ({"<ends>"} if any(isinstance(n, _ENDS) for n in ast.walk(s)) else set())
+                {n.id for n in walk(s) if isinstance(n, ast.Name)}
+                | ({"<ends>"} if any(isinstance(n, _ENDS) for n in walk(s)) else set())
                 for s in block
             ]
         t = names[0]
@@ -1010,7 +1037,7 @@ def remove_dead(tree: ast.AST, keep: str | None) -> bool:
         ):
             setattr(node, name, pruned)
             changed = True
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.If) and not node.body and node.orelse:
             node.test = ast.copy_location(ast.UnaryOp(ast.Not(), node.test), node.test)
             node.body, node.orelse = node.orelse, []
@@ -1023,7 +1050,7 @@ def remove_dead(tree: ast.AST, keep: str | None) -> bool:
 
 def _stores(tree: ast.AST) -> dict[str, int]:
     counts: dict[str, int] = {}
-    for n in ast.walk(tree):
+    for n in walk(tree):
         if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
             counts[n.id] = counts.get(n.id, 0) + 1
         elif isinstance(n, ast.arg):
@@ -1032,7 +1059,7 @@ def _stores(tree: ast.AST) -> dict[str, int]:
 
 
 def _parents(tree: ast.AST) -> dict[int, ast.AST]:
-    return {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    return {id(child): node for node in walk(tree) for child in children(node)}
 
 
 def _in_loop(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
@@ -1050,7 +1077,7 @@ def _written(stmts: list[ast.stmt]) -> set[str]:
     """Names (and the bases of subscripts and attributes) the statements store into."""
     out: set[str] = set()
     for s in stmts:
-        for n in ast.walk(s):
+        for n in walk(s):
             if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
                 out.add(n.id)
             elif isinstance(n, (ast.Subscript, ast.Attribute)) and isinstance(
@@ -1083,7 +1110,7 @@ def _use(stmts: list[ast.stmt], name: str) -> list[ast.Name]:
     return [
         n
         for s in stmts
-        for n in ast.walk(s)
+        for n in walk(s)
         if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
     ]
 
@@ -1112,8 +1139,8 @@ def _index(tree: ast.AST) -> tuple[dict[str, int], dict[int, ast.AST], dict[str,
     stores: dict[str, int] = {}
     parents: dict[int, ast.AST] = {}
     reads: dict[str, list[ast.Name]] = {}
-    for node in ast.walk(tree):
-        for child in ast.iter_child_nodes(node):
+    for node in walk(tree):
+        for child in children(node):
             parents[id(child)] = node
         if isinstance(node, ast.Name):
             if isinstance(node.ctx, ast.Load):
@@ -1149,8 +1176,8 @@ def _fold_once(tree: ast.AST) -> bool:
             stores[t] -= 1
             reads[t] = [n for n in reads[t] if all(n is not r for r in replaced)]
             for holder in holders:  # the copies of the value: their reads and parents
-                for node in ast.walk(holder):
-                    for child in ast.iter_child_nodes(node):
+                for node in walk(holder):
+                    for child in children(node):
                         parents[id(child)] = node
                     if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                         if all(node is not n for n in reads.setdefault(node.id, [])):
@@ -1218,7 +1245,7 @@ def _fold(
     killed = sum(
         1
         for s in region
-        for n in ast.walk(s)
+        for n in walk(s)
         if isinstance(n, ast.Name) and n.id == t and isinstance(n.ctx, (ast.Store, ast.Del))
     )
     if killed != (1 if end < len(rest) else 0):
@@ -1227,14 +1254,14 @@ def _fold(
         before = len(_use(block[: i + 1], t))
         if total - before != 1:
             return None
-    where = next(j for j, s in enumerate(region) if any(n is uses[0] for n in ast.walk(s)))
-    reads = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+    where = next(j for j, s in enumerate(region) if any(n is uses[0] for n in walk(s)))
+    reads = {n.id for n in walk(value) if isinstance(n, ast.Name)}
     if reads & _written(region[:where]):
         return None
     if stores.get(t) != 1 and any(
         isinstance(n, (ast.For, ast.While, ast.comprehension, ast.Lambda))
-        and any(m is uses[0] for m in ast.walk(n))
-        for n in ast.walk(region[where])
+        and any(m is uses[0] for m in walk(n))
+        for n in walk(region[where])
     ):
         return None  # read again and again in a loop of its own
     return uses[0]

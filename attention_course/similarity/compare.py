@@ -8,7 +8,9 @@ reported pairs: a ring of any size is one group.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -149,6 +151,10 @@ def _known_lines(tokens: Tokens, known: dict[int, str], k: int) -> dict[int, str
     return {line: name for line, name in named.items() if line in full}
 
 
+def _matching(doc: Doc, shared: Iterable[int]) -> tuple[int, ...]:
+    return tuple(sorted({line for h in shared for line in doc.covers[h]}))
+
+
 def _covers(tokens: Tokens, prints: dict[int, list[int]], k: int) -> dict[int, tuple[int, ...]]:
     return {
         h: tuple(sorted({line for pos in positions for line in tokens.lines[pos : pos + k]}))
@@ -184,7 +190,8 @@ def compare_class(
 ) -> Similarities:
     """Compare every pair of submissions of `assignment` in the course at `root`, with the
     course's known sources (unless `course_base` is False) and those at `base`.
-    `progress(student, what)` is called once per submission read."""
+    `progress(student, what)` is called once per submission read (before the cells are
+    normalised, in several processes for a large class)."""
     course = Course.load(root)
     sources = course_sources(course, list(base), course_base)
     gift = given(course, assignment)
@@ -203,30 +210,64 @@ def compare_class(
     stub_tokens = {
         f: normalise(src, f, defaults).labels for f, src in gift.stubs.items() if _parses(src, f)
     }
-    docs: dict[str, dict[str, Doc]] = {f: {} for f in gift.functions}
-    seen: dict[tuple[str, str], Doc | str] = {}
+    handed_in: list[Handed] = []
     for student in students:
-        handed: Handed = read_handed(course.root, assignment, student, gift.functions)
+        handed = read_handed(course.root, assignment, student, gift.functions)
+        handed_in.append(handed)
         if handed.reason:
             result.unreadable[student] = handed.reason
         for f, why in handed.skipped.items():
             result.skipped.append((student, f, why))
-        for f, source in handed.cells.items():
-            key = (f, source)
-            if key not in seen:
-                seen[key] = _doc(source, f, defaults, known[f], settings)
-            found = seen[key]
-            if isinstance(found, str):
-                result.skipped.append((student, f, found))
-            elif found.tokens.labels != stub_tokens.get(f):
-                docs[f][student] = found
-                result.cells[(student, f)] = source
-                if found.known:
-                    result.known_lines[(student, f)] = found.known
         if progress:
             progress(student, "unreadable" if handed.reason else "read")
+    cells = sorted({(f, source) for h in handed_in for f, source in h.cells.items()})
+    seen = _docs(cells, defaults, known, settings)
+    docs: dict[str, dict[str, Doc]] = {f: {} for f in gift.functions}
+    for handed in handed_in:
+        for f, source in handed.cells.items():
+            found = seen[(f, source)]
+            if isinstance(found, str):
+                result.skipped.append((handed.student, f, found))
+            elif found.tokens.labels != stub_tokens.get(f):
+                docs[f][handed.student] = found
+                result.cells[(handed.student, f)] = source
+                if found.known:
+                    result.known_lines[(handed.student, f)] = found.known
     _score(result, docs, common, settings)
     return result
+
+
+# What each process normalising cells needs: the defaults, the known sources' k-grams and the
+# settings (set once per process: `_docs`).
+_TASK: tuple[Defaults, dict[str, dict[int, str]], Similarity] | None = None
+
+
+def _docs(
+    cells: list[tuple[str, str]],
+    defaults: Defaults,
+    known: dict[str, dict[int, str]],
+    settings: Similarity,
+) -> dict[tuple[str, str], Doc | str]:
+    """(function, source) -> its Doc, or why it cannot be compared. A large class is
+    normalised in `settings.workers` processes (one per CPU when 0)."""
+    workers = settings.workers or os.cpu_count() or 1
+    if workers < 2 or len(cells) < settings.parallel_cells:
+        return {c: _doc(c[1], c[0], defaults, known[c[0]], settings) for c in cells}
+    task = (defaults, known, settings)
+    chunk = max(1, len(cells) // (workers * 8))
+    with ProcessPoolExecutor(workers, initializer=_start, initargs=(task,)) as pool:
+        return dict(zip(cells, pool.map(_doc_task, cells, chunksize=chunk), strict=True))
+
+
+def _start(task: tuple[Defaults, dict[str, dict[int, str]], Similarity]) -> None:
+    global _TASK
+    _TASK = task
+
+
+def _doc_task(cell: tuple[str, str]) -> Doc | str:
+    assert _TASK is not None
+    defaults, known, settings = _TASK
+    return _doc(cell[1], cell[0], defaults, known[cell[0]], settings)
 
 
 def _doc(
@@ -289,30 +330,38 @@ def _score(
             reported[i, j] = True  # identical uncommon code, whatever the score
     below = scores.score[upper & ~reported]
     result.highest_below = float(below.max()) if below.size else 0.0
+    found = sorted(
+        (tuple(ij) for ij in np.argwhere(reported)),
+        key=lambda ij: (-float(scores.score[ij]), students[ij[0]], students[ij[1]]),
+    )
     pairs = [
-        _pair(students[i], students[j], i, j, result, docs, scores, identical, settings)
-        for i, j in np.argwhere(reported)
+        _pair(i, j, students, docs, scores, identical, settings, rank < settings.detailed_pairs)
+        for rank, (i, j) in enumerate(found)
     ]
-    pairs.sort(key=lambda p: (-p.score, p.a, p.b))
     groups = [g for g in components(students, [(p.a, p.b) for p in pairs]) if len(g) > 2]
     number = {s: g for g, members in enumerate(groups, start=1) for s in members}
     result.pairs = [_with_group(p, number.get(p.a, 0)) for p in pairs]
-    result.groups = [_group(members, result.pairs, settings) for members in groups]
-    functions = list(docs)
-    for k, f in enumerate(functions):
-        fs = scores.functions[k]
-        held = docs[f]
+    in_group: dict[int, list[Pair]] = {}
+    for p in result.pairs:
+        if p.group:
+            in_group.setdefault(p.group, []).append(p)
+    result.groups = [
+        _group(members, in_group.get(g, []), settings) for g, members in enumerate(groups, start=1)
+    ]
+    for fs in scores.functions:
+        f, held = fs.function, docs[fs.function]
         listed = [
             p
             for p in result.pairs
             if (m := p.match(f)) and (m.identical or m.containment >= settings.threshold)
         ]
-        inside = {(p.a, p.b) for p in listed}
-        highest = 0.0
-        for i, j in np.argwhere(upper & (fs.containment > 0)):
-            a, b = students[i], students[j]
-            if a in held and b in held and (a, b) not in inside:
-                highest = max(highest, float(fs.containment[i, j]))
+        handed = np.array([s in held for s in students])
+        candidates = upper & handed[:, None] & handed[None, :]
+        for p in listed:
+            i, j = index[p.a], index[p.b]
+            candidates[min(i, j), max(i, j)] = False
+        values = fs.containment[candidates]
+        highest = float(values.max()) if values.size else 0.0
         result.functions.append(FunctionResult(f, len(held), listed, highest))
 
 
@@ -327,16 +376,18 @@ def _with_group(p: Pair, group: int) -> Pair:
 
 
 def _pair(
-    a: str,
-    b: str,
     i: int,
     j: int,
-    result: Similarities,
+    students: list[str],
     docs: dict[str, dict[str, Doc]],
     scores: Scores,
     identical: dict[tuple[int, int], list[str]],
     settings: Similarity,
+    detailed: bool,
 ) -> Pair:
+    """The pair of students i and j. `detailed`: with each matching line's count of students
+    (the report shows its cells); otherwise the matching lines alone (for the CSV)."""
+    a, b = students[i], students[j]
     matches = []
     for fs in scores.functions:
         held = docs[fs.function]
@@ -344,8 +395,12 @@ def _pair(
             continue
         da, db = held[a], held[b]
         shared = da.prints.keys() & db.prints.keys()
-        lines_a, by_a, common_a = _shared_by(da, shared, fs.holders, fs.weights)
-        lines_b, by_b, common_b = _shared_by(db, shared, fs.holders, fs.weights)
+        if detailed:
+            lines_a, by_a, common_a = _shared_by(da, shared, fs.holders, fs.weights)
+            lines_b, by_b, common_b = _shared_by(db, shared, fs.holders, fs.weights)
+        else:
+            lines_a, by_a, common_a = _matching(da, shared), {}, ()
+            lines_b, by_b, common_b = _matching(db, shared), {}, ()
         matches.append(
             Match(
                 fs.function,
@@ -379,8 +434,8 @@ def _pair(
     return Pair(a, b, score, containment, similarity, tuple(matches), tuple(why))
 
 
-def _group(members: list[str], pairs: list[Pair], settings: Similarity) -> Group:
-    inside = [p for p in pairs if p.a in members and p.b in members]
+def _group(members: list[str], inside: list[Pair], settings: Similarity) -> Group:
+    """The group of `members`, from the reported pairs `inside` it."""
     functions = [
         m.function
         for m in (inside[0].matches if inside else ())

@@ -30,6 +30,7 @@ from attention_course.similarity.canonical import (
     fold_temporaries,
     remove_dead,
     restructure,
+    walk,
 )
 
 PLACEHOLDER = "V"
@@ -62,7 +63,7 @@ class CannotCompare(ValueError):
 
 def _bound_names(tree: ast.AST) -> set[str]:
     names: set[str] = set()
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
             names.add(node.id)
         elif isinstance(node, ast.arg):
@@ -103,7 +104,7 @@ class _Numpy(ast.NodeTransformer):
 def _numpy_names(tree: ast.Module) -> None:
     modules: dict[str, str] = {}
     names: dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name in ("numpy", "math") and (alias.asname or alias.name) != NP:
@@ -113,9 +114,7 @@ def _numpy_names(tree: ast.Module) -> None:
                 if alias.name != "*":
                     names[alias.asname or alias.name] = alias.name
     modules.pop("math", None)
-    stored = {
-        n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-    }
+    stored = {n.id for n in walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     modules = {k: v for k, v in modules.items() if k not in stored}
     names = {k: v for k, v in names.items() if k not in stored}
     if modules or names:
@@ -126,7 +125,7 @@ def _clean(tree: ast.AST) -> None:
     """Drop imports, docstrings, bare strings and `pass`; `x += y` becomes `x = x + y`, `x: T =
     y` becomes `x = y`, `f = lambda x: e` becomes `def f(x): return e`, and `t = a if c else
     t` becomes `if c: t = a`."""
-    for node in ast.walk(tree):
+    for node in walk(tree):
         for name in ("body", "orelse", "finalbody"):
             block = getattr(node, name, None)
             if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
@@ -136,7 +135,7 @@ def _clean(tree: ast.AST) -> None:
                     if not _is_docstring(s) and not isinstance(s, (ast.Import, ast.ImportFrom))
                 ]
                 setattr(node, name, kept)
-    for node in ast.walk(tree):
+    for node in walk(tree):
         for name in ("body", "orelse", "finalbody"):
             block = getattr(node, name, None)
             if isinstance(block, list):
@@ -212,11 +211,9 @@ def _inline_helpers(tree: ast.Module, keep: str) -> None:
     and reads it once (or the argument is a name); otherwise `parameter = argument` comes
     first."""
     for _ in range(50):  # helpers of helpers, one call at a time
-        defs = {
-            n.name: n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name != keep
-        }
+        defs = {n.name: n for n in walk(tree) if isinstance(n, ast.FunctionDef) and n.name != keep}
         calls: dict[str, list[ast.Call]] = {}
-        for n in ast.walk(tree):
+        for n in walk(tree):
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in defs:
                 calls.setdefault(n.func.id, []).append(n)
         done = False
@@ -225,7 +222,7 @@ def _inline_helpers(tree: ast.Module, keep: str) -> None:
             body = [s for s in fn.body if not _is_docstring(s)]
             if not found or not _inlinable(fn, body) or (len(found) > 1 and len(body) > 1):
                 continue
-            if any(n is c for c in found for n in ast.walk(fn)):  # recursive
+            if any(n is c for c in found for n in walk(fn)):  # recursive
                 continue
             call = found[0]
             if any(isinstance(a, ast.Starred) for a in call.args) or any(
@@ -251,9 +248,9 @@ def _inlinable(fn: ast.FunctionDef, body: list[ast.stmt]) -> bool:
     return (
         bool(body)
         and isinstance(body[-1], ast.Return)
-        and not any(isinstance(n, ast.Return) for s in body[:-1] for n in ast.walk(s))
+        and not any(isinstance(n, ast.Return) for s in body[:-1] for n in walk(s))
         and not (args.vararg or args.kwarg or args.posonlyargs or args.kwonlyargs)
-        and not any(isinstance(n, (ast.Global, ast.Nonlocal)) for n in ast.walk(fn))
+        and not any(isinstance(n, (ast.Global, ast.Nonlocal)) for n in walk(fn))
     )
 
 
@@ -279,12 +276,12 @@ def _bind(
     stored = {
         n.id
         for s in body
-        for n in ast.walk(s)
+        for n in walk(s)
         if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))
     }
     reads = {p: 0 for p in params}
     for s in body:
-        for n in ast.walk(s):
+        for n in walk(s):
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in reads:
                 reads[n.id] += 1
     substitute: dict[str, ast.expr] = {}
@@ -304,7 +301,7 @@ def _bind(
 def _replace_call(tree: ast.AST, call: ast.Call, result: ast.expr, before: list[ast.stmt]) -> bool:
     """Put `result` where `call` is and the statements `before` ahead of the statement that
     holds it (in its own block)."""
-    for node in ast.walk(tree):
+    for node in walk(tree):
         for name in ("body", "orelse", "finalbody"):
             block = getattr(node, name, None)
             if not isinstance(block, list):
@@ -315,14 +312,13 @@ def _replace_call(tree: ast.AST, call: ast.Call, result: ast.expr, before: list[
                 ):
                     inside = [getattr(stmt, f, None) for f in ("test", "iter", "items")]
                     holds = any(
-                        call in list(ast.walk(x)) if isinstance(x, ast.AST) else False
-                        for x in inside
+                        call in list(walk(x)) if isinstance(x, ast.AST) else False for x in inside
                     )
                     if not holds:
                         continue
-                elif not any(n is call for n in ast.walk(stmt)):
+                elif not any(n is call for n in walk(stmt)):
                     continue
-                for parent in ast.walk(stmt):
+                for parent in walk(stmt):
                     for field, value in ast.iter_fields(parent):
                         if value is call:
                             setattr(parent, field, result)
@@ -336,7 +332,7 @@ def _replace_call(tree: ast.AST, call: ast.Call, result: ast.expr, before: list[
 
 
 def _remove_def(tree: ast.AST, fn: ast.FunctionDef) -> None:
-    for node in ast.walk(tree):
+    for node in walk(tree):
         block = getattr(node, "body", None)
         if isinstance(block, list) and fn in block:
             block.remove(fn)
@@ -351,7 +347,7 @@ def _effects(stmt: ast.stmt, bound: set[str]) -> tuple[set[str], set[str], bool]
     reads: set[str] = set()
     writes: set[str] = set()
     control = False
-    for node in ast.walk(stmt):
+    for node in walk(stmt):
         if isinstance(node, ast.Name):
             (writes if isinstance(node.ctx, (ast.Store, ast.Del)) else reads).add(node.id)
         elif isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(

@@ -133,3 +133,15 @@ def test_the_second_assignment_is_compared_too(compared):
     assert [(p.a, p.b) for p in found.pairs] == [("mh-a", "mh-b")]
     match = found.pairs[0].match("split_heads")
     assert match is not None and match.identical
+
+
+def test_normalising_in_several_processes_gives_the_same_result(compared):
+    """A large class is normalised in worker processes: the same pairs, scores and lines."""
+    from dataclasses import replace
+
+    root, serial = compared
+    parallel = compare_class(ASSIGNMENT, root, settings=replace(SIMILARITY, parallel_cells=1))
+    alone = compare_class(ASSIGNMENT, root, settings=replace(SIMILARITY, workers=1))
+    for other in (parallel, alone):
+        assert other.pairs == serial.pairs and other.groups == serial.groups
+        assert other.skipped == serial.skipped and other.known_lines == serial.known_lines
