@@ -13,7 +13,8 @@ CPU time, the process's and its workers' (which another user of the machine does
 inflate; the cells are normalised in one process per CPU); how many pairs
 it reports, and how many of the planted copies are among them. The course text is the known
 source, as shipped. The class is drawn from a few variants per function: many students hand
-in the same variants, as no real class does, and the report flags them as groups.
+in the same variants, as no real class does, and the report flags them as groups. First, the
+CPU time of a few hostile cells, each of the longest length compared.
 """
 
 from __future__ import annotations
@@ -98,10 +99,47 @@ def cpu_time() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
+# Cells of 100,000 characters (the most compared) that make the normalisation work hardest.
+HOSTILE = {
+    "a chain of 6000 temporaries": lambda: (
+        "def softmax(z, axis=-1):\n" + "".join(f"    a{i} = a{i - 1} + 1\n" for i in range(1, 6000))
+    ),
+    "one name assigned 8000 times": lambda: (
+        "def softmax(z, axis=-1):\n    x = z\n" + "    x = x + 1\n" * 8000 + "    return x\n"
+    ),
+    "2500 helpers calling each other": lambda: (
+        "".join(f"def h{i}(x):\n    return h{i - 1}(x) + 1\n" for i in range(1, 2500))
+        + "def softmax(z):\n    return h2499(z)\n"
+    ),
+    "4000 stores nobody reads": lambda: (
+        "def softmax(z, axis=-1):\n" + "    unused = np.zeros(3)\n" * 4000 + "    return z\n"
+    ),
+}
+
+
+def hostile() -> None:
+    """CPU seconds to normalise each of the HOSTILE cells."""
+    from attention_course.settings import SIMILARITY
+    from attention_course.similarity.normalise import CannotCompare, normalise
+
+    for name, make in HOSTILE.items():
+        cell = make()[: SIMILARITY.cell_chars]
+        start = time.process_time()
+        try:
+            normalise(cell, "softmax")
+            what = "compared"
+        except CannotCompare as exc:
+            what = f"not compared: {exc}"
+        took = time.process_time() - start
+        print(f"  {name:<34} {len(cell):>7} characters: {took:5.2f} s CPU ({what})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--students", type=int, nargs="+", default=[60, 600])
+    parser.add_argument("--students", type=int, nargs="*", default=[60, 600])
     args = parser.parse_args()
+    print("One hostile cell each (the longest compared, made to work the normalisation hard):")
+    hostile()
     course = Course.load(COURSE_ROOT)
     for n in args.students:
         with tempfile.TemporaryDirectory() as tmp:

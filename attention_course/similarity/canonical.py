@@ -231,6 +231,12 @@ _FOLD: dict[type, Callable[[Any, Any], Any]] = {
     ast.Mod: operator.mod,
     ast.Pow: operator.pow,
 }
+# A temporary whose value has more nodes than this is not folded: a line of numpy has a few
+# dozen, and folding a long chain of assignments would build one expression as deep as it.
+FOLDED_NODES = 80
+# ... nor one whose read is more than this many statements after it (nor one read more often
+# than this, when it is never assigned again): what it costs stays bounded in long cells.
+FOLD_WINDOW = 50
 # Keywords that are a flag: keepdims=1 is keepdims=True.
 _FLAGS = frozenset({"keepdims", "copy", "endpoint", "sparse"})
 # Values of np.errstate that change what the code computes (the others only hide warnings).
@@ -1014,7 +1020,7 @@ def _overwritten(block: list[ast.stmt]) -> list[ast.stmt]:
                 for s in block
             ]
         t = names[0]
-        for j in range(i + 1, len(block)):
+        for j in range(i + 1, min(len(block), i + 1 + FOLD_WINDOW)):
             later = block[j]
             if t not in names_of[j] and "<ends>" not in names_of[j]:
                 continue
@@ -1046,20 +1052,6 @@ def remove_dead(tree: ast.AST, keep: str | None) -> bool:
 
 
 # ---- temporaries
-
-
-def _stores(tree: ast.AST) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for n in walk(tree):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
-            counts[n.id] = counts.get(n.id, 0) + 1
-        elif isinstance(n, ast.arg):
-            counts[n.arg] = counts.get(n.arg, 0) + 1
-    return counts
-
-
-def _parents(tree: ast.AST) -> dict[int, ast.AST]:
-    return {id(child): node for node in walk(tree) for child in children(node)}
 
 
 def _in_loop(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
@@ -1134,28 +1126,57 @@ def _mutates(use: ast.Name, parents: dict[int, ast.AST]) -> bool:
     return isinstance(parent, ast.Call) and not pure(parent) and here in parent.args
 
 
-def _index(tree: ast.AST) -> tuple[dict[str, int], dict[int, ast.AST], dict[str, list[ast.Name]]]:
-    """In one walk: how often each name is stored, each node's parent, each name's reads."""
-    stores: dict[str, int] = {}
-    parents: dict[int, ast.AST] = {}
-    reads: dict[str, list[ast.Name]] = {}
-    for node in walk(tree):
-        for child in children(node):
-            parents[id(child)] = node
-        if isinstance(node, ast.Name):
-            if isinstance(node.ctx, ast.Load):
-                reads.setdefault(node.id, []).append(node)
-            else:
-                stores[node.id] = stores.get(node.id, 0) + 1
-        elif isinstance(node, ast.arg):
-            stores[node.arg] = stores.get(node.arg, 0) + 1
-    return stores, parents, reads
+class _Index:
+    """What folding needs to know of a tree, built in one walk and kept up to date as it
+    folds: how often each name is stored, each node's parent, each name's reads, and (on
+    demand) the names each statement mentions: a superset once folds copy values into it,
+    which only costs a look more."""
+
+    def __init__(self, tree: ast.AST) -> None:
+        self.stores: dict[str, int] = {}
+        self.parents: dict[int, ast.AST] = {}
+        self.reads: dict[str, dict[int, ast.Name]] = {}
+        self.names: dict[int, set[str]] = {}
+        for node in walk(tree):
+            for child in children(node):
+                self.parents[id(child)] = node
+            if isinstance(node, ast.Name):
+                if isinstance(node.ctx, ast.Load):
+                    self.reads.setdefault(node.id, {})[id(node)] = node
+                else:
+                    self.stores[node.id] = self.stores.get(node.id, 0) + 1
+            elif isinstance(node, ast.arg):
+                self.stores[node.arg] = self.stores.get(node.arg, 0) + 1
+
+    def mentions(self, stmt: ast.stmt) -> set[str]:
+        found = self.names.get(id(stmt))
+        if found is None:
+            found = self.names[id(stmt)] = {n.id for n in walk(stmt) if isinstance(n, ast.Name)}
+        return found
+
+    def folded(self, t: str, replaced: list[ast.Name], holders: list[ast.AST], value: ast.expr):
+        """`t`'s reads `replaced` are now copies of `value`, under `holders`."""
+        self.stores[t] -= 1
+        for r in replaced:
+            self.reads[t].pop(id(r), None)
+        copied = {n.id for n in walk(value) if isinstance(n, ast.Name)}
+        for holder in holders:
+            for node in walk(holder):
+                for child in children(node):
+                    self.parents[id(child)] = node
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                    self.reads.setdefault(node.id, {})[id(node)] = node
+            here: ast.AST | None = holder
+            while here is not None:
+                if id(here) in self.names:
+                    self.names[id(here)] |= copied
+                here = self.parents.get(id(here))
 
 
 def _fold_once(tree: ast.AST) -> bool:
     """One pass over every block, folding as it goes (the index of the tree kept up to
     date); whether anything was folded."""
-    stores, parents, reads = _index(tree)
+    index = _Index(tree)
     folded = False
     for _, _, block in list(blocks(tree)):
         i = 0
@@ -1167,101 +1188,89 @@ def _fold_once(tree: ast.AST) -> bool:
                 and len(stmt.targets) == 1
                 and isinstance(stmt.targets[0], ast.Name)
             ):
-                done = _fold_assignment(block, i, stores, parents, reads)
+                done = _fold_assignment(block, i, index)
             if done is None:
                 i += 1
                 continue
             folded = True
-            t, replaced, holders = done
-            stores[t] -= 1
-            reads[t] = [n for n in reads[t] if all(n is not r for r in replaced)]
-            for holder in holders:  # the copies of the value: their reads and parents
-                for node in walk(holder):
-                    for child in children(node):
-                        parents[id(child)] = node
-                    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                        if all(node is not n for n in reads.setdefault(node.id, [])):
-                            reads[node.id].append(node)
+            index.folded(*done)
     return folded
 
 
 def _fold_assignment(
-    block: list[ast.stmt],
-    i: int,
-    stores: dict[str, int],
-    parents: dict[int, ast.AST],
-    reads: dict[str, list[ast.Name]],
-) -> tuple[str, list[ast.Name], list[ast.AST]] | None:
+    block: list[ast.stmt], i: int, index: _Index
+) -> tuple[str, list[ast.Name], list[ast.AST], ast.expr] | None:
     """Fold `block[i]` (`t = value`) away if it can be: (t, the reads of t replaced, the
-    nodes that now hold a copy of value)."""
+    nodes that now hold a copy of value, value)."""
     stmt = block[i]
     assert isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name)
     t, value = stmt.targets[0].id, stmt.value
-    if not reads.get(t) or not pure(value):
+    if not index.reads.get(t) or not pure(value):
         return None
     if isinstance(value, (ast.Lambda, ast.ListComp, ast.List, ast.Dict)):
         return None
+    if sum(1 for _ in walk(value)) > FOLDED_NODES:
+        return None  # no solution folds so much; a chain of thousands would nest too deep
     constant = isinstance(value, ast.Constant) or (
         isinstance(value, ast.UnaryOp) and isinstance(value.operand, ast.Constant)
     )
-    if constant and stores.get(t) == 1:  # a name for a constant, everywhere
-        uses = list(reads[t])
-        if any(_mutates(u, parents) for u in uses):
+    if constant and index.stores.get(t) == 1:  # a name for a constant, everywhere
+        uses = list(index.reads[t].values())
+        if any(_mutates(u, index.parents) for u in uses):
             return None
-        holders = [parents[id(u)] for u in uses]
+        holders = [index.parents[id(u)] for u in uses]
         for u, holder in zip(uses, holders, strict=True):
             _Replace(u, value).visit(holder)
         block.pop(i)
-        return t, uses, holders
-    use = _fold(block, i, t, value, stores, parents, len(reads[t]))
+        return t, uses, holders, value
+    use = _fold(block, i, t, value, index)
     if use is None:
         return None
-    holder = parents[id(use)]
+    holder = index.parents[id(use)]
     _Replace(use, value).visit(holder)
     block.pop(i)
-    return t, [use], [holder]
+    return t, [use], [holder], value
 
 
-def _fold(
-    block: list[ast.stmt],
-    i: int,
-    t: str,
-    value: ast.expr,
-    stores: dict[str, int],
-    parents: dict[int, ast.AST],
-    total: int,
-) -> ast.Name | None:
+def _fold(block: list[ast.stmt], i: int, t: str, value: ast.expr, index: _Index) -> ast.Name | None:
     """The one read of `t` that `block[i]`, `t = value`, can be folded into: in a statement
-    after it, before `t` is assigned again, with nothing in between changing what `value`
-    reads."""
-    if _in_loop(block[i], parents) and stores.get(t) != 1:
+    after it (within `FOLD_WINDOW` statements), before `t` is assigned again, with nothing in
+    between changing what `value` reads. Its cost does not grow with the block's length."""
+    parents = index.parents
+    if _in_loop(block[i], parents) and index.stores.get(t) != 1:
         return None
-    rest = block[i + 1 :]
-    end = next((j for j, s in enumerate(rest) if _targets(s) == [t]), len(rest))
-    region = rest[: end + 1]
-    uses = _use(region, t)
+    last = min(len(block), i + 1 + FOLD_WINDOW)
+    touching = [j for j in range(i + 1, last) if t in index.mentions(block[j])]
+    end = next((j for j in touching if _targets(block[j]) == [t]), None)
+    if end is None and last < len(block):
+        return None  # neither assigned again nor the block's end in sight
+    inside = [j for j in touching if end is None or j <= end]
+    uses = _use([block[j] for j in inside], t)
     if len(uses) != 1 or _mutates(uses[0], parents):
         return None
     killed = sum(
         1
-        for s in region
-        for n in walk(s)
+        for j in inside
+        for n in walk(block[j])
         if isinstance(n, ast.Name) and n.id == t and isinstance(n.ctx, (ast.Store, ast.Del))
     )
-    if killed != (1 if end < len(rest) else 0):
+    if killed != (1 if end is not None else 0):
         return None  # assigned again somewhere inside: which value is read depends
-    if end == len(rest):  # never assigned again in this block: no read elsewhere
-        before = len(_use(block[: i + 1], t))
-        if total - before != 1:
-            return None
-    where = next(j for j, s in enumerate(region) if any(n is uses[0] for n in walk(s)))
+    total = len(index.reads[t])
+    if end is None:  # never assigned again in this block: no read elsewhere
+        own = len(_use([block[i]], t))
+        if total - own != 1:  # other reads: before this statement, or after the block?
+            if total > FOLD_WINDOW or total - len(_use(block[: i + 1], t)) != 1:
+                return None
+    where = next(j for j in inside if any(n is uses[0] for n in walk(block[j])))
     reads = {n.id for n in walk(value) if isinstance(n, ast.Name)}
-    if reads & _written(region[:where]):
+    between = [block[j] for j in range(i + 1, where) if reads & index.mentions(block[j])]
+    if reads & _written(between):
         return None
-    if stores.get(t) != 1 and any(
+    if index.stores.get(t) != 1 and any(
         isinstance(n, (ast.For, ast.While, ast.comprehension, ast.Lambda))
         and any(m is uses[0] for m in walk(n))
-        for n in walk(region[where])
+        for n in walk(block[where])
     ):
         return None  # read again and again in a loop of its own
     return uses[0]

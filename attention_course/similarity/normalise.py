@@ -37,6 +37,12 @@ PLACEHOLDER = "V"
 # Blocks longer than this keep their order (sorting is quadratic and more in their length; no
 # solution of the course needs a tenth of it).
 MAX_SORTED = 100
+# A cell of more syntax nodes than this is compared without the canonical forms and without
+# inlining its helpers (the largest solution of the course has about 300): what a long,
+# hostile cell costs stays bounded (under a second of CPU for a cell of 100,000 characters).
+CANONICAL_NODES = 3000
+# Calls of the cell's helpers inlined at most (each walks the cell; a solution has a few).
+INLINED = 25
 # Rounds of the canonical rewrites at most (each round's changes may enable others; a cell of
 # the course settles in two or three).
 ROUNDS = 8
@@ -210,7 +216,7 @@ def _inline_helpers(tree: ast.Module, keep: str) -> None:
     its body. An argument is put in place of its parameter where the helper never assigns it
     and reads it once (or the argument is a name); otherwise `parameter = argument` comes
     first."""
-    for _ in range(50):  # helpers of helpers, one call at a time
+    for _ in range(INLINED):  # helpers of helpers, one call at a time
         defs = {n.name: n for n in walk(tree) if isinstance(n, ast.FunctionDef) and n.name != keep}
         calls: dict[str, list[ast.Call]] = {}
         for n in walk(tree):
@@ -523,10 +529,8 @@ def normalise(
         return _normalise(source, function, defaults, True, every_def)
     except CannotCompare:
         raise
-    except (RecursionError, MemoryError):
-        raise CannotCompare("nested too deeply to be compared") from None
-    except Exception:  # noqa: BLE001 - a rewrite's fault: compare the cell without them
-        return _normalise(source, function, defaults, False, every_def)
+    except Exception:  # noqa: BLE001 - too deep once rewritten, or a rewrite's fault:
+        return _normalise(source, function, defaults, False, every_def)  # without them
 
 
 def _normalise(
@@ -541,8 +545,10 @@ def _normalise(
         _numpy_names(tree)
         _clean(tree)
         bound = _bound_names(tree) - {function}  # a helper's parameters too
-        _inline_helpers(tree, function)
-        if canonical:
+        small = sum(1 for _ in walk(tree)) <= CANONICAL_NODES
+        if small:
+            _inline_helpers(tree, function)
+        if canonical and small:
             own = {k: v for k, v in (defaults or {}).items() if k not in bound}
             _canonical(tree, None if every_def else function, bound, own)
         _sort_blocks(tree, bound)

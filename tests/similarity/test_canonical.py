@@ -210,3 +210,15 @@ def test_a_cell_the_rewrites_cannot_take_is_still_compared(monkeypatch):
     found = normalise("def f(a):\n    t = a + 1\n    return t\n", "f").labels
     assert found and "np" not in found  # compared as it is, temporaries unfolded
     assert found.count("V") >= 3
+
+
+def test_a_cell_past_the_bound_is_compared_without_the_canonical_forms():
+    """What a long (hostile) cell costs stays bounded: past CANONICAL_NODES syntax nodes it
+    is normalised plainly (names, formatting, comments, order), no rewrite, no inlining."""
+    from attention_course.similarity import normalise as module
+
+    pad = "".join(f"    c{i} = a + {i}\n" for i in range(module.CANONICAL_NODES // 5))
+    short = "def f(a):\n    return np.e ** a\n"
+    long = f"def f(a):\n{pad}    return np.e ** a\n"
+    assert "np.exp" in normalise(short, "f").labels
+    assert "np.exp" not in normalise(long, "f").labels and "Pow" in normalise(long, "f").labels
