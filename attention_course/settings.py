@@ -266,8 +266,9 @@ class Similarity:
     # their functions, both hold at least this share) count as one when judging how common
     # their code is: a ring of copies does not make its own code common.
     unit_share: float = 0.8
-    # ... and so do students joined by reported pairs: the scores are computed again with them
-    # as one, this many times at most (until the groups no longer change).
+    # ... and so do students whose every pair is reported (a ring, not a chain of pairs): the
+    # scores are computed again with them as one, this many times at most (until the groups
+    # no longer change).
     unit_rounds: int = 2
     cell_chars: int = 100_000  # a longer solution cell is not compared (named in the report)
     # A class with at least `parallel_cells` distinct cells is normalised in `workers`

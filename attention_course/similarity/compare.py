@@ -28,7 +28,7 @@ from attention_course.similarity.normalise import (
     normalise,
     signatures,
 )
-from attention_course.similarity.score import Scores, components, score_class
+from attention_course.similarity.score import Scores, rings, score_class
 
 RELEASE = "the release"  # the name of the stubs and visible checks as a known source
 
@@ -77,8 +77,8 @@ class Pair:
 
 @dataclass(frozen=True)
 class Group:
-    """Three or more students joined by reported pairs (a ring), and the functions in which
-    they share code."""
+    """Three or more students every two of whom are a reported pair (a ring), and the
+    functions in which they share code."""
 
     members: tuple[str, ...]
     functions: tuple[str, ...]
@@ -101,7 +101,7 @@ class Similarities:
     threshold: float
     functions: list[FunctionResult] = field(default_factory=list)
     pairs: list[Pair] = field(default_factory=list)  # reported, most similar first
-    # groups of three or more students joined by reported pairs, largest first
+    # rings: three or more students, every two of them a reported pair, largest first
     groups: list[Group] = field(default_factory=list)
     highest_below: float = 0.0  # the highest score of a pair not reported
     known: list[str] = field(default_factory=list)  # the known sources' names
@@ -338,9 +338,13 @@ def _score(
         _pair(i, j, students, docs, scores, identical, settings, rank < settings.detailed_pairs)
         for rank, (i, j) in enumerate(found)
     ]
-    groups = [g for g in components(students, [(p.a, p.b) for p in pairs]) if len(g) > 2]
+    strength = np.where(reported | reported.T, np.maximum(scores.score, settings.threshold), 0.0)
+    groups = [g for g in rings(students, [], strength, settings.threshold) if len(g) > 2]
     number = {s: g for g, members in enumerate(groups, start=1) for s in members}
-    result.pairs = [_with_group(p, number.get(p.a, 0)) for p in pairs]
+    result.pairs = [
+        _with_group(p, number.get(p.a, 0) if number.get(p.a, 0) == number.get(p.b) else 0)
+        for p in pairs
+    ]
     in_group: dict[int, list[Pair]] = {}
     for p in result.pairs:
         if p.group:

@@ -78,7 +78,8 @@ def _summary(found: Similarities) -> list[str]:
         f"known sources: {_known_sources(found)}",
         f"pairs reported: {len(found.pairs)} (score at least {found.threshold:g}, or "
         "identical uncommon code)",
-        f"groups of three or more students joined by reported pairs: {len(found.groups)}"
+        f"groups of three or more students, every two of them a reported pair: "
+        f"{len(found.groups)}"
         + (f" (the largest: {len(found.groups[0].members)})" if found.groups else ""),
         f"highest score not reported: {found.highest_below:.2f}",
     ]

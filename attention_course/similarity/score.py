@@ -10,9 +10,10 @@ more units) weighs
 (inverse document frequency, as in information retrieval): 1 when at most two units hold it,
 near 0 when the whole class does. A *unit* is one student, or a group of
 students whose submissions are near-identical (of all the fingerprints either holds, over all
-their functions, both hold at least `unit_share`) or who are joined by a pair reported at the
-first scoring (the scores are then computed again, `unit_rounds` times at most): however many
-students hand in the same code, it is one piece of code, and counts once. So a ring of
+their functions, both hold at least `unit_share`) or whose every pair is reported at the first
+scoring (a ring: the scores are then computed again, `unit_rounds` times at most; a chain of
+pairs is no ring): however many students hand in the same code, it is one piece of code, and
+counts once. So a ring of
 fifteen copies does not make its own code look common, while what fifteen students wrote
 independently alike (their cells differ elsewhere) does.
 
@@ -152,19 +153,49 @@ def score_class(
     """Every pair's scores, per function and pooled. `prints`: function -> student -> the
     fingerprints of their cell (known sources taken out); `common`: function -> the
     instructor's solution's fingerprints."""
-    units = find_units(students, prints, settings)
+    near = find_units(students, prints, settings)
+    units = near
     result = _scores(students, prints, common, units, settings)
     for _ in range(settings.unit_rounds):  # students in a reported pair are not independent
-        links = [(a, b) for group in units for a, b in zip(group, group[1:], strict=False)]
-        links += [
-            (students[i], students[j]) for i, j in np.argwhere(result.score >= settings.threshold)
-        ]
-        merged = components(students, links)
+        merged = rings(students, near, result.score, settings.threshold)
         if merged == units:
             break
         units = merged
         result = _scores(students, prints, common, units, settings)
     return result
+
+
+def rings(
+    students: list[str], near: list[list[str]], score: np.ndarray, threshold: float
+) -> list[list[str]]:
+    """The near-identical groups, merged with one another and with students where every pair
+    across them scores at least `threshold` (complete linkage, the highest pairs first): a
+    ring is alike pair by pair, and a chain of pairs (a like b, b like c, a unlike c) is no
+    ring, so one pair reported by chance does not join two groups."""
+    index = {s: i for i, s in enumerate(students)}
+    linked = score >= threshold
+    for group in near:
+        ids = [index[s] for s in group]
+        linked[np.ix_(ids, ids)] = True
+    owner = list(range(len(students)))
+    members: dict[int, list[int]] = {i: [i] for i in range(len(students))}
+    for group in near:
+        ids = [index[s] for s in group]
+        for i in ids[1:]:
+            owner[i] = ids[0]
+        members[ids[0]] = ids
+        for i in ids[1:]:
+            del members[i]
+    pairs = np.argwhere(np.triu(score >= threshold, k=1))
+    for i, j in sorted(pairs.tolist(), key=lambda ij: -float(score[ij[0], ij[1]])):
+        a, b = owner[i], owner[j]
+        if a == b or not linked[np.ix_(members[a], members[b])].all():
+            continue
+        members[a] += members.pop(b)
+        for k in members[a]:
+            owner[k] = a
+    found = [sorted(students[i] for i in group) for group in members.values() if len(group) > 1]
+    return sorted(found, key=lambda g: (-len(g), g))
 
 
 def _scores(

@@ -152,3 +152,28 @@ def test_scores_are_symmetric_and_zero_on_the_diagonal():
     scores = score_class(sorted(prints[F]), prints, {})
     for m in (scores.score, scores.containment, scores.similarity):
         assert np.allclose(m, m.T) and not np.any(np.diag(m))
+
+
+def test_a_chain_of_pairs_is_no_ring():
+    """a like b, b like c, c like d, but a unlike c and d: no group of three (complete
+    linkage); b, c, d, e all alike pairwise: one ring, whatever order the pairs come in."""
+    from attention_course.similarity.score import rings
+
+    def matrix(names, alike):
+        score = np.zeros((len(names), len(names)))
+        for (x, y), value in alike.items():
+            i, j = names.index(x), names.index(y)
+            score[i, j] = score[j, i] = value
+        return score
+
+    chain = list("abcd")
+    found = rings(
+        chain, [], matrix(chain, {("a", "b"): 0.9, ("b", "c"): 0.8, ("c", "d"): 0.7}), 0.5
+    )
+    assert all(len(group) == 2 for group in found), found
+    names = list("bcdexy")
+    alike = {pair: 0.6 + 0.05 * k for k, pair in enumerate(itertools.combinations("bcde", 2))}
+    alike[("x", "y")] = 0.55
+    assert rings(names, [], matrix(names, alike), 0.5) == [["b", "c", "d", "e"], ["x", "y"]]
+    # a near-identical group is a ring from the start, even with nothing reported
+    assert rings(names, [["b", "x"]], np.zeros((6, 6)), 0.5) == [["b", "x"]]
