@@ -1065,21 +1065,27 @@ def _in_loop(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
     return False
 
 
+def stored_name(node: ast.AST) -> str | None:
+    """The name a store changes: `x` in `x = ...`, `x[i] = ...`, `x.a.b = ...`, `del x`."""
+    if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+        return node.id
+    if isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(
+        node.ctx, (ast.Store, ast.Del)
+    ):
+        base = node.value
+        while isinstance(base, (ast.Subscript, ast.Attribute)):
+            base = base.value
+        return base.id if isinstance(base, ast.Name) else None
+    return None
+
+
 def _written(stmts: list[ast.stmt]) -> set[str]:
     """Names (and the bases of subscripts and attributes) the statements store into."""
     out: set[str] = set()
     for s in stmts:
         for n in walk(s):
-            if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
-                out.add(n.id)
-            elif isinstance(n, (ast.Subscript, ast.Attribute)) and isinstance(
-                n.ctx, (ast.Store, ast.Del)
-            ):
-                base = n.value
-                while isinstance(base, (ast.Subscript, ast.Attribute)):
-                    base = base.value
-                if isinstance(base, ast.Name):
-                    out.add(base.id)
+            if (name := stored_name(n)) is not None:
+                out.add(name)
             elif isinstance(n, ast.Call) and not pure(n):
                 f = n.func
                 if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):

@@ -30,6 +30,7 @@ from attention_course.similarity.canonical import (
     fold_temporaries,
     remove_dead,
     restructure,
+    stored_name,
     walk,
 )
 
@@ -354,16 +355,10 @@ def _effects(stmt: ast.stmt, bound: set[str]) -> tuple[set[str], set[str], bool]
     writes: set[str] = set()
     control = False
     for node in walk(stmt):
-        if isinstance(node, ast.Name):
-            (writes if isinstance(node.ctx, (ast.Store, ast.Del)) else reads).add(node.id)
-        elif isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(
-            node.ctx, (ast.Store, ast.Del)
-        ):
-            base = node.value
-            while isinstance(base, (ast.Subscript, ast.Attribute)):
-                base = base.value
-            if isinstance(base, ast.Name):
-                writes.add(base.id)
+        if (name := stored_name(node)) is not None:
+            writes.add(name)
+        elif isinstance(node, ast.Name):
+            reads.add(node.id)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             base = node.func.value
             if isinstance(base, ast.Name) and base.id in bound:  # x.append(...) changes x
