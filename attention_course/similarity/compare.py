@@ -8,6 +8,7 @@ reported pairs: a ring of any size is one group.
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ProcessPoolExecutor
@@ -28,7 +29,7 @@ from attention_course.similarity.normalise import (
     normalise,
     signatures,
 )
-from attention_course.similarity.score import Scores, rings, score_class
+from attention_course.similarity.score import FunctionScores, Scores, rings, score_class
 
 RELEASE = "the release"  # the name of the stubs and visible checks as a known source
 
@@ -296,77 +297,122 @@ def _score(
     common: dict[str, set[int]],
     settings: Similarity,
 ) -> None:
+    """Score every pair, then fill in `result`: the reported pairs, most similar first, their
+    groups, and each function's part."""
     students = sorted({s for held in docs.values() for s in held})
     prints = {f: {s: set(d.prints) for s, d in held.items()} for f, held in docs.items()}
     scores = score_class(students, prints, common, settings)
     result.scores = scores
-    n = len(students)
-    identical: dict[tuple[int, int], list[str]] = {}
-    weight: dict[tuple[int, int], float] = {}
-    index = scores.index()
-    for fs, (f, held) in zip(scores.functions, docs.items(), strict=True):
-        by_code: dict[tuple[str, ...], list[str]] = {}
-        own: dict[tuple[str, ...], float] = {}
-        for s, d in held.items():
-            uncommon = _uncommon(d, fs.weights)
-            if uncommon >= settings.min_fingerprints:
-                by_code.setdefault(d.tokens.labels, []).append(s)
-                own[d.tokens.labels] = uncommon
-        for code, group in by_code.items():
-            for i, a in enumerate(group):
-                for b in group[i + 1 :]:
-                    key = (min(index[a], index[b]), max(index[a], index[b]))
-                    identical.setdefault(key, []).append(f)
-                    weight[key] = weight.get(key, 0.0) + own[code]
-    upper = np.triu(np.ones((n, n), dtype=bool), k=1)
-    reported = upper & (scores.score >= settings.threshold)
-    for (i, j), uncommon in weight.items():
-        a, b = students[i], students[j]
-        both = [f for f, held in docs.items() if a in held and b in held]
-        everywhere = all(
-            held[a].tokens.labels == held[b].tokens.labels for f, held in docs.items() if f in both
-        )
-        if uncommon >= settings.min_pair_fingerprints or everywhere:
-            reported[i, j] = True  # identical uncommon code, whatever the score
+    identical = _identical_code(students, docs, scores, settings)
+    reported = _reported(students, docs, scores, identical, settings)
+    upper = np.triu(np.ones(reported.shape, dtype=bool), k=1)
     below = scores.score[upper & ~reported]
     result.highest_below = float(below.max()) if below.size else 0.0
     found = sorted(
         (tuple(ij) for ij in np.argwhere(reported)),
         key=lambda ij: (-float(scores.score[ij]), students[ij[0]], students[ij[1]]),
     )
+    same = {key: functions for key, (functions, _) in identical.items()}
     pairs = [
-        _pair(i, j, students, docs, scores, identical, settings, rank < settings.detailed_pairs)
+        _pair(i, j, students, docs, scores, same, settings, rank < settings.detailed_pairs)
         for rank, (i, j) in enumerate(found)
     ]
-    strength = np.where(reported | reported.T, np.maximum(scores.score, settings.threshold), 0.0)
+    result.pairs, result.groups = _grouped(students, pairs, reported, scores.score, settings)
+    for fs in scores.functions:
+        result.functions.append(_function(fs, docs[fs.function], students, result.pairs, settings))
+
+
+def _identical_code(
+    students: list[str], docs: dict[str, dict[str, Doc]], scores: Scores, settings: Similarity
+) -> dict[tuple[int, int], tuple[list[str], float]]:
+    """(i, j) -> the functions in which students i and j hand in the same uncommon code after
+    normalisation (at least `min_fingerprints` of it), and how much uncommon code that is."""
+    index = scores.index()
+    found: dict[tuple[int, int], tuple[list[str], float]] = {}
+    for fs in scores.functions:
+        by_code: dict[tuple[str, ...], list[str]] = {}
+        own: dict[tuple[str, ...], float] = {}
+        for s, d in docs[fs.function].items():
+            uncommon = _uncommon(d, fs.weights)
+            if uncommon >= settings.min_fingerprints:
+                by_code.setdefault(d.tokens.labels, []).append(s)
+                own[d.tokens.labels] = uncommon
+        for code, group in by_code.items():
+            for a, b in itertools.combinations(sorted(group, key=index.__getitem__), 2):
+                functions, weight = found.get((index[a], index[b]), ([], 0.0))
+                found[(index[a], index[b])] = ([*functions, fs.function], weight + own[code])
+    return found
+
+
+def _reported(
+    students: list[str],
+    docs: dict[str, dict[str, Doc]],
+    scores: Scores,
+    identical: dict[tuple[int, int], tuple[list[str], float]],
+    settings: Similarity,
+) -> np.ndarray:
+    """Which pairs (i < j) are reported: a score at least the threshold, or identical uncommon
+    code weighing `min_pair_fingerprints` in all, or in every function both handed in."""
+    reported = np.triu(scores.score >= settings.threshold, k=1)
+    for (i, j), (_, uncommon) in identical.items():
+        a, b = students[i], students[j]
+        both = [held for held in docs.values() if a in held and b in held]
+        everywhere = all(held[a].tokens.labels == held[b].tokens.labels for held in both)
+        if uncommon >= settings.min_pair_fingerprints or everywhere:
+            reported[i, j] = True
+    return reported
+
+
+def _grouped(
+    students: list[str],
+    pairs: list[Pair],
+    reported: np.ndarray,
+    score: np.ndarray,
+    settings: Similarity,
+) -> tuple[list[Pair], list[Group]]:
+    """The pairs, each with its ring's number, and the rings: three or more students every
+    two of whom are a reported pair."""
+    strength = np.where(reported | reported.T, np.maximum(score, settings.threshold), 0.0)
     groups = [g for g in rings(students, [], strength, settings.threshold) if len(g) > 2]
     number = {s: g for g, members in enumerate(groups, start=1) for s in members}
-    result.pairs = [
+    numbered = [
         _with_group(p, number.get(p.a, 0) if number.get(p.a, 0) == number.get(p.b) else 0)
         for p in pairs
     ]
-    in_group: dict[int, list[Pair]] = {}
-    for p in result.pairs:
+    inside: dict[int, list[Pair]] = {}
+    for p in numbered:
         if p.group:
-            in_group.setdefault(p.group, []).append(p)
-    result.groups = [
-        _group(members, in_group.get(g, []), settings) for g, members in enumerate(groups, start=1)
+            inside.setdefault(p.group, []).append(p)
+    found = [
+        _group(members, inside.get(g, []), settings) for g, members in enumerate(groups, start=1)
     ]
-    for fs in scores.functions:
-        f, held = fs.function, docs[fs.function]
-        listed = [
-            p
-            for p in result.pairs
-            if (m := p.match(f)) and (m.identical or m.containment >= settings.threshold)
-        ]
-        handed = np.array([s in held for s in students])
-        candidates = upper & handed[:, None] & handed[None, :]
-        for p in listed:
-            i, j = index[p.a], index[p.b]
-            candidates[min(i, j), max(i, j)] = False
-        values = fs.containment[candidates]
-        highest = float(values.max()) if values.size else 0.0
-        result.functions.append(FunctionResult(f, len(held), listed, highest))
+    return numbered, found
+
+
+def _function(
+    fs: FunctionScores,
+    held: dict[str, Doc],
+    students: list[str],
+    pairs: list[Pair],
+    settings: Similarity,
+) -> FunctionResult:
+    """One function's part: the reported pairs that match in it, and the highest containment
+    in it of a pair it does not list."""
+    listed = [
+        p
+        for p in pairs
+        if (m := p.match(fs.function)) and (m.identical or m.containment >= settings.threshold)
+    ]
+    index = {s: i for i, s in enumerate(students)}
+    handed = np.array([s in held for s in students])
+    candidates = np.triu(handed[:, None] & handed[None, :], k=1)
+    for p in listed:
+        i, j = sorted((index[p.a], index[p.b]))
+        candidates[i, j] = False
+    values = fs.containment[candidates]
+    return FunctionResult(
+        fs.function, len(held), listed, float(values.max()) if values.size else 0.0
+    )
 
 
 def _uncommon(doc: Doc, weights: dict[int, float]) -> float:

@@ -137,3 +137,25 @@ def test_a_larger_ring_does_not_hide_itself(rings):
         lowest[size] = min(found.score(a, b) for a, b in itertools.combinations(members, 2))
     assert lowest[15] >= lowest[4] - 0.02, lowest
     assert lowest[15] >= SIMILARITY.threshold
+
+
+def test_identical_one_line_functions_are_no_evidence(issue_class):
+    """Many wrote create_qkv as the same one line (or three): identical, but common, so never
+    flagged nor scored as a copy on its own."""
+    from attention_course.similarity.normalise import normalise
+
+    cells = {
+        s: normalise(issue_class.cells[(s, "create_qkv")], "create_qkv").labels
+        for s in realistic.independent()
+        if (s, "create_qkv") in issue_class.cells
+    }
+    alike = [(a, b) for a, b in itertools.combinations(sorted(cells), 2) if cells[a] == cells[b]]
+    assert len(alike) > 100  # the one-liners and three-liners many independent students wrote
+    index = issue_class.scores.index()
+    create_qkv = next(f for f in issue_class.scores.functions if f.function == "create_qkv")
+    for a, b in alike:
+        assert create_qkv.containment[index[a], index[b]] < SIMILARITY.threshold, (a, b)
+    reported = {(p.a, p.b): p for p in issue_class.pairs}
+    assert not any(
+        reported[pair].match("create_qkv").identical for pair in alike if pair in reported
+    )
