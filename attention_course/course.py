@@ -56,6 +56,9 @@ class Course:
     quiz: QuizSettings | None = None
     contract_file: Path | None = None  # the exercise contract as data (grading/contract.py)
     misconceptions_file: Path | None = None  # the misconception models (grading/diagnosis.py)
+    # [similarity] base: the known sources students may share code from (name, path), such
+    # as the course text's code; `attention-course similarity` takes their code as common.
+    similarity_base: tuple[tuple[str, Path], ...] = ()
 
     @classmethod
     def load(cls, root: Path | str) -> Course:
@@ -113,6 +116,7 @@ class Course:
         if self.quiz:
             found += [self.quiz.banks, self.quiz.formulas]
         found.append(self.reference_file)
+        found += [path for _, path in self.similarity_base]
         inside = [p for p in found if p.exists() and p.resolve().is_relative_to(self.root)]
         return [
             p
@@ -202,7 +206,25 @@ def _parse(root: Path, data: dict) -> Course:
         )
     contract = root / meta.get("contract", f"{grader_dir.name}/contract.toml")
     models = root / meta.get("misconceptions", f"{grader_dir.name}/misconceptions.py")
-    return Course(root, course_id, grader_dir, reference, assignments, quiz, contract, models)
+    base = _similarity_base(root, data.get("similarity", {}))
+    return Course(
+        root, course_id, grader_dir, reference, assignments, quiz, contract, models, base
+    )
+
+
+def _similarity_base(root: Path, table: object) -> tuple[tuple[str, Path], ...]:
+    """`[similarity]`: `base = { "name" = "path", ... }`, paths in the course folder."""
+    if not isinstance(table, dict):
+        raise ValueError("[similarity] must be a table")
+    unknown = sorted(set(table) - {"base"})
+    if unknown:
+        raise ValueError(f"[similarity] {unknown[0]}: not a setting (known: base)")
+    base = table.get("base", {})
+    if not isinstance(base, dict) or not all(
+        isinstance(k, str) and k and isinstance(v, str) and v for k, v in base.items()
+    ):
+        raise ValueError('[similarity] base must be a table of "name" = "path"')
+    return tuple((name, root / path) for name, path in base.items())
 
 
 def find_course(folder: Path | str | None = None) -> Course:

@@ -247,20 +247,45 @@ STALE_CGROUP_SECONDS = 60.0
 
 @dataclass(frozen=True)
 class Similarity:
-    """How `attention-course similarity` compares a class's solution cells."""
+    """How `attention-course similarity` compares a class's solution cells (similarity/)."""
 
     kgram: int = 8  # tokens in a row that a fingerprint hashes (about one line of numpy)
     window: int = 4  # winnowing window: any match of kgram + window - 1 tokens is seen
-    threshold: float = 0.5  # a pair at or above this score is reported
-    # The instructor's solution counts as this many students who hand it in: code the course
-    # itself gives out is common, not evidence.
+    threshold: float = 0.5  # a pair whose score is at least this is reported
+    # The instructor's solution counts as this many more independent students who hand it
+    # in: code the course itself would write is common, not evidence.
     common_weight: float = 2.0
-    # A pair is scored out of at least this many fingerprints: two one-line functions that
-    # match are weaker evidence than two long ones.
+    # A function's scores are out of at least this many fingerprints, a pair's (all its
+    # functions) out of at least `min_pair_fingerprints`: two short solutions that match are
+    # weaker evidence than two long ones. Two cells are called identical when they are the same
+    # after normalisation and hold at least `min_fingerprints` of uncommon code (fingerprints
+    # weighed by rarity, the known sources' taken out); a pair is reported for identical code
+    # whatever its score when that code weighs `min_pair_fingerprints` in all, or when every
+    # function the two handed in is identical.
     min_fingerprints: int = 6
+    min_pair_fingerprints: int = 12
+    # Students whose submissions are near-identical (of the fingerprints either holds, over all
+    # their functions, both hold at least this share) count as one when judging how common
+    # their code is: a ring of copies does not make its own code common.
+    unit_share: float = 0.8
+    # ... and so do students whose every pair is reported (a ring, not a chain of pairs): the
+    # scores are computed again with them as one, this many times at most (until the groups
+    # no longer change).
+    unit_rounds: int = 2
     cell_chars: int = 100_000  # a longer solution cell is not compared (named in the report)
+    # A class with at least `parallel_cells` distinct cells is normalised in `workers`
+    # processes (0: one per CPU); a smaller one in the command's own.
+    workers: int = 0
+    parallel_cells: int = 400
     shown_lines: int = 200  # lines of a cell shown side by side in the HTML report
+    # The reported pairs whose cells the HTML and Markdown reports show (and whose matching
+    # lines say how many students share them), most similar first; every reported pair is in
+    # their table of pairs and in the CSV, with its matching lines.
+    detailed_pairs: int = 200
     files: tuple[str, ...] = ("similarity.md", "similarity.html", "similarity.csv")
+    # The known sources' files that can be read: Python, a notebook's code cells.
+    base_suffixes: tuple[str, ...] = (".py", ".ipynb")
+    base_bytes: int = 5_000_000  # a larger known source is refused (named, exit 2)
 
 
 SIMILARITY = Similarity()

@@ -79,6 +79,18 @@ if command -v npm >/dev/null 2>&1; then
       echo "setup: warning: npm could not install $proxy_package; the JupyterHub test cannot run"
     fi
   fi
+  # axe-core, the accessibility checker the browser tests run in the pages people read
+  # (tests/browser/axe.py, which installs it too when it is missing): into .venv/node_tools.
+  axe_package=axe-core@4.10.3
+  if [ ! -f .venv/node_tools/node_modules/axe-core/axe.min.js ] \
+    || ! grep -qs "$axe_package" .venv/node_tools/.axe-installed; then
+    echo "setup: installing $axe_package (the browser tests' accessibility checker) into .venv/node_tools ..."
+    if npm install --prefix .venv/node_tools --no-audit --no-fund "$axe_package" >/dev/null 2>&1; then
+      echo "$axe_package" > .venv/node_tools/.axe-installed
+    else
+      echo "setup: warning: npm could not install $axe_package; the browser tests install it when run"
+    fi
+  fi
   # JupyterLab's builder for the course's JupyterLab extension (labextension/, built into
   # attention_course/labextension/ by scripts/build_labextension.py), as its lock pins it, into
   # .venv/node_tools/labextension.

@@ -163,15 +163,17 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser(
         "similarity",
-        help="which submissions share their code: pairs and clusters, side by side",
-        description="Compare every pair of submissions in submitted/*/ASSIGNMENT/, function "
-        "by function (the solution cells, read, never run), after taking away what the "
-        "release gave (stub, docstrings, visible checks) and what copying disguises "
-        "(names, formatting, comments, the order of independent statements, helpers called "
-        "once). Code many students wrote alike, and the instructor's solution, counts less. "
-        "Writes similarity.md, similarity.html (the matching lines side by side, offline) "
-        "and similarity.csv; nothing is sent anywhere. Unreadable notebooks are named in "
-        "the report.",
+        help="which students share their code: pairs and groups, side by side",
+        description="Compare every pair of submissions in submitted/*/ASSIGNMENT/ over all "
+        "their functions (the solution cells, read, never run), after taking away what the "
+        "release gave (stub, docstrings, visible checks), what the known sources hold (the "
+        "course's own, course.toml's [similarity] base, and --base), and what copying "
+        "disguises (names, formatting, comments, statement order, helpers, equivalent numpy "
+        "calls, temporaries, constants, dead code and asserts). Code many students wrote "
+        "alike counts less; students who hand in the same code count once, so a group of "
+        "copies of any size is reported as one. Writes similarity.md, similarity.html (per "
+        "pair of students, their cells side by side, offline) and similarity.csv; nothing is "
+        "sent anywhere. Unreadable notebooks are named in the report.",
     )
     _assignment(p, "a graded assignment (not the quiz)")
     p.add_argument(
@@ -186,6 +188,23 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         metavar="X",
         default=SIMILARITY.threshold,
         help=f"report pairs scoring at least this, 0 to 1 (default: {SIMILARITY.threshold:g})",
+    )
+    p.add_argument(
+        "--base",
+        type=Path,
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="PATH",
+        help="known sources students may share code from (last year's solutions, a public "
+        "repository): .py files, notebooks, or folders of them; their code counts as common "
+        "and is shown as from them",
+    )
+    p.add_argument(
+        "--no-course-base",
+        action="store_true",
+        help="leave out the course's own known sources (course.toml's [similarity] base, "
+        "such as the course text), to see who handed in their code",
     )
     _course(p)
     p.set_defaults(run=handlers.similarity)

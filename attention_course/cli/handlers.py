@@ -296,16 +296,28 @@ def similarity(args: argparse.Namespace) -> int:
     bar.started()
     settings = replace(SIMILARITY, threshold=args.threshold)
     try:
-        found = compare_class(args.assignment, course.root, bar.update, settings)
+        found = compare_class(
+            args.assignment,
+            course.root,
+            bar.update,
+            settings,
+            base=args.base,
+            course_base=not args.no_course_base,
+        )
         written = write_report(found, args.out or course.root / "reports" / args.assignment)
     except NotebookError as exc:
         raise UserError(str(exc)) from None
     except OSError as exc:
         raise UserError(f"cannot write the report: {exc.strerror or exc}") from None
-    for f in found.functions:
-        print(f"{f.function}: {len(f.pairs)} pair(s) at or above {args.threshold:g}")
-        for p in f.pairs[:5]:
-            print(f"  {p.score:.2f}  {p.a}  {p.b}")
+    print(f"known sources: the release, {', '.join(found.known) or 'no other'}")
+    print(f"{len(found.pairs)} pair(s) of students reported, most similar first:")
+    for p in found.pairs[:10]:
+        same = [m.function for m in p.matches if m.identical]
+        note = f"  identical: {', '.join(same)}" if same else ""
+        print(f"  {p.score:.2f}  {p.a}  {p.b}{note}")
+    for i, g in enumerate(found.groups, start=1):
+        if len(g.members) > 2:
+            print(f"group {i}: {len(g.members)} students: {', '.join(g.members)}")
     for student, why in sorted(found.unreadable.items()):
         print(f"not compared: {student}: {why}")
     print("Wrote " + ", ".join(str(p) for p in written))

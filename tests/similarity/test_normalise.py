@@ -80,3 +80,40 @@ def test_each_token_keeps_its_line():
 def test_what_is_not_python_cannot_be_compared(source, message):
     with pytest.raises(CannotCompare, match=message.replace("(", r"\(").replace(")", r"\)")):
         normalise(source, "f")
+
+
+def _corpus() -> list[tuple[str, str]]:
+    """Varied real Python: modules of the standard library (every statement and expression
+    form), the mistake catalogue and the realistic class."""
+    import ast as ast_module
+    import dataclasses
+    import inspect
+    import json.decoder
+    import textwrap
+
+    from tests.course import COURSE_ROOT
+    from tests.similarity import realistic
+
+    found = [(inspect.getsource(m), "") for m in (ast_module, dataclasses, textwrap, json.decoder)]
+    for path in sorted((COURSE_ROOT / "tests" / "catalogue").glob("*/*.py")):
+        found.append((path.read_text(), path.stem.split("__")[0]))
+    for path in sorted(realistic.STUDENTS.glob("*.py")):
+        found.append((path.read_text(), "softmax"))
+    return found
+
+
+def test_any_python_normalises_or_is_refused_with_a_reason():
+    """Never another exception: a rewrite that cannot take a cell leaves it as it is."""
+    import random
+
+    rng = random.Random(43)
+    for source, function in _corpus():
+        assert normalise(source, function).labels
+        lines = source.splitlines()
+        for _ in range(3):  # the same code mangled: lines dropped or repeated
+            i = rng.randrange(len(lines))
+            mangled = lines[:i] + lines[i + rng.choice((1, 0)) :] + lines[i:i]
+            try:
+                normalise("\n".join(mangled), function)
+            except CannotCompare:
+                pass

@@ -1,0 +1,47 @@
+"""axe-core, the accessibility checker, run in a page the browser tests opened.
+
+scripts/setup.sh installs the npm package into .venv/node_tools; a test that needs it installs
+it there when it is missing. It is added to the page under test by Playwright (the page itself
+loads nothing), then `axe.run` checks the whole document.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.course import COURSE_ROOT
+
+PACKAGE = "axe-core@4.10.3"  # the same as scripts/setup.sh
+TOOLS = COURSE_ROOT / ".venv" / "node_tools"
+SCRIPT = TOOLS / "node_modules" / "axe-core" / "axe.min.js"
+# What the project allows in a page people read: no serious or critical violation.
+BLOCKING = ("serious", "critical")
+
+RUN = """async () => {
+  const found = await axe.run(document, {resultTypes: ['violations']});
+  return found.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
+    nodes: v.nodes.slice(0, 3).map(n => n.target.join(' '))}));
+}"""
+
+
+def axe_script() -> Path:
+    """axe.min.js, installed now when missing."""
+    if not SCRIPT.is_file():
+        npm = shutil.which("npm")
+        if npm is None:
+            pytest.fail("npm is needed for axe-core (apt-get install npm; scripts/setup.sh)")
+        cmd = [npm, "install", "--prefix", str(TOOLS), "--no-audit", "--no-fund", PACKAGE]
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
+        if done.returncode != 0 or not SCRIPT.is_file():
+            pytest.fail(f"npm install {PACKAGE} failed: {done.stderr.strip()[-500:]}")
+    return SCRIPT
+
+
+def violations(page) -> list[dict]:
+    """axe-core's violations of the page as it is now, serious and critical ones only."""
+    page.add_script_tag(path=str(axe_script()))
+    return [v for v in page.evaluate(RUN) if v["impact"] in BLOCKING]
