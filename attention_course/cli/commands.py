@@ -129,6 +129,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         action="store_false",
         help="do not write the graded submissions' feedback (nbgrader generate_feedback)",
     )
+    p.add_argument(
+        "--lms-push",
+        action="store_true",
+        help="then send the assignment's scores to the LMS (attention-course lms push: only "
+        "what changed; needs course.toml's [lms])",
+    )
     _unsandboxed(p, "student's feedback")
     _course(p)
     _db(p)

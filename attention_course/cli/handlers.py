@@ -241,7 +241,12 @@ def _autograde(args: argparse.Namespace, pool: Pool, students: list[str]) -> int
         return 1
     for line in class_run_lines(run):
         print(line)
-    return 0 if run.ok else 1
+    pushed = True
+    if args.lms_push:
+        from attention_course.cli.lms_push import push_assignments
+
+        pushed = push_assignments(root, [args.assignment])
+    return 0 if run.ok and pushed else 1
 
 
 def scores(args: argparse.Namespace) -> int:

@@ -7,11 +7,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from attention_course.cli.lms_push import needs_extra
 from attention_course.cli.options import add_course_option
 from attention_course.errors import UserError
 from attention_course.settings import COURSE_FILE, LMS, LMS_FORMATS
-
-EXTRA = "pip install 'attention-course[lti]'"
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -108,21 +107,13 @@ def _assignments(course, names: list[str]) -> list[str]:
     return names or list(course.all_assignments)
 
 
-def _needs_extra() -> None:
-    import importlib.util
-
-    missing = [m for m in ("pylti1p3", "jwcrypto") if importlib.util.find_spec(m) is None]
-    if missing:
-        raise UserError(f"{missing[0]} is not installed: {EXTRA}")
-
-
 def keys(args: argparse.Namespace) -> int:
     import json
 
     from attention_course.integrations.lms import config
     from attention_course.integrations.lms import keys as tool_keys
 
-    _needs_extra()
+    needs_extra()
     course = _course(args)
     found = config.load(course.root)
     settings = found.settings if found else LMS
@@ -136,22 +127,11 @@ def keys(args: argparse.Namespace) -> int:
 
 
 def push(args: argparse.Namespace) -> int:
-    from attention_course.integrations.lms import ags, config
-
-    _needs_extra()
     course = _course(argparse.Namespace(course=args.course, db=args.db))
-    lms = config.require(course.root)
-    failed = False
-    for assignment in _assignments(course, args.assignments):
-        report = ags.push(assignment, course.root, lms, dry_run=args.dry_run)
-        for line in report.sent + report.failed + report.not_sent:
-            print(f"{assignment}: {line}")
-        print(
-            f"{assignment}: {len(report.sent)} sent, {report.unchanged} unchanged, "
-            f"{len(report.failed)} refused by the LMS, {len(report.not_sent)} without an LMS id"
-        )
-        failed |= not report.ok
-    return 1 if failed else 0
+    names = _assignments(course, args.assignments)
+    from attention_course.cli.lms_push import push_assignments
+
+    return 0 if push_assignments(course.root, names, args.dry_run) else 1
 
 
 def csv_export(args: argparse.Namespace) -> int:

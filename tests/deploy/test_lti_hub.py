@@ -83,6 +83,7 @@ def platform() -> Iterator[Platform]:
         running.user("teacher", [INSTRUCTOR])
         running.link("basics", {"assignment": ASSIGNMENT})
         running.link("course-admin", {"environment": "instructor"})
+        running.link("heads", {"assignment": "masks_and_heads"})  # not released
         yield running
 
 
@@ -126,6 +127,7 @@ class Launched:
     action: str = ""  # the form the platform made: where it posts, what, with which cookies
     fields: dict | None = None
     cookies: dict | None = None
+    session: requests.Session | None = None  # the browser's cookies, the hub's login included
 
 
 def launch(platform: Platform, login: str, link: str, *, authorize: str = "", tamper=None):
@@ -149,7 +151,7 @@ def launch(platform: Platform, login: str, link: str, *, authorize: str = "", ta
     cookies = session.cookies.get_dict()
     done = session.post(action, data=fields, allow_redirects=False, timeout=60)
     return Launched(done.status_code, done.headers.get("Location", ""), done.text, action,
-                    fields, cookies)  # fmt: skip
+                    fields, cookies, session)  # fmt: skip
 
 
 def _refusals(hub: HubDeployment) -> list[str]:
@@ -212,6 +214,16 @@ def test_a_student_launches_from_the_lms_into_the_assignments_notebook(hub, ada)
                   if p.name.startswith(f"{name}+{ASSIGNMENT}+")]  # fmt: skip
     cells = {c.get("id"): c.source for c in nbformat.read(inbound / f"{ASSIGNMENT}.ipynb", 4).cells}
     assert cells["softmax"] == ada.typed["softmax"]
+
+
+def test_a_link_of_an_assignment_not_released_yet_says_so(hub, platform, ada):
+    """Ada's server runs (she launched before): the launch goes straight to the link's page."""
+    done = launch(platform, "ada", "heads")
+    assert done.status == 302, done.text[:300]
+    page = done.session.get(hub.hub.url + done.location, timeout=SERVER_START_TIMEOUT)
+    assert page.status_code == 404 and page.url.endswith("open?assignment=masks_and_heads")
+    assert "masks_and_heads is not released yet" in page.text, page.text[:500]
+    assert not (Path(pwd.getpwnam(student_id("ada")).pw_dir) / "masks_and_heads").exists()
 
 
 def test_the_launch_is_recorded_with_the_instructors_files_and_kept_private(hub, ada):
@@ -331,7 +343,7 @@ def _run_ok(hub: HubDeployment, *args: str) -> str:
 def pushes(hub, platform, ada) -> Pushes:
     """Ada submitted on time (in Chromium); the due date passes; Grace submits late; the
     instructor collects and autogrades; Hal submits after; the instructor collects and pushes,
-    pushes again, autogrades again (Hal graded) and pushes."""
+    pushes again, autogrades again (Hal graded) with --lms-push."""
     for login in ("grace", "hal"):  # their first launch makes their accounts
         assert launch(platform, login, "basics").status == 302
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
@@ -346,8 +358,7 @@ def pushes(hub, platform, ada) -> Pushes:
     first = list(platform.scores[item["id"]])
     second = _run_ok(hub, "attention-course", "lms", "push", ASSIGNMENT)
     after_second = len(platform.scores[item["id"]])
-    _run_ok(hub, "attention-course", "autograde", ASSIGNMENT, "--jobs", "1")
-    _run_ok(hub, "attention-course", "lms", "push", ASSIGNMENT)
+    _run_ok(hub, "attention-course", "autograde", ASSIGNMENT, "--jobs", "1", "--lms-push")
     third = platform.scores[item["id"]][after_second:]
     return Pushes(item, first, second, after_second, third, *_gradebook(hub))
 
@@ -404,7 +415,8 @@ def test_a_second_push_changes_nothing_and_a_regrade_sends_its_one_score(pushes)
     assert "0 sent, 3 unchanged" in pushes.second_output, pushes.second_output
     (hal,) = pushes.third
     assert hal["userId"] == "user-hal" and hal["gradingProgress"] == "FullyGraded"
-    assert hal["scoreGiven"] == pytest.approx(pushes.gradebook[student_id("hal")][0])
+    raw, penalty = pushes.gradebook[student_id("hal")]  # late too: submitted after the due date
+    assert penalty > 0 and hal["scoreGiven"] == pytest.approx(raw - penalty)
 
 
 def test_the_hub_log_holds_no_error(hub, pushes):
