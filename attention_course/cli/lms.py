@@ -143,10 +143,22 @@ def csv_export(args: argparse.Namespace) -> int:
     fmt = args.format or (found.format if found else "")
     if not fmt:
         raise UserError(f"--format canvas or moodle (or [lms] format in {COURSE_FILE})")
-    sets = [assignment_grades(a, course.root) for a in _assignments(course, args.assignments)]
+    roster = csv_export.read_roster(args.roster, args.match) if args.roster else None
+    names = _assignments(course, args.assignments)
+    sets, skipped = [], []
+    for name in names:
+        try:
+            sets.append(assignment_grades(name, course.root))
+        except UserError as exc:
+            if args.assignments:  # named: it must be there
+                raise
+            skipped.append(f"{name} left out: {exc}")
+    if not sets:
+        raise UserError("no assignment has grades yet: " + "; ".join(skipped))
     students = sorted({g.student for s in sets for g in s.grades})
     settings = found.settings if found else LMS
-    who, notes = csv_export.people(course.root, students, args.roster, args.match, settings)
+    who, notes = csv_export.people(course.root, students, roster, settings)
+    notes += skipped
     if fmt == "canvas":
         result = csv_export.canvas(sets, who)
     else:

@@ -101,9 +101,10 @@ def test_a_roster_gives_the_lms_ids_and_its_text_stays_inert(tmp_path: Path):
         '"=HYPERLINK(""http://x"")",101,SIS-1,a.lovelace,Attention\n'
     )
     grades = AssignmentGrades("attention_basics", 35.0, (LmsGrade("ada", GRADED, 30.0, 30.0),))
-    who, _ = csv_export.people(root, ["ada"], roster, "SIS Login ID")
+    listed = csv_export.read_roster(roster, "SIS Login ID")
+    who, _ = csv_export.people(root, ["ada"], listed)
     assert who["ada"]["login_id"] == "ada"  # the roster's row is matched by --match only
-    who, _ = csv_export.people(root, ["a.lovelace"], roster, "SIS Login ID")
+    who, _ = csv_export.people(root, ["a.lovelace"], listed)
     grades = AssignmentGrades("attention_basics", 35.0, (LmsGrade("a.lovelace", GRADED, 30.0),))
     text = csv_export.canvas([grades], who).text
     assert "'=HYPERLINK" in text, "a roster's formula went into the file as a formula"

@@ -64,7 +64,7 @@ def number(score: float) -> str:
 
 
 def people(
-    root: Path, students: list[str], roster: Path | None = None, match: str | None = None,
+    root: Path, students: list[str], roster: dict[str, dict[str, str]] | None = None,
     settings: Lms = LMS,
 ) -> tuple[dict[str, dict[str, str]], list[str]]:  # fmt: skip
     """student id -> the LMS's ids of the student, and notes on where they came from."""
@@ -75,7 +75,7 @@ def people(
         if student in found:
             found[student].update(user.get("lms_ids", {}))
     if roster is not None:
-        for student, ids in _roster(roster, match).items():
+        for student, ids in roster.items():
             if student in found:
                 found[student].update({k: v for k, v in ids.items() if v})
     for student, ids in found.items():
@@ -90,7 +90,8 @@ def people(
     return found, notes
 
 
-def _roster(path: Path, match: str | None) -> dict[str, dict[str, str]]:
+def read_roster(path: Path, match: str | None) -> dict[str, dict[str, str]]:
+    """A roster (the LMS's own export): its `match` column's value -> the LMS's ids there."""
     try:
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
