@@ -29,12 +29,16 @@ line-height: 1.5; }} a {{ color: #0b57d0; }}</style></head>
 
 
 def _fetch(root: str, course_id: str, assignment: str) -> bool:
-    """Fetch a released assignment into `root` as nbgrader's Assignments tab does; whether it
-    was there to fetch."""
+    """Fetch a released assignment into `root` as nbgrader's Assignments tab does (its list
+    first: an assignment not released is no error); whether it was there to fetch."""
     from nbgrader.server_extensions.assignment_list.handlers import AssignmentList
 
     lister = AssignmentList()
     lister.root_dir = root
+    listed = lister.list_released_assignments(course_id)
+    released = {a.get("assignment_id") for a in listed.get("value") or [] if isinstance(a, dict)}
+    if not listed.get("success") or assignment not in released:
+        return False
     return bool(lister.fetch_assignment(course_id, assignment).get("success"))
 
 
