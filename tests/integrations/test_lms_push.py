@@ -151,3 +151,26 @@ def test_the_tool_key_is_private(course: Path):
         keys.read_private(course)
     jwk = keys.public_jwk(path.read_text())
     assert jwk["kty"] == "RSA" and "d" not in jwk and json.dumps(jwk)
+
+
+def test_the_lms_folder_follows_no_link(tmp_path: Path):
+    """The hub writes the instructor's LMS folder as root: a link planted in its place, or in
+    place of one of its files, is never followed."""
+    course, elsewhere = tmp_path / "course", tmp_path / "elsewhere"
+    course.mkdir()
+    elsewhere.mkdir()
+    (course / "lms").symlink_to(elsewhere)
+    with pytest.raises(UserError, match="a link is refused"):
+        files.use_nonce(course, "n1", 0.0)
+    (course / "lms").unlink()
+    files.use_nonce(course, "n1", 0.0)
+    target = elsewhere / "victim"
+    target.write_text("kept")
+    (course / "lms" / "launches.json").symlink_to(target)
+    with pytest.raises(UserError, match="not readable"):
+        files.launches(course)
+    (course / "lms" / "tool-key.pem").symlink_to(target)
+    with pytest.raises(UserError, match="not readable"):
+        keys.read_private(course)
+    assert target.read_text() == "kept"
+    assert files.use_nonce(course, "n2", 0.0) and not files.use_nonce(course, "n2", 0.0)

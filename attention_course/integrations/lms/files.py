@@ -11,11 +11,13 @@ writes them.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import tempfile
+import secrets
+import stat
+import threading
 import time
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -25,44 +27,70 @@ from attention_course.settings import LMS, Lms
 
 FOLDER_MODE = 0o700
 FILE_MODE = 0o600
+# The hub records launches and nonces from threads: one read-modify-write at a time.
+_WRITING = threading.Lock()
 
 
 def folder(root: Path, settings: Lms = LMS) -> Path:
-    """The course's LMS folder, made (0700, the course's owner's) if missing."""
+    """The course's LMS folder, made (0700, the course's owner's) if missing. A link in its
+    place is refused: the hub writes here as root, and the folder is the instructor's."""
     path = root / settings.folder
-    if not path.is_dir():
+    if not path.exists() and not path.is_symlink():
         path.mkdir(mode=FOLDER_MODE)
         _own(path, root)
-    path.chmod(FOLDER_MODE)
+    st = path.lstat()
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != root.stat().st_uid:
+        raise UserError(f"{path}: not a folder of the course's owner (a link is refused)")
+    os.chmod(path, FOLDER_MODE, follow_symlinks=False)
     return path
 
 
-def _own(path: Path, root: Path) -> None:
-    """`path` owned by whoever owns the course folder (the hub runs as root)."""
+def _own(path: Path, root: Path, fd: int | None = None) -> None:
+    """`path` (or the open file `fd`) owned by whoever owns the course folder (the hub runs as
+    root)."""
     if os.geteuid() == 0:
         st = root.stat()
-        os.chown(path, st.st_uid, st.st_gid)
+        if fd is not None:
+            os.fchown(fd, st.st_uid, st.st_gid)
+        else:
+            os.chown(path, st.st_uid, st.st_gid, follow_symlinks=False)
 
 
 def write_private(path: Path, text: str, root: Path) -> None:
-    """Write `path` whole or not at all, 0600 from its first byte, the course's owner's."""
-    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    """Write `path` whole or not at all, 0600 from its first byte, the course's owner's; in its
+    folder as opened (no link followed: the folder is the instructor's, the writer may be
+    root)."""
+    directory = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    part = f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}"
     try:
-        with os.fdopen(fd, "w") as out:
-            out.write(text)
-        os.chmod(name, FILE_MODE)
-        _own(Path(name), root)
-        os.replace(name, path)
+        fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, FILE_MODE,
+                     dir_fd=directory)  # fmt: skip
+        try:
+            _own(path, root, fd)
+            os.write(fd, text.encode())
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(part, path.name, src_dir_fd=directory, dst_dir_fd=directory)
     except BaseException:
-        Path(name).unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            os.unlink(part, dir_fd=directory)
         raise
+    finally:
+        os.close(directory)
 
 
 def read_json(path: Path, default: Any) -> Any:
+    """A JSON file of the folder (no link followed), or `default` when there is none."""
     try:
-        return json.loads(path.read_text())
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     except FileNotFoundError:
         return default
+    except OSError as exc:
+        raise UserError(f"{path}: not readable ({exc.strerror})") from None
+    try:
+        with os.fdopen(fd) as found:
+            return json.loads(found.read())
     except (OSError, ValueError) as exc:
         raise UserError(f"{path}: not readable ({exc})") from None
 
@@ -72,6 +100,11 @@ def read_json(path: Path, default: Any) -> Any:
 
 def record_launch(root: Path, decision: Decision, settings: Lms = LMS) -> None:
     """Add a launch to the course's record (the hub calls it for every accepted launch)."""
+    with _WRITING:
+        _record_launch(root, decision, settings)
+
+
+def _record_launch(root: Path, decision: Decision, settings: Lms) -> None:
     path = folder(root, settings) / settings.launches_file
     book = read_json(path, {})
     now = time.time()
@@ -100,16 +133,17 @@ def launches(root: Path, settings: Lms = LMS) -> dict:
     return read_json(root / settings.folder / settings.launches_file, {})
 
 
-def decision_record(decision: Decision) -> dict:
-    return asdict(decision)
-
-
 # ---- the nonces of launches already used
 
 
 def use_nonce(root: Path, nonce: str, expires: float, settings: Lms = LMS) -> bool:
     """Record a launch's nonce; False if it was used before (a replay). Nonces are kept until
     their launch's id_token expires (no replay is possible after: the token is refused)."""
+    with _WRITING:
+        return _use_nonce(root, nonce, expires, settings)
+
+
+def _use_nonce(root: Path, nonce: str, expires: float, settings: Lms) -> bool:
     path = folder(root, settings) / settings.nonces_file
     now = time.time()
     used = {n: t for n, t in read_json(path, {}).items() if t > now}
@@ -145,10 +179,10 @@ def pushed(root: Path, settings: Lms = LMS) -> dict[tuple[str, str], dict]:
 def add_pushed(root: Path, entry: dict, settings: Lms = LMS) -> None:
     """Append one accepted score to the record (0600; a line at a time, flushed)."""
     path = folder(root, settings) / settings.pushed_file
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, FILE_MODE)
     try:
+        _own(path, root, fd)
         os.write(fd, (json.dumps(entry, sort_keys=True) + "\n").encode())
         os.fsync(fd)
     finally:
         os.close(fd)
-    _own(path, root)

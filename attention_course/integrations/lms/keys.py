@@ -6,6 +6,7 @@ key stays in the instructor's LMS folder, 0600 (files.py); it needs the `lti` ex
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from attention_course.errors import UserError
@@ -36,15 +37,17 @@ def read_private(root: Path, settings: Lms = LMS) -> str:
     """The private key's PEM text (UserError if it is missing, open to others or not a key)."""
     path = key_path(root, settings)
     try:
-        mode = path.stat().st_mode & 0o777
-        text = path.read_text()
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)  # (the hub reads it as root)
+        with os.fdopen(fd) as found:
+            mode = os.fstat(found.fileno()).st_mode & 0o777
+            text = found.read()
     except FileNotFoundError:
         raise UserError(
             f"{path}: no tool key yet (attention-course lms keys makes it; register its public "
             "key in the LMS)"
         ) from None
-    except OSError as exc:
-        raise UserError(f"{path}: not readable ({exc.strerror})") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"{path}: not readable ({getattr(exc, 'strerror', None) or exc})") from None
     if mode & 0o077:
         raise UserError(f"{path}: readable by others (mode {mode:o}): chmod 600 {path}")
     if "PRIVATE KEY" not in text:
