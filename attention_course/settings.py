@@ -341,3 +341,53 @@ HUB = Hub()
 # The exchange folder, for the course's nbgrader_config.py: the instructor's server on the hub
 # gets it in its environment, so that formgrader and nbgrader release into the shared exchange.
 EXCHANGE_ENV = "ATTENTION_COURSE_EXCHANGE"
+
+
+# ---- The LMS: LTI 1.3 launch into the hub, grades back (attention_course/integrations/lms/)
+
+# LTI 1.3's role URIs (LTI 1.3 section A.2.3, context roles): who gets the instructor's
+# environment. Institution roles (".../institution/person#Instructor") never count: a teacher
+# elsewhere in the university is a student in this course.
+LTI_MEMBERSHIP = "http://purl.imsglobal.org/vocab/lis/v2/membership"
+LTI_INSTRUCTOR_ROLES = (
+    f"{LTI_MEMBERSHIP}#Instructor",
+    f"{LTI_MEMBERSHIP}/Instructor#TeachingAssistant",
+    "Instructor",  # the short form LTI 1.3 allows for context roles
+)
+
+
+@dataclass(frozen=True)
+class Lms:
+    """The defaults of the LMS integration. course.toml's `[lms]` table declares the course's
+    platform (its issuer, client id, deployments and addresses) and may override these."""
+
+    # Where the instructor's LMS files go, in the course folder (0700, the instructor's): the
+    # tool's private key (0600), the launches the hub recorded, what was pushed.
+    folder: str = "lms"
+    key_file: str = "tool-key.pem"
+    launches_file: str = "launches.json"
+    pushed_file: str = "pushed.jsonl"
+    nonces_file: str = "nonces.json"  # the hub's used launch nonces (replays are refused)
+    key_bits: int = 2048  # the tool's RSA key (LTI 1.3 signs with RS256)
+    # The nbgrader student id of an LMS user: `student_prefix` + the claim `student_id` names
+    # ("sub", the LMS's own stable id, or "custom:NAME", a custom parameter such as a login set
+    # to $User.username), made a valid account name; never another account's.
+    student_id: str = "sub"
+    student_prefix: str = "lti-"
+    instructor_roles: tuple[str, ...] = LTI_INSTRUCTOR_ROLES
+    # Custom parameters of a launch (LTI 1.3 section 5.4.2; set per link in the LMS).
+    assignment_parameter: str = "assignment"  # the assignment a link opens
+    environment_parameter: str = "environment"  # "instructor": the link is the instructor's
+    home_base: str = "/home"  # where the hub makes a new student's home folder
+    id_token_max_age: int = 600  # seconds: an older launch is refused
+    http_timeout: float = 30.0  # seconds for each request to the platform
+    line_item_tag: str = "attention-course"  # the tag of the line items the tool creates
+    send_comment: bool = False  # feedback text goes to the LMS only when chosen
+
+
+LMS = Lms()
+# The LMS's identifiers of a user, from a launch's custom parameters: set them in the LMS to
+# LTI variables (both Canvas and Moodle substitute these): lms_user_id=$User.id,
+# login_id=$User.username, sis_id=$Person.sourcedId.
+LMS_ID_PARAMETERS = ("lms_user_id", "login_id", "sis_id")
+LMS_FORMATS = ("canvas", "moodle")

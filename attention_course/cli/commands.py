@@ -129,6 +129,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         action="store_false",
         help="do not write the graded submissions' feedback (nbgrader generate_feedback)",
     )
+    p.add_argument(
+        "--lms-push",
+        action="store_true",
+        help="then send the assignment's scores to the LMS (attention-course lms push: only "
+        "what changed; needs course.toml's [lms])",
+    )
     _unsandboxed(p, "student's feedback")
     _course(p)
     _db(p)
@@ -292,7 +298,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         help="the environment of the hub and every user's server (made if missing)",
     )
     p.add_argument("--instructor", required=True, metavar="NAME", help="the instructor's account")
-    p.add_argument("--students", required=True, metavar="NAME,NAME", help="the students' accounts")
+    p.add_argument(
+        "--students",
+        default="",
+        metavar="NAME,NAME",
+        help="the students' accounts (needed without --lti; with it, made at each first launch)",
+    )
     p.add_argument(
         "--exchange",
         type=Path,
@@ -325,6 +336,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         default=HUB_CHECK.port,
         metavar="PORT",
         help=f"with --checks: the grading service's port on 127.0.0.1 (default: {HUB_CHECK.port})",
+    )
+    p.add_argument(
+        "--lti",
+        action="store_true",
+        help="users launch the hub from the course's LMS (LTI 1.3, the platform in course.toml's "
+        "[lms]) instead of logging in with local passwords; installs the lti extra",
     )
     p.add_argument("--python", metavar="PYTHON", help="the Python of a new environment")
     _course(p, "the course the hub serves (its instructor's own folder)")

@@ -241,7 +241,12 @@ def _autograde(args: argparse.Namespace, pool: Pool, students: list[str]) -> int
         return 1
     for line in class_run_lines(run):
         print(line)
-    return 0 if run.ok else 1
+    pushed = True
+    if args.lms_push:
+        from attention_course.cli.lms_push import push_assignments
+
+        pushed = push_assignments(root, [args.assignment])
+    return 0 if run.ok and pushed else 1
 
 
 def scores(args: argparse.Namespace) -> int:
@@ -403,18 +408,27 @@ def jupyterhub(args: argparse.Namespace) -> int:
         proxy_api_port=args.proxy_api_port,
         proxy=args.proxy,
         checks_port=args.checks_port if args.checks else None,
+        lti=args.lti,
     )
     hub.check_plan(plan)
     plan = dataclasses.replace(plan, proxy=hub.which_proxy(args.proxy))
     if args.out.exists() and not args.out.is_dir():
         raise UserError(f"{args.out}: exists and is not a folder")
     print(f"installing this package and JupyterHub into {plan.venv} ...", flush=True)
-    hub.install_environment(plan.venv, args.python)
+    hub.install_environment(plan.venv, args.python, lti=plan.lti)
     try:
         files = hub.write_hub(plan)
     except OSError as exc:
         raise UserError(f"{exc.filename}: cannot write ({exc.strerror})") from None
     for path in files:
         print(f"wrote {path}")
-    print(f"Start the hub (as root): {hub.hub_command(plan)}\nThen log in at {plan.url}/")
+    print(f"Start the hub (as root): {hub.hub_command(plan)}")
+    if plan.lti:
+        print(
+            f"Then launch it from the LMS: its login URL is {plan.url}/hub/lti13/oauth_login, "
+            f"its redirect URL {plan.url}/hub/lti13/oauth_callback, its keys "
+            f"{plan.url}/hub/lti13/jwks (docs/instructors.md, 'The LMS')"
+        )
+    else:
+        print(f"Then log in at {plan.url}/")
     return 0

@@ -51,6 +51,10 @@ def build_parser() -> argparse.ArgumentParser:
     from attention_course.cli import hub_check
 
     hub_check.add_parsers(sub)
+
+    from attention_course.cli import lms
+
+    lms.add_parser(sub)
     return parser
 
 

@@ -14,6 +14,11 @@ as the instructor: students check notebooks with the hidden graders from Jupyter
 "Check with the course's graders" button, lab_check.py) or a terminal. More hub services
 (`c.JupyterHub.services`), their roles (`c.JupyterHub.load_roles`), variables for every user's
 server and lines of configuration of one's own are passed to `write_hub`.
+
+With `lti`, users come from the course's LMS instead of local passwords: LTI 1.3 launches
+(lms/hub_auth.py, from the `lti` extra), the platform declared in course.toml's `[lms]`; a
+student's account is made at their first launch, the instructor's context roles give the
+instructor's account. Local accounts stay the default.
 """
 
 from __future__ import annotations
@@ -71,6 +76,7 @@ class HubPlan:
     environment: dict[str, str] = field(default_factory=dict)  # for every user's server
     extra_lines: tuple[str, ...] = ()  # configuration lines of one's own, appended as they are
     checks_port: int | None = None  # the course's grading service on this port (None: none)
+    lti: bool = False  # LTI 1.3 launches from the LMS (course.toml's [lms]) instead of PAM
 
     @property
     def config_file(self) -> Path:
@@ -103,7 +109,11 @@ def check_plan(plan: HubPlan) -> None:
                 f"{home}: {name}'s home is open to other accounts, so students could read each "
                 f"other's work (chmod 700 {home})"
             )
-    if not plan.students:
+    if plan.lti:
+        from attention_course.integrations.lms import config
+
+        config.require(course).need("authorize_url", "jwks_url")
+    elif not plan.students:
         raise UserError("no student accounts (--students NAME,NAME...)")
     if plan.instructor in plan.students:
         raise UserError(f"{plan.instructor}: both the instructor and a student")
@@ -212,9 +222,7 @@ def hub_config_text(plan: HubPlan) -> str:
         f"c.JupyterHub.db_url = {'sqlite:///' + str(out / 'jupyterhub.sqlite')!r}",
         f"c.JupyterHub.cookie_secret_file = {str(out / 'jupyterhub_cookie_secret')!r}",
         "",
-        "# Local accounts, with their own passwords (PAM); only the course's.",
-        'c.JupyterHub.authenticator_class = "pam"',
-        f"c.Authenticator.allowed_users = {_set_text([plan.instructor, *plan.students])}",
+        *(_lti_lines() if plan.lti else _pam_lines(plan)),
         "",
         "# Each user's JupyterLab runs as their account, from the course's environment.",
         'c.JupyterHub.spawner_class = "localprocess"',
@@ -256,6 +264,28 @@ def hub_config_text(plan: HubPlan) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _pam_lines(plan: HubPlan) -> list[str]:
+    return [
+        "# Local accounts, with their own passwords (PAM); only the course's.",
+        'c.JupyterHub.authenticator_class = "pam"',
+        f"c.Authenticator.allowed_users = {_set_text([plan.instructor, *plan.students])}",
+    ]
+
+
+LTI_AUTHENTICATOR = "attention_course.integrations.lms.hub_auth.CourseLTI13Authenticator"
+
+
+def _lti_lines() -> list[str]:
+    return [
+        "# LTI 1.3 launches from the course's LMS, its platform in course.toml's [lms]: a",
+        "# student's account is made at their first launch; an instructor's role in the LMS",
+        "# course gives the instructor's account. No passwords.",
+        f"c.JupyterHub.authenticator_class = {LTI_AUTHENTICATOR!r}",
+        "c.CourseLTI13Authenticator.course = COURSE",
+        "c.CourseLTI13Authenticator.instructor = INSTRUCTOR",
+    ]
+
+
 def _set_text(names: Sequence[str]) -> str:
     """A set of strings as Python text, in sorted order (a set's repr varies from run to run)."""
     return "{" + ", ".join(repr(name) for name in sorted(set(names))) + "}"
@@ -273,9 +303,25 @@ def jupyterhub_requirement() -> str:
         return HUB.jupyterhub
 
 
-def install_environment(venv: Path, python: str | None = None) -> Path:
+def lti_requirements() -> list[str]:
+    """The `lti` extra's libraries, pinned to this environment's versions where it has them."""
+    found = []
+    for name in LTI_PACKAGES:
+        try:
+            found.append(f"{name}=={metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            pass
+    return found
+
+
+# The `lti` extra (pyproject.toml): the hub's LTI 1.3 launches and `lms push`.
+LTI_PACKAGES = ("jupyterhub-ltiauthenticator", "pylti1p3next")
+
+
+def install_environment(venv: Path, python: str | None = None, lti: bool = False) -> Path:
     """Make `venv` (with `python`, if it does not exist yet) and pip-install this package's
-    wheel and JupyterHub into it, readable by every account; returns its jupyterhub program."""
+    wheel and JupyterHub into it (with `lti`, the `lti` extra too), readable by every account;
+    returns its jupyterhub program."""
     if not (venv / "bin" / "python").exists():
         interpreter = str(python or getattr(sys, "_base_executable", sys.executable))
         _run([interpreter, "-m", "venv", str(venv)], f"{interpreter} -m venv {venv}")
@@ -286,7 +332,12 @@ def install_environment(venv: Path, python: str | None = None) -> Path:
         pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q"]
         pip.append("--disable-pip-version-check")
         same = installed_already(venv, wheel)
-        _run([*pip, jupyterhub_requirement(), *([] if same else [str(wheel)])], f"pip in {venv}")
+        extra = lti_requirements() if lti else []
+        if lti:  # (an engine installed already gets the extra's libraries)
+            extra.append(f"{wheel}[lti]")
+        elif not same:
+            extra.append(str(wheel))
+        _run([*pip, jupyterhub_requirement(), *extra], f"pip in {venv}")
         if not same and not installed_already(venv, wheel):
             # pip keeps an installed engine of the same version, whatever its files
             _run([*pip, "--no-deps", "--force-reinstall", str(wheel)], f"pip in {venv}")

@@ -25,6 +25,8 @@ from attention_course.course import find_course
 
 # The endpoints of the "Check with the course's graders" button (on the course's hub).
 LAB_CHECK = "attention_course.integrations.lab_check"
+# The link that opens an assignment's notebook, fetching it first (where an LMS launch lands).
+LAB_OPEN = "attention_course.integrations.lab_open"
 # Server extensions: off for students, or added for them.
 SERVER_EXTENSIONS = {
     "nbgrader.server_extensions.formgrader": False,
@@ -32,6 +34,7 @@ SERVER_EXTENSIONS = {
     "attention_course.integrations.jupyter_validate": True,
     "attention_course.integrations.jupyter_assignments": True,
     LAB_CHECK: True,
+    LAB_OPEN: True,
 }
 # JupyterLab plugins of nbgrader that only instructors need.
 INSTRUCTOR_PLUGINS = (

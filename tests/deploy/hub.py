@@ -32,7 +32,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -211,10 +211,17 @@ def deploy_hub(
     environment: dict[str, str] | None = None,
     extra_lines: Sequence[str] = (),
     hub_check: str = "",
+    lms: Callable[[str, Path], str] | None = None,
+    nbgrader_lines: str = "",
 ) -> Iterator[HubDeployment]:
     """Deploy and start the course's hub as the README says, with an instructor and
     `students` student accounts; everything is stopped and removed afterwards. `hub_check`
-    is the course's `[hub_check]` table (the checks' limits), added to its course.toml."""
+    is the course's `[hub_check]` table (the checks' limits), added to its course.toml.
+
+    `lms(hub_url, homes)` gives the course's `[lms]` table (its platform) for an LTI hub: the
+    command is run with `--lti` instead of `--students`, students' accounts are made by the
+    hub at their first launch with their homes under `homes`, and removed afterwards with
+    the others. `nbgrader_lines` are added to the course's nbgrader_config.py."""
     if os.geteuid() != 0:
         _cannot_run("a JupyterHub of local accounts needs root (run the tests as root, as CI)")
     if not os.access(PROXY, os.X_OK):
@@ -233,6 +240,9 @@ def deploy_hub(
         if hub_check:
             with (course / "course.toml").open("a") as toml:
                 toml.write(f"\n[hub_check]\n{hub_check}\n")
+        if nbgrader_lines:
+            with (course / "nbgrader_config.py").open("a") as config:
+                config.write(f"\n{nbgrader_lines}\n")
         subprocess.run(["chown", "-R", f"{instructor.name}:", str(course)], check=True)
         course.chmod(0o700)  # the graders and the gradebook: the instructor's alone
         plan = HubPlan(
@@ -255,8 +265,18 @@ def deploy_hub(
             README_INSTRUCTOR: plan.instructor,
             README_STUDENTS: ",".join(plan.students),
         }
+        if lms is not None:
+            homes = base / "lti-homes"
+            homes.mkdir()
+            homes.chmod(0o755)
+            with (course / "course.toml").open("a") as toml:
+                toml.write(lms(plan.url, homes))
         write, start = readme_hub_commands()
         write = [_named(word, names) for word in write]
+        if lms is not None:  # the students come from the LMS
+            at = write.index("--students")
+            write[at : at + 2] = ["--lti"]
+            plan = replace(plan, students=(), lti=True)
         write += ["--port", plan.port, "--hub-port", plan.hub_port]
         write += ["--proxy-api-port", plan.proxy_api_port]
         if "--checks" in write:  # the course's grading service, on a free port
@@ -287,7 +307,27 @@ def deploy_hub(
             hub.stop()
         for account in accounts:
             remove_account(account)
+        for name in _lti_accounts(base / "course"):
+            remove_account(HubAccount(name, 0, 0, Path("/nonexistent"), base=Path("/nonexistent")))
         shutil.rmtree(base, ignore_errors=True)
+
+
+def _lti_accounts(course: Path) -> list[str]:
+    """The accounts an LTI hub made for students at their launches (launches.json)."""
+    try:
+        book = json.loads((course / "lms" / "launches.json").read_text())
+    except (OSError, ValueError):
+        return []
+    found = [u.get("student_id") for u in book.get("users", {}).values()]
+    return [name for name in found if name and _exists(name)]
+
+
+def _exists(name: str) -> bool:
+    try:
+        pwd.getpwnam(name)
+    except KeyError:
+        return False
+    return True
 
 
 def _named(word: str, names: dict[str, str]) -> str:

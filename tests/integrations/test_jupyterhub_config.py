@@ -16,13 +16,14 @@ from traitlets.config import Config
 
 from attention_course.errors import UserError
 from attention_course.integrations.jupyterhub import (
+    LTI_AUTHENTICATOR,
     HubPlan,
     check_plan,
     hub_config_text,
     installed_already,
     write_hub,
 )
-from attention_course.integrations.student_config import LAB_CHECK
+from attention_course.integrations.student_config import LAB_CHECK, LAB_OPEN
 from attention_course.integrations.wheel import build_wheel
 from attention_course.settings import CHECK_URL_ENV, EXCHANGE_ENV
 
@@ -171,3 +172,46 @@ def test_an_environment_counts_as_installed_only_with_the_wheels_very_files(tmp_
     assert not installed_already(tmp_path / "venv", wheel)
     (info / "RECORD").write_text(record + "attention_course/stale.py,sha256=abc,3\n")
     assert not installed_already(tmp_path / "venv", wheel)
+
+
+LMS_TABLE = """
+[lms]
+issuer = "https://lms.example.edu"
+client_id = "tool-1"
+deployments = ["d1"]
+authorize_url = "https://lms.example.edu/auth"
+jwks_url = "https://lms.example.edu/jwks"
+"""
+
+
+def test_lti_replaces_passwords_with_launches_from_the_courses_lms(tmp_path):
+    """`--lti`: the course's LTI 1.3 authenticator, pointed at the course (its [lms] table)
+    and the instructor's account; no password login, no fixed list of students; the same
+    environments per user; students' servers open an assignment from a link."""
+    plan = _plan(tmp_path, students=(), lti=True)
+    (plan.course / "course.toml").write_text('[course]\nid = "c"\n')
+    with pytest.raises(UserError, match=r"no \[lms\] table"):
+        check_plan(plan)
+    (plan.course / "course.toml").write_text(LMS_TABLE)
+    check_plan(plan)
+    c = _load(hub_config_text(plan))
+    assert c.JupyterHub.authenticator_class == LTI_AUTHENTICATOR
+    assert c.CourseLTI13Authenticator.course == str(plan.course.resolve())
+    assert c.CourseLTI13Authenticator.instructor == ME
+    assert "allowed_users" not in c.Authenticator
+    assert _spawned(c, "lti-4f2a").environment["JUPYTER_CONFIG_PATH"] == str(
+        plan.student_config.resolve()
+    )
+    assert _spawned(c, ME).notebook_dir == str(plan.course.resolve())
+    nbgrader = "c = get_config()\nc.CourseDirectory.course_id = 'c'\nc.Exchange.root = '/x'\n"
+    (plan.course / "nbgrader_config.py").write_text(nbgrader)
+    write_hub(plan)
+    server = json.loads((plan.student_config / "jupyter_server_config.json").read_text())
+    assert server["ServerApp"]["jpserver_extensions"][LAB_OPEN] is True
+
+
+def test_lti_needs_the_platforms_login_addresses(tmp_path):
+    plan = _plan(tmp_path, students=(), lti=True)
+    (plan.course / "course.toml").write_text(LMS_TABLE.replace('jwks_url = "https', "# "))
+    with pytest.raises(UserError, match="needs jwks_url"):
+        check_plan(plan)
