@@ -112,7 +112,8 @@ def autograde_class(
         if not remote:  # a remote cluster's workers check their own sandbox
             confined.require(unsandboxed)
         db_url, course_id = gradebook_settings(root)
-        waits.watch(stall, postgres=gradebook.is_postgres(db_url))  # this run's own waits too
+        # this run's own waits on the gradebook: broken past the stall limit, said once long
+        waits.watch(stall, postgres=gradebook.is_postgres(db_url), told_after=PACING.wait_noted)
         shared = (
             gradebook.SubmissionLocks(db_url, course_id, assignment, retries)
             if gradebook.is_postgres(db_url)
@@ -121,6 +122,7 @@ def autograde_class(
         records = gradebook.Records(db_url, course_id, assignment)
         state = State(root, assignment, shared, records, retries)
         tell = progress or (lambda *a: None)
+        waits.WAITS.reset(_noting(tell, stall))
 
         def steady(step, *args, again: bool = True):
             """A step of the gradebook's, through its transient faults (`again`: tried again
@@ -160,6 +162,7 @@ def autograde_class(
                 times = (deadline, stall)
                 _grade(run, todo, root, state, pool, unsandboxed, feedback, tell, times, retries)
         finally:
+            waits.WAITS.reset(None)
             if close is not None:
                 close()
             state.close()
@@ -358,6 +361,21 @@ def _grade(run, todo, root, state, jobs, unsandboxed, feedback, tell, times, ret
                 state.unlock(job.task)
         for student in list(again.due):
             state.unlock(student)
+
+
+RUN = "(this run)"  # who waits, in the progress, when the run itself waits
+
+
+def _noting(tell, stall: float):
+    """What tells the run's progress of a wait of the run's own on the gradebook (waits.py)."""
+
+    def told(wait, waited: float) -> None:
+        if wait is not None:
+            lasted = time.monotonic() - wait.since
+            reason = f"waiting on {wait.what} for {lasted:.0f} s (a stall after {stall:g} s)"
+            tell("wait", RUN, Outcome(RUN, "wait", reason))
+
+    return told
 
 
 def _note_wait(job: GradingJob, tell) -> None:

@@ -11,7 +11,8 @@ thread per process, looks every PACING.wait_poll: a wait on the gradebook longer
 limit is broken (its socket shut down: the statement fails at once with psycopg's
 OperationalError, a transient fault the caller tries again) and kept in `stalls`, in words; a
 wait on the disk cannot be broken: the run that started the process stops it instead. A wait
-that has lasted `told_after` is told to `listener`, and so is its end.
+that has lasted `told_after` is told to `listener`, and so is its end (under the guard: in the
+order they happen).
 """
 
 from __future__ import annotations
@@ -68,14 +69,13 @@ class Waits:
         return token
 
     def end(self, token: int) -> None:
-        with self.guard:
+        with self.guard:  # (told under the guard: a wait's end is never told before it)
             wait = self.open.pop(token, None)
             if wait is None:
                 return
             self.finished += time.monotonic() - wait.since
-            told, now, waited = wait.told, self._oldest_told(), self.finished
-        if told and self.listener is not None:
-            self.listener(now, waited)
+            if wait.told and self.listener is not None:
+                self.listener(self._oldest_told(), self.finished)
 
     def _oldest_told(self) -> Wait | None:
         told = [wait for wait in self.open.values() if wait.told]
@@ -104,9 +104,8 @@ class Waits:
         elif not blocked and self.disk is not None:
             self.end(self.disk)
             self.disk = None
-        tell: Wait | None = None
         with self.guard:
-            for wait in self.open.values():
+            for wait in list(self.open.values()):
                 if wait.brake is not None and not wait.broken and now - wait.since > self.stall:
                     wait.broken = True
                     self.stalls.append(f"{wait.what} did not answer for {now - wait.since:.0f} s")
@@ -114,10 +113,8 @@ class Waits:
                         wait.brake()
                 if not wait.told and now - wait.since >= self.told_after:
                     wait.told = True
-                    tell = wait
-            waited = self.finished
-        if tell is not None and self.listener is not None:
-            self.listener(tell, waited)
+                    if self.listener is not None:
+                        self.listener(wait, self.finished)
 
     def _watch(self) -> None:
         while True:

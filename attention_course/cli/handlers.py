@@ -208,7 +208,10 @@ def _autograde(args: argparse.Namespace, pool: Pool, students: list[str]) -> int
             bar[0].started()
             return
         if kind in ("retry", "wait"):  # the infrastructure's: waited for, or tried again
-            bar[0].note(f"  {value}: {outcome.reason}")
+            if bar:
+                bar[0].note(f"  {value}: {outcome.reason}")
+            else:  # (the run waits before it starts grading)
+                print(f"  {value}: {outcome.reason}", file=sys.stderr, flush=True)
             return
         detail = f"{outcome.total:g} points" if outcome.total is not None else outcome.reason
         if outcome.replaced is not None:
