@@ -266,6 +266,7 @@ class Records:
         self.names = (course_id, assignment)
         self.engine: Any = None
         self.ready = False
+        self.nbgrader = False  # nbgrader's tables are there
         self.table = sa.Table(
             RECORDS_TABLE,
             sa.MetaData(),
@@ -325,7 +326,8 @@ class Records:
         t = self.table
         columns = [t.c.student, t.c.fingerprint, t.c.outcome]
         source: Any = t
-        if held:
+        joined = held and self._nbgraders()  # (none held in a gradebook without nbgrader's)
+        if joined:
             from nbgrader.api import Assignment, SubmittedAssignment
 
             a, sub = Assignment.__table__, SubmittedAssignment.__table__
@@ -341,8 +343,16 @@ class Records:
         found = {row[0]: {**json.loads(row[2]), "fingerprint": row[1]} for row in rows}
         if held:
             for row in rows:
-                found[row[0]]["held"] = row[3] is not None
+                found[row[0]]["held"] = joined and row[3] is not None
         return found
+
+    def _nbgraders(self) -> bool:
+        """Whether nbgrader's tables are there beside this one (a gradebook nbgrader made)."""
+        import sqlalchemy as sa
+
+        if not self.nbgrader:
+            self.nbgrader = sa.inspect(self._engine()).has_table("submitted_assignment")
+        return self.nbgrader
 
     def put(self, student: str, fingerprint: str, outcome: dict) -> None:
         import json
