@@ -50,6 +50,7 @@ from tests.classgrade.test_cluster_grading import scores_in, submission_rows
 from tests.pgserver import PostgresServer
 
 BROKEN = '{"cells": [ not json'
+BACKUP_WAIT = ".timeout 60000"  # the sqlite3 program waits for a run's write, as the docs say
 
 
 @pytest.fixture(scope="module")
@@ -244,7 +245,7 @@ def test_a_gradebook_restored_from_a_backup_taken_mid_run_is_completed_by_the_sa
             server.dump(db_url, backup)
         else:
             done = subprocess.run(
-                [sqlite3_program(), str(course / "gradebook.db"), f".backup {backup}"],
+                [sqlite3_program(), str(course / "gradebook.db"), BACKUP_WAIT, f".backup {backup}"],
                 capture_output=True,
                 text=True,
                 timeout=120,
