@@ -22,6 +22,7 @@ import signal
 import sys
 import threading
 import time
+import traceback
 from pathlib import Path
 from typing import IO
 
@@ -169,8 +170,6 @@ def grade(
         side = outcomes.of_exception(exc)
         reason = outcomes.describe(exc)
         _fault(reply, side, waits.stalled(reason) if side in outcomes.RETRIED else reason)
-        import traceback
-
         text = traceback.format_exc()
     finally:
         waits.WAITS.reset(None)

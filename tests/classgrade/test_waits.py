@@ -81,7 +81,7 @@ def test_a_wait_and_its_end_are_told_in_the_order_they_happen():
 
 
 def test_the_followed_threads_state_is_read_from_the_kernel():
-    """A thread that sleeps is in state S; a thread that is gone has none."""
+    """A thread that sleeps is in state S, one that runs R; no thread, no state."""
     sleeping = threading.Event()
     ids: list[int] = []
 
@@ -100,7 +100,7 @@ def test_the_followed_threads_state_is_read_from_the_kernel():
     finally:
         sleeping.set()
         thread.join()
-    assert waits.thread_state(ids[0]) == ""
+    assert waits.thread_state(0) == ""  # (a thread's id is never 0; one gone may be reused)
 
 
 class _Nothing:
