@@ -117,14 +117,19 @@ class Drill:
                 os.environ[DB_ENV] = before
 
     def rows(self) -> dict[str, int]:
+        """student -> its rows (submissions of the assignment) in the gradebook; none before
+        nbgrader made its tables."""
         import psycopg
 
         with psycopg.connect(self.db.replace("postgresql+psycopg://", "postgresql://")) as conn:
-            found = conn.execute(
-                "SELECT s.student_id, count(*) FROM submitted_assignment s JOIN assignment a "
-                "ON a.id = s.assignment_id WHERE a.name = %s GROUP BY s.student_id",
-                (ASSIGNMENT,),
-            ).fetchall()
+            try:
+                found = conn.execute(
+                    "SELECT s.student_id, count(*) FROM submitted_assignment s JOIN assignment "
+                    "a ON a.id = s.assignment_id WHERE a.name = %s GROUP BY s.student_id",
+                    (ASSIGNMENT,),
+                ).fetchall()
+            except psycopg.errors.UndefinedTable:
+                return {}
         return dict(found)
 
     def expected(self) -> dict[str, float]:
@@ -171,10 +176,10 @@ def _missing(text: str) -> int:
 
 
 def stall(d: Drill, seconds: float, limit: float | None) -> None:
-    """Every process of the server stopped for `seconds` once the first submission is done
+    """Every process of the server stopped for `seconds` once the first submission is graded
     (others in flight), under a 20 s deadline; `limit`: a shortened stall limit (one retry)."""
     stopped: list[int] = []
-    over = threading.Event()
+    over, frozen = threading.Event(), threading.Event()
     said: list[str] = []
 
     def freeze() -> None:
@@ -182,8 +187,8 @@ def stall(d: Drill, seconds: float, limit: float | None) -> None:
         threading.Timer(seconds, lambda: (d.server.thaw(stopped), over.set())).start()
 
     def progress(kind: str, student, outcome) -> None:
-        if kind == "done" and not stopped and not said:
-            said.append("frozen")
+        if kind == "done" and outcome.status == "graded" and not frozen.is_set():
+            frozen.set()
             threading.Timer(0.5, freeze).start()
         if kind in ("done", "retry", "wait") and outcome is not None:
             said.append(f"  {student}: {outcome.status} ({outcome.reason})")
@@ -320,8 +325,8 @@ def dask_restart(d: Drill) -> None:
         outage.set()
 
     def progress(kind: str, student, outcome) -> None:
-        if kind == "done" and not told:
-            told.append("down")
+        if kind == "done" and outcome.status == "graded" and not told:
+            told.append("down")  # with others in flight on the workers
             threading.Timer(0.5, down).start()
         if kind == "retry":
             told.append(student)
