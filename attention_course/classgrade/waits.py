@@ -3,16 +3,17 @@ database and the disk. Such time is the infrastructure's, never the student's (o
 does not count against a submission's deadline, and a wait that does not end is a stall.
 
 Every wait of a PostgreSQL connection on its server goes through psycopg's `Connection.wait`
-(each statement, commit, rollback and ping): `watch(postgres=True)` wraps it, so that each is a
-`Wait` here while it lasts. A thread blocked on the disk (a local disk or a network file system
-that does not answer) is seen from outside: the kernel shows it in state D (uninterruptible
-sleep), which the watchdog samples for the one thread it is asked to follow. The watchdog, one
-thread per process, looks every PACING.wait_poll: a wait on the gradebook longer than the stall
-limit is broken (its socket shut down: the statement fails at once with psycopg's
-OperationalError, a transient fault the caller tries again) and kept in `stalls`, in words; a
-wait on the disk cannot be broken: the run that started the process stops it instead. A wait
-that has lasted `told_after` is told to `listener`, and so is its end (under the guard: in the
-order they happen).
+(each statement, commit, rollback and ping), and making one through `Connection.connect`:
+`watch(postgres=True)` wraps both, so that each is a `Wait` here while it lasts. A thread
+blocked on the disk (a local disk or a network file system that does not answer) is seen from
+outside: the kernel shows it in state D (uninterruptible sleep), which the watchdog samples for
+the one thread it is asked to follow. The watchdog, one thread per process, looks every
+PACING.wait_poll: a statement waiting longer than the stall limit is broken (its socket shut
+down: it fails at once with psycopg's OperationalError, a transient fault the caller tries
+again) and kept in `stalls`, in words; a connection being made is bounded by its own
+connect_timeout; a wait on the disk cannot be broken: the run that started the process stops
+it instead. A wait that has lasted `told_after` is told to `listener`, and so is its end (under
+the guard: in the order they happen).
 """
 
 from __future__ import annotations
@@ -167,12 +168,15 @@ def _shut(conn) -> None:
 
 
 def _wrap_psycopg() -> None:
-    """Every wait of a psycopg connection on its server is a Wait (once per process)."""
+    """Every wait of a psycopg connection on its server is a Wait (once per process): each
+    statement, commit and ping (`Connection.wait`, broken past the stall limit), and making a
+    connection (`connect`, which its connect_timeout bounds: gradebook.POSTGRES_OPTIONS)."""
     import psycopg
 
     wait = psycopg.Connection.wait
     if getattr(wait, "watched", False):
         return
+    connect = psycopg.Connection.connect.__func__  # type: ignore[attr-defined]
 
     @functools.wraps(wait)
     def watched(self, *args, **kwargs):
@@ -182,8 +186,18 @@ def _wrap_psycopg() -> None:
         finally:
             WAITS.end(token)
 
+    @functools.wraps(connect)
+    def connecting(cls, *args, **kwargs):
+        token = WAITS.begin(GRADEBOOK, None)
+        try:
+            return connect(cls, *args, **kwargs)
+        finally:
+            WAITS.end(token)
+
     watched.watched = True  # type: ignore[attr-defined]
     psycopg.Connection.wait = watched  # type: ignore[method-assign]
+    psycopg.Connection.connect = classmethod(connecting)  # type: ignore[method-assign,assignment]
+    psycopg.connect = psycopg.Connection.connect  # (the module's name for it, as SQLAlchemy calls)
 
 
 def stalled(text: str) -> str:

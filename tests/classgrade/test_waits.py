@@ -30,7 +30,8 @@ def test_a_statement_on_a_stopped_server_is_broken_at_the_stall_limit_and_said(s
     """Every process of the server stopped (SIGSTOP): a statement on an open connection would
     wait for ever (the kernel still acknowledges what it is sent); watched, it fails with
     psycopg's OperationalError (a transient fault) once the stall limit has passed, and the
-    stall is kept in words. A statement shorter than the limit is left alone."""
+    stall is kept in words. A statement shorter than the limit is left alone. A connection made
+    to the stopped server is a wait too, told, which its connect_timeout ends."""
     conninfo = normalize(server.new_database()).replace("postgresql+psycopg://", "postgresql://")
     conn = psycopg.connect(conninfo, autocommit=True)
     watched = waits.watch(stall=1.5, postgres=True)
@@ -50,6 +51,13 @@ def test_a_statement_on_a_stopped_server_is_broken_at_the_stall_limit_and_said(s
         assert waits.stalled("the gradebook's database failed: gone").startswith(
             "the gradebook's database did not answer for 2 s (a stall"
         )
+        told: list[str | None] = []  # a connection made meanwhile: a wait, bounded by its timeout
+        watched.reset(lambda wait, waited: told.append(wait and wait.what))
+        began = time.monotonic()
+        with pytest.raises(psycopg.OperationalError):
+            psycopg.connect(conninfo, connect_timeout=2)
+        assert time.monotonic() - began >= 2 and watched.waited() >= 2
+        assert told == [waits.GRADEBOOK, None]  # told as it lasted, then its end
     finally:
         server.thaw(stopped)
         watched.reset()
