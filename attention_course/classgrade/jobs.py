@@ -79,6 +79,7 @@ class State:
         retries: Retries = RETRIES,
     ):
         self.retries = retries
+        self.root, self.assignment = root, assignment
         self.folder = root / STATE_DIR / assignment
         self.folder.mkdir(parents=True, exist_ok=True)
         self.locks: dict[str, BinaryIO] = {}
@@ -132,6 +133,18 @@ class State:
         if self.records is not None:
             outcomes.retrying(self.records.put, student, fingerprint, kept, retries=self.retries)
         self._write(student, {"fingerprint": fingerprint, **kept})
+
+    def take_back(self, student: str) -> float | None:
+        """A submission graded "not graded" has no score: every grade an earlier version earned
+        taken back from the gradebook (nbgrader_api.record_ungraded: nbgrader leaves them when
+        it fails); the total it had, if it had one. Nothing without records (a state of this
+        folder alone)."""
+        if self.records is None:
+            return None
+        from attention_course.classgrade.nbgrader_api import record_ungraded
+
+        db_url = self.records.db_url
+        return record_ungraded(self.assignment, [student], self.root, db_url).get(student)
 
     def begin(self, student: str, fingerprint: str) -> None:
         """Mark the submission as being graded, in the gradebook: the scores it holds for it are
@@ -435,11 +448,15 @@ def finished(run, reply, state, prints, tell, again: Retrying | None = None) -> 
         outcome = Outcome(student, "error", reply.get("reason", ""), seconds=seconds)
     if side in outcomes.RECORDED:  # a fault of grading is tried again by the next run
         try:
+            if outcome.status == "not graded":  # its row first: no score, then its outcome
+                outcome.replaced = outcomes.retrying(
+                    state.take_back, student, retries=state.retries
+                )
             state.record(student, prints[student], outcome)
         except Exception as exc:  # noqa: BLE001 (classified: never the student's)
             if outcomes.of_exception(exc) not in outcomes.RETRIED:
                 raise
-            why = f"graded, but its outcome was not recorded: {outcomes.describe(exc)}"
+            why = f"{outcome.status}, but its outcome was not recorded: {outcomes.describe(exc)}"
             outcome = Outcome(student, "error", why, seconds=seconds)
             side = outcomes.TRANSIENT
     else:  # its scores in the gradebook are not reliable: said there, with the cause

@@ -90,13 +90,15 @@ def gradebook_settings(root: Path) -> tuple[str, str]:
     return config.CourseDirectory.db_url, config.CourseDirectory.get("course_id") or ""
 
 
-def _gradebook(root: Path):
-    """The course's gradebook, as nbgrader_config.py names it (use it in a `with`)."""
+def _gradebook(root: Path, db_url: str | None = None):
+    """The course's gradebook, as nbgrader_config.py names it, or `db_url` (a Dask task's,
+    whatever its worker's environment says) (use it in a `with`)."""
     from nbgrader.api import Gradebook
 
     config = _config(root)
     gradebook.find_alembic()  # a new PostgreSQL gradebook gets its tables here
-    return Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id)
+    url = gradebook.normalize(db_url) if db_url else config.CourseDirectory.db_url
+    return Gradebook(url, config.CourseDirectory.course_id)
 
 
 def gradebook_exists(root: Path) -> bool:
@@ -218,15 +220,18 @@ def add_students(students: list[str], root: Path) -> None:
             gb.update_or_create_student(student)
 
 
-def record_ungraded(assignment: str, students: list[str], root: Path) -> dict[str, float]:
+def record_ungraded(
+    assignment: str, students: list[str], root: Path, db_url: str | None = None
+) -> dict[str, float]:
     """Submissions that cannot be graded stand in the gradebook with no score (0 in totals and
     means): the student, the submission, and none of the grades, comments or late penalty an
     earlier version earned (an invalid resubmission replaces the score of the valid one, manual
     grades included: they were given to the earlier version), in one transaction; then no
     autograded copy of an earlier version that would no longer match. Returns the total each
-    student's submission had before, for those that had one."""
+    student's submission had before, for those that had one. `db_url`: the gradebook, if not
+    the course's own."""
     before: dict[str, float] = {}
-    with _gradebook(root) as gb:
+    with _gradebook(root, db_url) as gb:
         for student in students:
             gb.update_or_create_student(student)
             submission = gb.update_or_create_submission(assignment, student)

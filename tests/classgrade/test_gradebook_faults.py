@@ -32,14 +32,18 @@ import threading
 import time
 from pathlib import Path
 
+import nbformat
+import psycopg
 import pytest
 
 from attention_course.classgrade.gradebook import DB_ENV
 from attention_course.classgrade.run import STATE_DIR, autograde_class
+from attention_course.cli.samples import sample_notebooks
 from attention_course.settings import Retries
 from tests.classgrade.test_class_grading import (
     ASSIGNMENT,
     CLI,
+    SPIN,
     _write,
     expected_total,
     fresh_course,
@@ -122,21 +126,32 @@ def _remove(course: Path) -> None:
 
 
 class Stall:
-    """A run's `progress` that stops every process of the server 1.5 s after the first
-    submission (s00) is done (by then the run has sent `sleepy`, whose grading takes some
-    seconds) and lets them go on `seconds` later."""
+    """A run's `progress` that stalls the gradebook 1.5 s after the first submission (s00) is
+    done (by then the run has sent `sleepy`, whose grading takes some seconds) and lets it go
+    on `seconds` later: every process of the server stopped (`how` "stopped": SIGSTOP, as a
+    storage or VM stall stops it), or the table of nbgrader's grades locked by another session
+    ("locked": as `VACUUM FULL` locks it)."""
 
-    def __init__(self, server: PostgresServer, seconds: float):
-        self.server, self.seconds = server, seconds
+    def __init__(self, server: PostgresServer, seconds: float, how: str = "stopped", db=""):
+        self.server, self.seconds, self.how, self.db = server, seconds, how, db
         self.stopped: list[int] = []
+        self.locker: psycopg.Connection | None = None
         self.over = threading.Event()
 
     def _stall(self) -> None:
-        self.stopped.extend(self.server.freeze())
+        if self.how == "stopped":
+            self.stopped.extend(self.server.freeze())
+        else:
+            self.locker = psycopg.connect(self.db.replace("postgresql+psycopg://", "postgresql://"))
+            self.locker.execute("LOCK TABLE grade IN ACCESS EXCLUSIVE MODE")  # (a transaction)
+            self.stopped.append(0)
         threading.Timer(self.seconds, self.end).start()
 
     def end(self) -> None:
-        self.server.thaw(self.stopped)
+        if self.locker is not None:
+            self.locker.rollback()
+            self.locker.close()
+        self.server.thaw([pid for pid in self.stopped if pid])
         self.over.set()
 
     def __call__(self, kind: str, student, outcome) -> None:
@@ -144,22 +159,24 @@ class Stall:
             threading.Timer(1.5, self._stall).start()
 
 
-def test_a_server_stalled_past_the_deadline_is_waited_out_and_no_student_is_blamed(
-    server, monkeypatch
+@pytest.mark.parametrize("how", ["stopped", "locked"])
+def test_a_gradebook_stalled_past_the_deadline_is_waited_out_and_no_student_is_blamed(
+    server, monkeypatch, how
 ):
-    """Every process of PostgreSQL stopped for 40 s while `sleepy` (about 5 s of grading) is
-    graded under a deadline of 20 s: the time its grading waits on the gradebook is not its
-    time, so it is graded in this very run with its score, as is everyone."""
+    """Every process of PostgreSQL stopped, or nbgrader's table of grades locked, for 40 s
+    while `sleepy` (about 5 s of grading) is graded under a deadline of 20 s: the time its
+    grading waits on the gradebook is not its time, so it is graded in this very run with its
+    score, as is everyone."""
     db_url = server.new_database()
     course = fresh_course("attention-stall-")
     paths = write_class(course, 1)  # s00, graded first
     paths["sleepy"] = write_sleepy(course)
     monkeypatch.setenv(DB_ENV, db_url)
-    stall = Stall(server, 40)
+    stall = Stall(server, 40, how, db_url)
     try:
         began = time.monotonic()
         run = autograde_class(ASSIGNMENT, course, jobs=1, progress=stall, deadline=20)
-        assert stall.stopped, "the server was not stopped"
+        assert stall.stopped, "the gradebook was not stalled"
         assert time.monotonic() - began > 40  # the stall was waited out, not cut short
         said = {s: (o.status, o.reason) for s, o in run.outcomes.items()}
         assert said == {"s00": ("graded", ""), "sleepy": ("graded", "")}, said
@@ -440,6 +457,33 @@ def test_an_invalid_resubmission_after_a_graded_one_is_0_with_its_reason(server,
         assert row.split()[-1] == "0", listed.stdout
         notes = listed.stdout.split("not graded (0 points):", 1)[-1]
         assert re.search(rf"^\s+s00: .*{words}", notes, re.M), listed.stdout
+    finally:
+        _remove(course)
+
+
+def test_a_resubmission_past_its_deadline_after_a_graded_one_is_0_with_its_reason(
+    server, monkeypatch
+):
+    """What nbgrader grades and fails as the student's (here: a resubmission whose cells spin
+    past the submission's time) takes back the earlier version's score as a refused one does:
+    0, the reason, the earlier score said."""
+    db_url = server.new_database()
+    course, paths = a_class("attention-resubmit-slow-", 1)
+    try:
+        first = cli(*autograde(course, db_url))
+        assert first.returncode == 0, first.stdout + first.stderr
+        full = expected_total(paths["s00"])
+        assert gradebook_totals(db_url, course)["s00"] == full > 0
+        slow = sample_notebooks(ASSIGNMENT, course)["demo-instructor"]
+        slow.cells.insert(0, nbformat.v4.new_code_cell(SPIN))
+        nbformat.write(slow, paths["s00"])
+        monkeypatch.setenv(DB_ENV, db_url)
+        run = autograde_class(ASSIGNMENT, course, jobs=1, deadline=1.0)
+        said = run.outcomes["s00"]
+        assert (said.status, said.reason) == ("not graded", "grading took longer than 1 s")
+        assert gradebook_totals(db_url, course)["s00"] == 0  # not the earlier version's
+        assert submission_rows(db_url) == {"s00": 1}
+        assert said.replaced == full  # said
     finally:
         _remove(course)
 
