@@ -156,6 +156,10 @@ class Pacing:
     wait_told: float = 0.5
     wait_untold: float = 2.0
     wait_noted: float = 5.0  # a wait this long is said in the run's progress
+    # A grading job breaks its own stalls and answers; a wait it told of that lasts this much
+    # past the stall limit (a disk that does not answer, a job too busy to answer) is ended
+    # by the run, which stops the job.
+    stall_grace: float = 10.0
 
     def in_flight(self, threads: int) -> int:
         """Tasks sent ahead of `threads` worker threads in all."""

@@ -59,6 +59,7 @@ from tests.classgrade.test_class_grading import (  # noqa: E402
     fresh_course,
     write_class,
 )
+from tests.classgrade.test_gradebook_faults import progress_of as _progress  # noqa: E402
 from tests.pgserver import PostgresServer  # noqa: E402
 
 BROKEN = '{"cells": [ not json'
@@ -157,15 +158,6 @@ def _env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", DB_ENV)}
     env["PATH"] = "/usr/bin:/bin"
     return env
-
-
-def _progress(text: str) -> dict[str, str]:
-    found = {}
-    for line in text.splitlines():
-        said = re.match(r"\s+\d+/\d+ (\S+): (graded|not graded|error|busy|unchanged)", line)
-        if said:
-            found[said.group(1)] = said.group(2)
-    return found
 
 
 def _missing(text: str) -> int:

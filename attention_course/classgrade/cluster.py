@@ -152,18 +152,9 @@ def _ask(job: GradingJob, task: dict, seconds: float, wanted) -> tuple[dict | No
 
 
 def _note_wait(job: GradingJob, task: dict) -> None:
-    """Tell the run a wait of the job's on the infrastructure once it has lasted
-    PACING.wait_noted (once per wait)."""
-    if job.waiting is None or job.noted == job.waiting:
-        return
-    what, since = job.waiting
-    lasted = time.monotonic() - since
-    if lasted >= PACING.wait_noted:
-        job.noted = job.waiting
-        reason = (
-            f"waiting on {what} for {lasted:.0f} s (not counted in its time; a stall after "
-            f"{job.stall:g} s)"
-        )
+    """Tell the run a long wait of the job's on the infrastructure (GradingJob.wait_to_note)."""
+    reason = job.wait_to_note()
+    if reason is not None:
         _tell_run(task, "wait", reason)
 
 

@@ -290,17 +290,33 @@ class GradingJob:
         not), or (side, reason): the student's when its grading worked longer than the
         submission's seconds (its waits on the gradebook and the disk not counted, and a wait
         it has not told of yet given PACING.wait_untold), the infrastructure's when a wait it
-        told of went on past the stall limit."""
+        told of went on past the stall limit (and PACING.stall_grace, for the job to break it
+        and answer itself)."""
         if self.task is None:
             return None
         now = time.monotonic() if now is None else now
         current = now - self.waiting[1] if self.waiting else 0.0
-        if self.waiting and current > self.stall + PACING.wait_untold:
+        if self.waiting and current > self.stall + PACING.stall_grace:
             reason = f"{self.waiting[0]} did not answer for {current:.0f} s (a stall)"
             return outcomes.TRANSIENT, reason
         if now - self.sent - self.waited - current > self.seconds + PACING.wait_untold:
             return outcomes.STUDENT, f"grading took longer than {self.seconds:g} s"
         return None
+
+    def wait_to_note(self) -> str | None:
+        """The words for a wait of its submission's on the infrastructure, once, when it has
+        lasted PACING.wait_noted (None: none to say now)."""
+        if self.task is None or self.waiting is None or self.noted == self.waiting:
+            return None
+        what, since = self.waiting
+        lasted = time.monotonic() - since
+        if lasted < PACING.wait_noted:
+            return None
+        self.noted = self.waiting
+        return (
+            f"waiting on {what} for {lasted:.0f} s (not counted in its time; a stall after "
+            f"{self.stall:g} s)"
+        )
 
     def read(self) -> list[dict] | None:
         """Whole lines available now; None when the job has ended."""

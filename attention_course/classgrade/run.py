@@ -379,16 +379,7 @@ def _noting(tell, stall: float):
 
 
 def _note_wait(job: GradingJob, tell) -> None:
-    """Say a wait of a job's submission on the infrastructure in the run's progress once it
-    has lasted PACING.wait_noted (once per wait)."""
-    if job.task is None or job.waiting is None or job.noted == job.waiting:
-        return
-    what, since = job.waiting
-    lasted = time.monotonic() - since
-    if lasted >= PACING.wait_noted:
-        job.noted = job.waiting
-        reason = (
-            f"waiting on {what} for {lasted:.0f} s (not counted in its time; a stall after "
-            f"{job.stall:g} s)"
-        )
+    """Say a long wait of a job's submission on the infrastructure in the run's progress."""
+    reason = job.wait_to_note()
+    if reason is not None and job.task is not None:
         tell("wait", job.task, Outcome(job.task, "wait", reason))

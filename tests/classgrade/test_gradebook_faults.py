@@ -51,6 +51,7 @@ from tests.classgrade.test_class_grading import (
     write_sleepy,
 )
 from tests.classgrade.test_cluster_grading import scores_in, submission_rows
+from tests.classgrade.test_postgres_gradebook import nbgrader_export
 from tests.pgserver import PostgresServer
 
 BROKEN = '{"cells": [ not json'
@@ -224,7 +225,8 @@ def test_a_stall_past_its_limit_is_the_infrastructures_and_the_same_command_grad
         lost = run.outcomes["sleepy"]
         assert lost.status == "error" and "gradebook" in lost.reason, lost
         retried = [reason for kind, student, reason in told if kind == "retry"]
-        assert retried and "did not answer for 3 s (a stall" in retried[0], told
+        # broken by the job at 3 s, or, on a busy machine, by the run a little later
+        assert retried and re.search(r"did not answer for \d+ s \(a stall", retried[0]), told
         assert "longer than" not in str(told)  # never its time
         assert stall.over.wait(120)  # the server back
         monkeypatch.delenv(DB_ENV)
@@ -421,6 +423,15 @@ def _sqlite_rows(course: Path) -> dict[str, int]:
 # ----------------------------------------------------------------- an invalid resubmission
 
 
+def _graded_with_points(course: Path, paths: dict[str, Path], db_url: str) -> float:
+    """The class graded by the command; s00's total, which it has earned (more than 0)."""
+    first = cli(*autograde(course, db_url))
+    assert first.returncode == 0, first.stdout + first.stderr
+    full = expected_total(paths["s00"])
+    assert gradebook_totals(db_url, course)["s00"] == full > 0
+    return full
+
+
 @pytest.mark.parametrize("kind", ["not JSON", "a link"])
 def test_an_invalid_resubmission_after_a_graded_one_is_0_with_its_reason(server, kind):
     """s00 is graded (full marks), then hands in a notebook that is not JSON, or a folder
@@ -430,10 +441,7 @@ def test_an_invalid_resubmission_after_a_graded_one_is_0_with_its_reason(server,
     db_url = server.new_database()
     course, paths = a_class("attention-resubmit-", 3)
     try:
-        first = cli(*autograde(course, db_url))
-        assert first.returncode == 0, first.stdout + first.stderr
-        full = expected_total(paths["s00"])
-        assert gradebook_totals(db_url, course)["s00"] == full > 0
+        full = _graded_with_points(course, paths, db_url)
         if kind == "not JSON":
             paths["s00"].write_text(BROKEN)
             words = "is not valid JSON"
@@ -470,10 +478,7 @@ def test_a_resubmission_past_its_deadline_after_a_graded_one_is_0_with_its_reaso
     db_url = server.new_database()
     course, paths = a_class("attention-resubmit-slow-", 1)
     try:
-        first = cli(*autograde(course, db_url))
-        assert first.returncode == 0, first.stdout + first.stderr
-        full = expected_total(paths["s00"])
-        assert gradebook_totals(db_url, course)["s00"] == full > 0
+        full = _graded_with_points(course, paths, db_url)
         slow = sample_notebooks(ASSIGNMENT, course)["demo-instructor"]
         slow.cells.insert(0, nbformat.v4.new_code_cell(SPIN))
         nbformat.write(slow, paths["s00"])
@@ -554,20 +559,8 @@ def test_a_full_disk_for_autograded_says_its_cause_and_marks_the_rows(server, tm
             total = next(row for row in csv.DictReader(f) if row["function"] == "total")
         assert int(total["students"]) == 1  # s02 alone
 
-        exported = tmp_path / "grades.csv"
-        env = dict(_env(), **{DB_ENV: db_url})
-        env["PATH"] = f"{Path(CLI[0]).parent}:{env['PATH']}"
-        done = subprocess.run(
-            [str(Path(CLI[0]).parent / "nbgrader"), "export", "--to", str(exported)],
-            cwd=course,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert done.returncode == 0, done.stderr
-        with open(exported) as f:
-            got = {r["student_id"]: r for r in csv.DictReader(f) if r["assignment"] == ASSIGNMENT}
+        rows = nbgrader_export(course, db_url, tmp_path / "grades.csv")
+        got = {r["student_id"]: r for r in rows if r["assignment"] == ASSIGNMENT}
         for student in ("s00", "s01"):
             assert (got[student]["score"], got[student]["status"]) == ("", "not reliable")
             assert "No space left on device" in got[student]["reason"]

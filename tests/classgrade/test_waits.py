@@ -128,10 +128,11 @@ def _job_sent(seconds: float, stall: float = 10.0) -> GradingJob:
 def test_a_submissions_time_counts_its_work_not_its_waits():
     """Sent with 10 s: past 10 s of work (and the time a wait may go untold) it is the
     student's; a wait the job told of, going on or ended, is not counted; a wait past the stall
-    limit (and the same margin) is the infrastructure's, said as a stall; another submission's
+    limit (and the time the job has to break it itself) is the infrastructure's, said as a
+    stall, and said in the progress once it has lasted PACING.wait_noted; another submission's
     lines change nothing."""
     job = _job_sent(10.0, stall=30.0)
-    start, untold = job.sent, PACING.wait_untold
+    start, untold, grace = job.sent, PACING.wait_untold, PACING.stall_grace
     assert job.over(start + 10 + untold - 0.01) is None
     assert job.over(start + 10 + untold + 0.01) == (
         outcomes.STUDENT,
@@ -140,10 +141,19 @@ def test_a_submissions_time_counts_its_work_not_its_waits():
     assert job.heard(
         {"student": "ada", "waiting": waits.GRADEBOOK, "since": start + 4, "waited": 0}
     )
-    assert job.over(start + 33) is None  # 4 s of work, 29 s of waiting
-    side, reason = job.over(start + 4 + 30 + untold + 0.01) or ("", "")
+    assert job.over(start + 4 + 30 + grace - 0.01) is None  # 4 s of work, then waiting
+    side, reason = job.over(start + 4 + 30 + grace + 0.01) or ("", "")
     assert side == outcomes.TRANSIENT
-    assert reason.startswith("the gradebook's database did not answer for 32 s (a stall")
+    lasted = 30 + grace
+    assert reason == f"the gradebook's database did not answer for {lasted:.0f} s (a stall)"
+    job.waiting = (waits.GRADEBOOK, time.monotonic() - PACING.wait_noted + 0.5)
+    assert job.wait_to_note() is None  # not long enough yet
+    job.waiting = (waits.GRADEBOOK, time.monotonic() - PACING.wait_noted)
+    said = job.wait_to_note() or ""
+    assert (
+        said.startswith("waiting on the gradebook's database for ") and "stall after 30 s" in said
+    )
+    assert job.wait_to_note() is None  # once per wait
     assert job.heard({"student": "ada", "waiting": None, "waited": 25.0})
     assert job.over(start + 25 + 10 + untold - 0.01) is None  # 10 s of work
     assert job.over(start + 25 + 10 + untold + 0.01) is not None
