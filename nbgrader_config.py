@@ -98,3 +98,7 @@ c.HTMLExporter.extra_template_basedirs = [
     notebook_html.NBGRADER_TEMPLATES,
 ]
 c.SanitizeHTML.enabled = True  # nbconvert's own preprocessors do nothing unless enabled
+
+# `nbgrader export`: nbgrader's CSV with each submission's status and reason from the gradebook,
+# and no score where its grading failed or did not finish (its scores there are not reliable).
+c.ExportApp.plugin_class = "attention_course.reports.export.CsvExport"

@@ -146,6 +146,22 @@ class Pacing:
     claim_waits: Retries = field(default=Retries(first=0.1, longest=2.0))
     min_in_flight: int = 64
     in_flight_per_thread: int = 2
+    # Class grading's waits on the infrastructure (classgrade/waits.py): the gradebook's
+    # database and the disk. They never count against a submission's deadline. A wait longer
+    # than `stall` is a stall: its connection to the gradebook is broken (or its grading job
+    # stopped) and the submission is tried again (RETRIES), then a fault of grading. A process
+    # looks at its waits every `wait_poll`; a grading job tells its run of a wait once it has
+    # lasted `wait_told`, so a run counts as working at most `wait_untold` of a wait it was
+    # not told of yet (the job's look, its line, the run's look at its jobs).
+    stall: float = 120.0
+    wait_poll: float = 0.25
+    wait_told: float = 0.5
+    wait_untold: float = 2.0
+    wait_noted: float = 5.0  # a wait this long is said in the run's progress
+    # A grading job breaks its own stalls and answers; a wait it told of that lasts this much
+    # past the stall limit (a disk that does not answer, a job too busy to answer) is ended
+    # by the run, which stops the job.
+    stall_grace: float = 10.0
 
     def in_flight(self, threads: int) -> int:
         """Tasks sent ahead of `threads` worker threads in all."""

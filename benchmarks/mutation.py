@@ -191,6 +191,7 @@ CLASS_RUN_TESTS: dict[str, list[str]] = {
     "attention_course/classgrade/run.py": SMALL_CLASS,
     "attention_course/classgrade/jobs.py": [
         "tests/classgrade/test_retrying.py",
+        "tests/classgrade/test_waits.py",  # whose a submission's time is (GradingJob.over)
         "tests/classgrade/test_gradebook.py::"
         "test_a_state_kept_for_later_lets_go_of_its_claims_and_keeps_its_sessions",
         *FORKS,
@@ -211,6 +212,15 @@ CLASS_RUN_TESTS: dict[str, list[str]] = {
         *SMALL_CLASS,  # what a run records, its claims, its retries of a row another made
     ],
     "attention_course/classgrade/gradebook_pool.py": [TASKS, *SMALL_CLASS],
+    "attention_course/classgrade/waits.py": [
+        "tests/classgrade/test_waits.py",  # a stalled server's wait broken, told in order
+        *SMALL_CLASS,
+    ],
+    "attention_course/classgrade/outcomes.py": [
+        "tests/classgrade/test_outcomes.py",
+        "tests/classgrade/test_retrying.py",
+        TASKS,
+    ],
     "attention_course/integrations/gradescope_run.py": [
         "tests/integrations/test_gradescope_run.py",
         "tests/integrations/test_gradescope_layers.py",

@@ -41,6 +41,12 @@ if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb 
   apt_install postgresql "the PostgreSQL gradebook's tests" "the PostgreSQL tests cannot run"
 fi
 
+# The sqlite3 program: the instructors' page backs up a SQLite gradebook with it, and a test does.
+if ! command -v sqlite3 >/dev/null 2>&1; then
+  apt_install sqlite3 "to back up a SQLite gradebook (docs/instructors.md)" \
+    "the SQLite gradebook's backup test cannot run"
+fi
+
 PYTHON="${PYTHON:-python3}"
 if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv ..."

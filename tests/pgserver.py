@@ -11,6 +11,7 @@ import glob
 import os
 import pwd
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -105,9 +106,12 @@ class PostgresServer:
             raise ServerUnavailable(f"initdb failed: {done.stderr.strip()[-500:]}")
         for _ in range(5):  # a free port can be taken between looking and listening
             self.port = free_port()
+            # fsync off (the machine does not crash in a test), but a commit is written before
+            # it returns (synchronous_commit on): a server killed at once (`crash`) keeps every
+            # commit, as a production server does
             options = (
                 f"-p {self.port} -h 127.0.0.1 -k {self.folder} -c fsync=off "
-                "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
+                "-c synchronous_commit=on -c full_page_writes=off -c max_connections=200"
             )
             self.options = options
             if self._pg_ctl_start().returncode == 0:
@@ -143,6 +147,71 @@ class PostgresServer:
         if self._pg_ctl_start().returncode:
             log = (self.folder / "server.log").read_text(errors="replace")[-800:]
             raise ServerUnavailable(f"the PostgreSQL server did not start again: {log}")
+
+    def processes(self) -> list[int]:
+        """The server's processes: its postmaster (postmaster.pid) and every process it
+        started (its backends and helpers), found by their parent in /proc."""
+        postmaster = int((self.data / "postmaster.pid").read_text().split()[0])
+        found = [postmaster]
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == postmaster:
+                found.append(int(entry.name))
+        return found
+
+    def freeze(self) -> list[int]:
+        """Stop every process of the server (SIGSTOP), as a storage or VM stall stops it: its
+        connections stay open and nothing answers. Returns them, for `thaw`."""
+        stopped = []
+        for pid in self.processes():
+            try:
+                os.kill(pid, signal.SIGSTOP)
+                stopped.append(pid)
+            except ProcessLookupError:
+                continue
+        return stopped
+
+    def thaw(self, stopped: list[int]) -> None:
+        """Let the stopped processes go on (SIGCONT)."""
+        for pid in stopped:
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except ProcessLookupError:
+                continue
+
+    def _client(self, program: str, *args: str) -> subprocess.CompletedProcess:
+        """One of PostgreSQL's client programs of the server's version, against it."""
+        done = subprocess.run(
+            [str(self.bin / program), "-h", "127.0.0.1", "-p", str(self.port), "-U", SUPERUSER]
+            + list(args),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        if done.returncode:
+            raise ServerUnavailable(f"{program} failed: {done.stderr.strip()[-500:]}")
+        return done
+
+    def dump(self, db_url: str, path: Path) -> None:
+        """A backup of the database of `db_url` (pg_dump's custom format) into `path`."""
+        self._client("pg_dump", "-Fc", "-f", str(path), self.database_of(db_url))
+
+    def restore(self, db_url: str, path: Path) -> None:
+        """The database of `db_url` made anew (dropped, created) from the backup at `path`
+        (pg_restore), as an operator restores a lost or damaged gradebook."""
+        name = self.database_of(db_url)
+        self._client("dropdb", "--if-exists", name)
+        self._client("createdb", name)
+        self._client("pg_restore", "--no-owner", "-d", name, str(path))
+
+    @staticmethod
+    def database_of(db_url: str) -> str:
+        return db_url.rsplit("/", 1)[-1].split("?")[0]
 
     def url(self, database: str = "postgres") -> str:
         return f"postgresql+psycopg://{SUPERUSER}@127.0.0.1:{self.port}/{database}"

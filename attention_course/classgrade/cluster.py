@@ -20,6 +20,7 @@ is kept, and the same command grades the rest.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -33,7 +34,7 @@ from concurrent.futures import CancelledError, ThreadPoolExecutor
 from dataclasses import asdict, fields
 from pathlib import Path
 
-from attention_course.classgrade import outcomes
+from attention_course.classgrade import outcomes, waits
 from attention_course.classgrade.gradebook import DB_ENV, Records, SubmissionLocks, is_postgres
 from attention_course.classgrade.jobs import (
     STATE_DIR,
@@ -123,21 +124,54 @@ def _start_job(root: Path, unsandboxed: bool, db_url: str) -> GradingJob:
 
 def _ask(job: GradingJob, task: dict, seconds: float, wanted) -> tuple[dict | None, bool]:
     """The job's reply to one task (None when the task stopped being `wanted` first: the job
-    is killed), and whether the job can grade another."""
-    job.send(task["assignment"], task["student"], task["feedback"], seconds)
-    while True:  # (the deadline is looked at every task_poll seconds: never more than that late)
+    is killed), and whether the job can grade another. A job past the submission's time
+    (GradingJob.over: its work, not its waits on the gradebook or the disk) is killed; a wait
+    of the job's that lasts is told to the run that sent the task."""
+    stall = float(task.get("stall") or PACING.stall)
+    job.send(task["assignment"], task["student"], task["feedback"], seconds, stall)
+    while True:  # (the time is looked at every task_poll seconds: never more than that late)
         ready, _, _ = select.select([job], [], [], PACING.task_poll)
         replies = job.read() if ready else []
-        if replies is None or (not replies and time.monotonic() > job.deadline):
+        if replies is None:
             job.kill()
-            return lost_reply(task["student"], replies is None, seconds), False
+            return lost_reply(task["student"], True, seconds), False
         for reply in replies:
+            if job.heard(reply):
+                continue
             if reply.get("student") == task["student"]:
                 job.task = None
                 return reply, True
+        _note_wait(job, task)
+        over = job.over()
+        if over is not None:
+            job.kill()
+            return lost_reply(task["student"], False, seconds, over), False
         if not wanted():
             job.kill()
             return None, False
+
+
+def _note_wait(job: GradingJob, task: dict) -> None:
+    """Tell the run a long wait of the job's on the infrastructure (GradingJob.wait_to_note)."""
+    reason = job.wait_to_note()
+    if reason is not None:
+        _tell_run(task, "wait", reason)
+
+
+def _tell_run(task: dict, kind: str, reason: str) -> None:
+    """Say a retry or a long wait of the task's ("retry", "wait") to the run that sent it,
+    as an event of the task's topic (Dask's events: the scheduler hands it to the client,
+    which tells its progress). Nothing off a worker."""
+    from distributed import get_worker
+
+    try:
+        worker = get_worker()
+    except ValueError:  # not on a worker (called directly)
+        return
+    if task.get("events"):
+        worker.log_event(
+            task["events"], {"kind": kind, "student": task["student"], "reason": reason}
+        )
 
 
 def _still_wanted() -> Callable[[], bool]:
@@ -215,6 +249,7 @@ def _graded_through_faults(task: dict, wanted) -> dict | None:
         delay = again.later(task["student"])
         if delay is None:
             return reply
+        _tell_run(task, "retry", f"{reply.get('reason', '')}; trying again in {delay:g} s")
         until = time.monotonic() + delay
         while time.monotonic() < until:
             if not wanted():
@@ -241,6 +276,7 @@ def grade_submission(task: dict) -> dict:
             "the run that sent the task (install the same on every worker)",
         )
     db, course_id = task["db"], task["course_id"]
+    waits.watch(float(task.get("stall") or PACING.stall), postgres=is_postgres(db))
     shared = _locks_of(db, course_id, assignment) if is_postgres(db) else None
     records = _records_of(db, course_id, assignment)  # what every course folder sees
     state = State(root, assignment, shared, records)
@@ -398,13 +434,20 @@ def _answer(reply: dict) -> Outcome:
 
 
 def make_tasks(
-    root: Path, run: ClassRun, feedback: bool, unsandboxed: bool, seconds: float
+    root: Path,
+    run: ClassRun,
+    feedback: bool,
+    unsandboxed: bool,
+    seconds: float,
+    stall: float = PACING.stall,
+    tag: str | None = None,
 ) -> Callable[[str, str], dict]:
     """What the tasks of a run are told, (student, fingerprint) -> task (plain data: it
     travels to a worker): the submission and its fingerprint when looked at, the grading code
-    and gradebook to use, and its Dask key (unique to the run)."""
+    and gradebook to use, its time and stall limit, its Dask key (unique to the run: `tag`)
+    and the topic of the events it tells the run (`events_topic(tag)`)."""
     db_url, course_id = gradebook_settings(root)
-    tag = uuid.uuid4().hex
+    tag = tag or uuid.uuid4().hex
     common = {
         "course": str(root),
         "assignment": run.assignment,
@@ -415,7 +458,9 @@ def make_tasks(
         "course_id": course_id,
         "code": grading_code(run.assignment, root),
         "seconds": seconds,
+        "stall": stall,
         "patience": DEFAULT.claim_patience,
+        "events": events_topic(tag),
     }
 
     def task(student: str, fingerprint: str) -> dict:
@@ -423,6 +468,11 @@ def make_tasks(
         return {**common, "student": student, "fingerprint": fingerprint, "key": key}
 
     return task
+
+
+def events_topic(tag: str) -> str:
+    """The Dask event topic on which a run's tasks tell it their retries and long waits."""
+    return f"attention-course-{tag}"
 
 
 def grade_on_cluster(
@@ -435,23 +485,37 @@ def grade_on_cluster(
     feedback: bool,
     tell,
     seconds: float = DEFAULT.grading_timeout,
+    stall: float = PACING.stall,
 ) -> None:
     """Grade `todo` (student, fingerprint) as one Dask task each, through `client` (see
     `connect`); outcomes into `run`. Each task claims, grades and records its submission on
-    its worker; the client only skips what was graded since it looked, and tells. SchedulerLost
-    if the scheduler goes away (the tasks in flight are left to the next run)."""
+    its worker; the client only skips what was graded since it looked, and tells (the tasks'
+    retries and long waits too, which they send as events). SchedulerLost if the scheduler
+    goes away (the tasks in flight are left to the next run)."""
     from distributed import as_completed
 
     prints = dict(todo)
     queue = [student for student, _ in todo]
     flying: dict = {}
     done = as_completed()
-    make_task = make_tasks(root, run, feedback, unsandboxed, seconds)
+    tag = uuid.uuid4().hex
+    make_task = make_tasks(root, run, feedback, unsandboxed, seconds, stall, tag)
     address = getattr(getattr(client, "scheduler", None), "address", None) or "?"
 
+    def heard(event) -> None:  # (in the client's own thread: the CLI's progress is guarded)
+        said = event[1] if isinstance(event, tuple) else event
+        student = said.get("student") if isinstance(said, dict) else None
+        if student in prints:
+            kind = "retry" if said.get("kind") == "retry" else "wait"
+            tell(kind, student, Outcome(student, kind, str(said.get("reason", ""))))
+
+    client.subscribe_topic(events_topic(tag), heard)
+
     def unchanged(student: str) -> bool:
-        last = state.last(student)
-        if run.force or last.get("fingerprint") != prints[student]:
+        if run.force or not state.cached(student, prints[student]):
+            return False  # (the gradebook is asked only where the cache says it was graded)
+        last = state.known(student, prints[student])
+        if last is None:
             return False
         outcome = Outcome.unchanged(student, last)
         run.outcomes[student] = outcome
@@ -486,5 +550,8 @@ def grade_on_cluster(
     except (OSError, TimeoutError, CancelledError) as exc:  # the scheduler went away
         raise SchedulerLost(_lost_words(address, exc)) from None
     finally:
-        if flying and not _lost(client):
-            client.cancel(list(flying))  # their workers stop grading them
+        if not _lost(client):
+            with contextlib.suppress(Exception):  # (the client closing meanwhile)
+                client.unsubscribe_topic(events_topic(tag))
+            if flying:
+                client.cancel(list(flying))  # their workers stop grading them

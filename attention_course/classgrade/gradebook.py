@@ -266,6 +266,7 @@ class Records:
         self.names = (course_id, assignment)
         self.engine: Any = None
         self.ready = False
+        self.nbgrader = False  # nbgrader's tables are there
         self.table = sa.Table(
             RECORDS_TABLE,
             sa.MetaData(),
@@ -311,21 +312,47 @@ class Records:
         """The last record of a submission ({} if none)."""
         return self.all([student]).get(student, {})
 
-    def all(self, students: list[str] | None = None) -> dict[str, dict]:
-        """student -> its last record (of `students`, or every one)."""
+    def all(self, students: list[str] | None = None, held: bool = False) -> dict[str, dict]:
+        """student -> its last record (of `students`, or every one); `held`: each with
+        "held", whether nbgrader's tables hold the student's submission of the assignment
+        (the grade or "no score" the record speaks of: a gradebook restored from a backup
+        holds a record only with its submission, as both are written in that order)."""
         import json
 
         import sqlalchemy as sa
 
         if not self._exists():
             return {}
-        query = sa.select(self.table.c.student, self.table.c.fingerprint, self.table.c.outcome)
-        query = query.where(self._where())
+        t = self.table
+        columns = [t.c.student, t.c.fingerprint, t.c.outcome]
+        source: Any = t
+        joined = held and self._nbgraders()  # (none held in a gradebook without nbgrader's)
+        if joined:
+            from nbgrader.api import Assignment, SubmittedAssignment
+
+            a, sub = Assignment.__table__, SubmittedAssignment.__table__
+            columns.append(sub.c.id)
+            source = t.outerjoin(a, a.c.name == t.c.assignment).outerjoin(
+                sub, sa.and_(sub.c.assignment_id == a.c.id, sub.c.student_id == t.c.student)
+            )
+        query = sa.select(*columns).select_from(source).where(self._where())
         if students is not None:
-            query = query.where(self.table.c.student.in_(students))
+            query = query.where(t.c.student.in_(students))
         with self._engine().connect() as conn:
             rows = conn.execute(query).fetchall()
-        return {s: {**json.loads(outcome), "fingerprint": fp} for s, fp, outcome in rows}
+        found = {row[0]: {**json.loads(row[2]), "fingerprint": row[1]} for row in rows}
+        if held:
+            for row in rows:
+                found[row[0]]["held"] = joined and row[3] is not None
+        return found
+
+    def _nbgraders(self) -> bool:
+        """Whether nbgrader's tables are there beside this one (a gradebook nbgrader made)."""
+        import sqlalchemy as sa
+
+        if not self.nbgrader:
+            self.nbgrader = sa.inspect(self._engine()).has_table("submitted_assignment")
+        return self.nbgrader
 
     def put(self, student: str, fingerprint: str, outcome: dict) -> None:
         import json
@@ -358,7 +385,12 @@ def exclusive(db_url: str, course_id: str, root: Path) -> Iterator[None]:
     if is_postgres(db_url):
         conn = connect(db_url)
         try:
-            conn.execute("SELECT pg_advisory_lock(%s)", (lock_key(course_id, "gradebook"),))
+            # asked again and again, not waited for in one statement: a statement that waits
+            # longer than the stall limit is broken as a stall (waits.py)
+            for wait in PACING.claim_waits.waits():
+                if _try_lock(conn, lock_key(course_id, "gradebook")):
+                    break
+                time.sleep(wait)
             yield
         finally:
             conn.close()

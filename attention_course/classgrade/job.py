@@ -1,11 +1,15 @@
 """One grading job: a long-lived process that autogrades one submission after another.
 
 `python -m attention_course.classgrade.job COURSE [--unsandboxed]` reads one JSON task per line on
-stdin ({"assignment", "student", "feedback"}) and answers each on the pipe it was given as
-stdout: whether nbgrader graded it, why not, the total stored in the gradebook, and whether its
-feedback was written. nbgrader's configuration and API are loaded once per job, not once per
-submission. The job never runs student code itself (the sandbox does). It dies with the process
-that started it, so a killed `autograde` leaves nothing behind that goes on writing grades.
+stdin ({"assignment", "student", "feedback", "stall"}) and answers each on the pipe it was given
+as stdout: whether nbgrader graded it, why not, the total stored in the gradebook, and whether
+its feedback was written. While it grades, it also tells the run of each wait on the gradebook
+or the disk that lasts ({"student", "waiting": on what or null, "since", "waited"}: waits.py),
+which the submission's deadline does not count. nbgrader's configuration and API are loaded
+once per job, not once per submission. The job never runs student code itself (the sandbox
+does). It dies with the process that started it, so a killed `autograde` leaves nothing behind
+that goes on writing grades. What it could not grade is said in its log (stderr), with the
+traceback that caused it.
 """
 
 from __future__ import annotations
@@ -16,8 +20,11 @@ import json
 import os
 import signal
 import sys
+import threading
 import time
+import traceback
 from pathlib import Path
+from typing import IO
 
 from attention_course import trace
 from attention_course.startup import skip_slow_imports
@@ -70,20 +77,68 @@ def _fault(reply: dict, side: str, reason: str) -> dict:
     return reply
 
 
-def grade(task: dict, root: Path, nb_api, unsandboxed: bool) -> dict:
-    """Grade one submission; the reply says whose any failure is (outcomes.py): `side` is
-    "student" (recorded), "grading" or "transient" (a database fault, tried again)."""
+class Replies:
+    """The job's answers, one JSON line each, written whole from any of its threads (the
+    watchdog of its waits tells of them while the main thread grades)."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream, self.guard = stream, threading.Lock()
+
+    def say(self, line: dict) -> None:
+        with self.guard:
+            self.stream.write(json.dumps(line) + "\n")
+            self.stream.flush()
+
+
+def _telling(replies: Replies | None, student: str):
+    """What tells the run of the submission's waits (waits.Waits.listener)."""
+    if replies is None:
+        return None
+
+    def told(wait, waited: float) -> None:
+        now = {"waiting": wait.what, "since": wait.since} if wait else {"waiting": None}
+        replies.say({"student": student, **now, "waited": round(waited, 3)})
+
+    return told
+
+
+def _said_in_log(task: dict, reply: dict, text: str = "") -> None:
+    """A line in the job's log (its stderr) for a submission it could not grade, with the
+    traceback of its cause from nbgrader's log (`text`)."""
     from attention_course.classgrade import outcomes
+
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+    name = f"{task['assignment']}/{task['student']}"
+    whose = "the infrastructure" if reply.get("side") == outcomes.TRANSIENT else "grading"
+    lines = [f"{stamp} {name}: not graded (a fault of {whose}): {reply.get('reason')}"]
+    cause = outcomes.tracebacks(text)
+    if cause:
+        lines += ["  " + line for line in cause[-1][0]]
+    print("\n".join(lines), file=sys.stderr, flush=True)
+
+
+def grade(
+    task: dict, root: Path, nb_api, unsandboxed: bool, replies: Replies | None = None
+) -> dict:
+    """Grade one submission; the reply says whose any failure is (outcomes.py): `side` is
+    "student" (recorded), "grading" or "transient" (a fault of the database or the disk,
+    tried again: a stall broken meanwhile is said as one). Its waits on the infrastructure are
+    told on `replies` as they last (waits.py)."""
+    from attention_course.classgrade import outcomes, waits
     from attention_course.classgrade.nbgrader_api import (
         CourseError,
         autograde,
         failure_reason,
         generate_feedback,
     )
+    from attention_course.settings import PACING
 
     assignment, student = task["assignment"], task["student"]
     start = time.monotonic()
+    waits.WAITS.stall = float(task.get("stall") or PACING.stall)
+    waits.WAITS.reset(_telling(replies, student))
     reply: dict = {"student": student, "graded": False}
+    text = ""
     try:
         with trace.stage("nbgrader steps"):
             result = autograde(assignment, student, root, unsandboxed, nb_api=nb_api)
@@ -92,7 +147,7 @@ def grade(task: dict, root: Path, nb_api, unsandboxed: bool) -> dict:
             text = (result.get("log") or "") + (result.get("error") or "")
             side = outcomes.of_log(text)
             if side in outcomes.RETRIED:
-                reason = outcomes.database_reason(text)
+                reason = waits.stalled(outcomes.infrastructure_reason(text))
             else:
                 reason = failure_reason(result).removeprefix("not graded: ")
             reply.update(fault=side not in outcomes.RECORDED, side=side, reason=reason)
@@ -105,13 +160,22 @@ def grade(task: dict, root: Path, nb_api, unsandboxed: bool) -> dict:
                         generate_feedback(assignment, student, root, nb_api=nb_api)
                     reply["feedback"] = True
                 except CourseError as exc:
-                    if outcomes.of_log(str(exc)) in outcomes.RETRIED:
-                        _fault(reply, outcomes.TRANSIENT, outcomes.database_reason(str(exc)))
-                    else:
-                        reply["feedback_error"] = str(exc).splitlines()[-1][:300]
+                    said = str(exc)
+                    if any(marker in said for marker in outcomes.DATABASE_MARKERS):
+                        reason = waits.stalled(outcomes.database_reason(said))
+                        _fault(reply, outcomes.TRANSIENT, reason)
+                    else:  # (its last line: the cause, _check)
+                        reply["feedback_error"] = said.splitlines()[-1][:300]
     except Exception as exc:  # noqa: BLE001 (never the student's: their code is in the sandbox)
-        _fault(reply, outcomes.of_exception(exc), outcomes.describe(exc))
+        side = outcomes.of_exception(exc)
+        reason = outcomes.describe(exc)
+        _fault(reply, side, waits.stalled(reason) if side in outcomes.RETRIED else reason)
+        text = traceback.format_exc()
+    finally:
+        waits.WAITS.reset(None)
     reply["seconds"] = round(time.monotonic() - start, 3)
+    if not reply["graded"] and reply.get("side") != outcomes.STUDENT:
+        _said_in_log(task, reply, text)
     trace.flush(student=student, graded=reply["graded"])
     return reply
 
@@ -128,10 +192,10 @@ def main(argv: list[str] | None = None) -> None:
 
 def serve(root: Path, unsandboxed: bool) -> None:
     """Answer tasks read on stdin until it closes (the replies on stdout, as JSON lines)."""
-    replies = os.fdopen(os.dup(1), "w")  # the answers' own channel ...
+    replies = Replies(os.fdopen(os.dup(1), "w"))  # the answers' own channel ...
     os.dup2(2, 1)  # ... and whatever nbgrader or a library prints goes to the log
 
-    from attention_course.classgrade import gradebook_pool
+    from attention_course.classgrade import gradebook, gradebook_pool, waits
     from attention_course.classgrade.nbgrader_api import api
     from attention_course.grading.graders import limit_grader_memory
 
@@ -142,12 +206,12 @@ def serve(root: Path, unsandboxed: bool) -> None:
     limit_grader_memory()
     gradebook_pool.share()  # one pool of gradebook connections for every submission
     nb_api = api(root, unsandboxed, in_process=True)
-    replies.write(json.dumps({"ready": True}) + "\n")
-    replies.flush()
+    postgres = gradebook.is_postgres(nb_api.coursedir.db_url)
+    waits.watch(postgres=postgres, follow=threading.get_native_id())  # this thread grades
+    replies.say({"ready": True})
     for line in sys.stdin:
         task = json.loads(line)
-        replies.write(json.dumps(grade(task, root, nb_api, unsandboxed)) + "\n")
-        replies.flush()
+        replies.say(grade(task, root, nb_api, unsandboxed, replies))
 
 
 if __name__ == "__main__":

@@ -30,10 +30,11 @@ class Outcome:
     """What happened to one submission in this run."""
 
     student: str
-    status: str  # graded | not graded | unchanged | busy | error (| retry, told only)
+    status: str  # graded | not graded | unchanged | busy | error (| retry, wait: told only)
     reason: str = ""
     total: float | None = None
     seconds: float = 0.0
+    replaced: float | None = None  # not graded: the total of an earlier version, now 0
 
     @classmethod
     def unchanged(cls, student: str, last: dict) -> Outcome:
@@ -46,6 +47,9 @@ class ClassRun:
     assignment: str
     outcomes: dict[str, Outcome]
     force: bool = False  # grade again even what was graded in this very version
+    # A fault of the infrastructure that outlived its retries (the gradebook, the disk): the
+    # run sends no more submissions (each left is a fault of grading, for the next run).
+    down: str = ""
 
     def count(self, status: str) -> int:
         return sum(o.status == status for o in self.outcomes.values())
@@ -59,8 +63,12 @@ class ClassRun:
 class State:
     """Per submission: the fingerprint and outcome of its last grading, and a lock while a run
     grades it (a file lock, and `shared`, the gradebook's advisory lock, if there is one).
-    The outcome is kept in .grading/ of the course folder and, with `records`, in the
-    gradebook itself, which every course folder grading into it sees."""
+    With `records`, the outcome is kept in the gradebook itself, which every course folder
+    grading into it sees, and which decides: a submission is unchanged only when the gradebook
+    holds its outcome for the same fingerprint (a restored or new gradebook is graded again).
+    Its copy in .grading/ of the course folder is a cache the gradebook overrules. While a
+    submission is graded, and when its grading fails, its record says so: the scores the
+    gradebook holds for it are then not reliable (outcomes.UNRELIABLE)."""
 
     def __init__(
         self,
@@ -71,6 +79,7 @@ class State:
         retries: Retries = RETRIES,
     ):
         self.retries = retries
+        self.root, self.assignment = root, assignment
         self.folder = root / STATE_DIR / assignment
         self.folder.mkdir(parents=True, exist_ok=True)
         self.locks: dict[str, BinaryIO] = {}
@@ -84,27 +93,39 @@ class State:
         except (OSError, ValueError):
             return {}
 
-    def known(self, student: str, fingerprint: str, look: dict | None = None) -> dict | None:
-        """The recorded outcome of this very version of the submission, whichever course
-        folder graded it (None: it is to grade). `look`: the gradebook's records, if read."""
+    def cached(self, student: str, fingerprint: str) -> bool:
+        """Whether this course folder's cache says this very version was graded (whatever the
+        gradebook holds now)."""
         last = self.last(student)
-        if last.get("fingerprint") == fingerprint:
-            return last
+        return last.get("fingerprint") == fingerprint and last.get("status") in outcomes.FINAL
+
+    def known(self, student: str, fingerprint: str, look: dict | None = None) -> dict | None:
+        """The final outcome the gradebook holds for this very version of the submission,
+        whichever course folder graded it (None: it is to grade): its record of the same
+        fingerprint, with the submission in nbgrader's tables. `look`: the gradebook's records
+        read with `held` (Records.all). Without records (a state of this folder alone), the
+        cache decides."""
         if self.records is None:
-            return None
+            return self.last(student) if self.cached(student, fingerprint) else None
         if look is None:
-            look = outcomes.retrying(self.records.all, [student], retries=self.retries)
-        there = look.get(student, {})
-        if there.get("fingerprint") != fingerprint:
+            look = outcomes.retrying(self.records.all, [student], held=True, retries=self.retries)
+        there = dict(look.get(student, {}))
+        held = there.pop("held", False)
+        if there.get("fingerprint") != fingerprint or there.get("status") not in outcomes.FINAL:
             return None
-        self._write(student, there)  # graded in another course folder: known here too
+        if not held:  # a record without its submission: nbgrader's row is missing
+            return None
+        if self.last(student) != there:
+            self._write(student, there)  # graded in another course folder: known here too
         return there
 
     def _write(self, student: str, record: dict) -> None:
+        """The cache's copy (a cache: a disk that refuses it loses nothing)."""
         path = self.folder / f"{student}.json"
         part = path.with_suffix(".part")
-        part.write_text(json.dumps(record))
-        os.replace(part, path)  # whole or not at all, whenever the run is stopped
+        with contextlib.suppress(OSError):
+            part.write_text(json.dumps(record))
+            os.replace(part, path)  # whole or not at all, whenever the run is stopped
 
     def record(self, student: str, fingerprint: str, outcome: Outcome) -> None:
         """Keep an outcome of the student's (the gradebook first: it is the one truth)."""
@@ -112,6 +133,40 @@ class State:
         if self.records is not None:
             outcomes.retrying(self.records.put, student, fingerprint, kept, retries=self.retries)
         self._write(student, {"fingerprint": fingerprint, **kept})
+
+    def take_back(self, student: str) -> float | None:
+        """A submission graded "not graded" has no score: every grade an earlier version earned
+        taken back from the gradebook (nbgrader_api.record_ungraded: nbgrader leaves them when
+        it fails); the total it had, if it had one. Nothing without records (a state of this
+        folder alone)."""
+        if self.records is None:
+            return None
+        from attention_course.classgrade.nbgrader_api import record_ungraded
+
+        db_url = self.records.db_url
+        return record_ungraded(self.assignment, [student], self.root, db_url).get(student)
+
+    def begin(self, student: str, fingerprint: str) -> None:
+        """Mark the submission as being graded, in the gradebook: the scores it holds for it are
+        not reliable until its outcome is recorded (a run stopped now leaves the mark, and the
+        next run grades it)."""
+        if self.records is not None:
+            mark = Outcome(student, outcomes.GRADING_NOW, "its grading did not finish")
+            outcomes.retrying(
+                self.records.put, student, fingerprint, asdict(mark), retries=self.retries
+            )
+
+    def fail(self, student: str, fingerprint: str, outcome: Outcome) -> None:
+        """Mark a fault of grading in the gradebook, with its reason: the scores it holds for
+        the submission are not reliable (never final, never in the cache: the next run grades
+        it). Tried once: the gradebook may be what failed, and then its mark stays."""
+        if self.records is None:
+            return
+        try:
+            self.records.put(student, fingerprint, asdict(outcome))
+        except Exception as exc:  # noqa: BLE001 (classified: a gradebook that failed)
+            if outcomes.of_exception(exc) not in outcomes.RETRIED:
+                raise
 
     def lock(self, student: str) -> bool:
         """Claim the submission for this run: this course folder's file lock, then the
@@ -161,6 +216,10 @@ class GradingJob:
         self.buffer = ""
         self.task: str | None = None
         self.ready = False
+        self.sent = self.seconds = self.waited = 0.0
+        self.stall = PACING.stall
+        self.waiting: tuple[str, float] | None = None  # a wait it told of: (on what, since)
+        self.noted: tuple[str, float] | None = None  # the last wait said in the progress
         self.time_start_from_now()
 
     @classmethod
@@ -199,12 +258,65 @@ class GradingJob:
     def fileno(self) -> int:
         return self.replies.fileno()
 
-    def send(self, assignment: str, student: str, feedback: bool, seconds: float) -> None:
-        self.task = student
-        self.deadline = time.monotonic() + seconds
+    def send(
+        self,
+        assignment: str,
+        student: str,
+        feedback: bool,
+        seconds: float,
+        stall: float = PACING.stall,
+    ) -> None:
+        """Send it a submission to grade in `seconds` of its working time; a wait on the
+        infrastructure longer than `stall` is a stall (waits.py)."""
+        self.task, self.seconds, self.stall = student, seconds, stall
+        self.sent, self.waited, self.waiting = time.monotonic(), 0.0, None
         task = {"assignment": assignment, "student": student, "feedback": feedback}
-        self.requests.write(json.dumps(task) + "\n")
+        self.requests.write(json.dumps({**task, "stall": stall}) + "\n")
         self.requests.flush()
+
+    def heard(self, line: dict) -> bool:
+        """Take in a line of the job's that tells how its submission waits on the
+        infrastructure (True; job.py), or say it is not one (False)."""
+        if "waiting" not in line:
+            return False
+        if line.get("student") == self.task:
+            self.waited = float(line.get("waited") or 0.0)
+            what, since = line.get("waiting"), line.get("since")
+            self.waiting = (str(what), float(since)) if what and since is not None else None
+        return True
+
+    def over(self, now: float | None = None) -> tuple[str, str] | None:
+        """Whether the submission it grades is past its time, and whose that is: None (it is
+        not), or (side, reason): the student's when its grading worked longer than the
+        submission's seconds (its waits on the gradebook and the disk not counted, and a wait
+        it has not told of yet given PACING.wait_untold), the infrastructure's when a wait it
+        told of went on past the stall limit (and PACING.stall_grace, for the job to break it
+        and answer itself)."""
+        if self.task is None:
+            return None
+        now = time.monotonic() if now is None else now
+        current = now - self.waiting[1] if self.waiting else 0.0
+        if self.waiting and current > self.stall + PACING.stall_grace:
+            reason = f"{self.waiting[0]} did not answer for {current:.0f} s (a stall)"
+            return outcomes.TRANSIENT, reason
+        if now - self.sent - self.waited - current > self.seconds + PACING.wait_untold:
+            return outcomes.STUDENT, f"grading took longer than {self.seconds:g} s"
+        return None
+
+    def wait_to_note(self) -> str | None:
+        """The words for a wait of its submission's on the infrastructure, once, when it has
+        lasted PACING.wait_noted (None: none to say now)."""
+        if self.task is None or self.waiting is None or self.noted == self.waiting:
+            return None
+        what, since = self.waiting
+        lasted = time.monotonic() - since
+        if lasted < PACING.wait_noted:
+            return None
+        self.noted = self.waiting
+        return (
+            f"waiting on {what} for {lasted:.0f} s (not counted in its time; a stall after "
+            f"{self.stall:g} s)"
+        )
 
     def read(self) -> list[dict] | None:
         """Whole lines available now; None when the job has ended."""
@@ -302,15 +414,17 @@ class Retrying:
 
 
 def claim(run: ClassRun, state: State, student: str, fingerprint: str, tell) -> bool:
-    """Lock a submission for this run. False (and its outcome told) when another run grades it
-    now, or graded this very version since this run looked (in this or another course folder),
-    or the gradebook cannot be reached (a fault of grading: the next run grades it)."""
+    """Lock a submission for this run and mark it in the gradebook as being graded. False
+    (and its outcome told) when another run grades it now, or graded this very version since
+    this run looked (in this or another course folder), or the gradebook cannot be reached (a
+    fault of grading: the next run grades it)."""
     try:
         if not state.lock(student):
             outcome = Outcome(student, "busy", "being graded by another run")
         else:
             last = None if run.force else state.known(student, fingerprint)
             if last is None:
+                state.begin(student, fingerprint)
                 return True
             state.unlock(student)
             outcome = Outcome.unchanged(student, last)
@@ -318,6 +432,7 @@ def claim(run: ClassRun, state: State, student: str, fingerprint: str, tell) -> 
         if outcomes.of_exception(exc) not in outcomes.RETRIED:
             raise
         state.unlock(student)
+        run.down = run.down or outcomes.describe(exc)
         outcome = Outcome(student, "error", f"not graded in this run: {outcomes.describe(exc)}")
     run.outcomes[student] = outcome
     tell("done", student, outcome)
@@ -327,7 +442,9 @@ def claim(run: ClassRun, state: State, student: str, fingerprint: str, tell) -> 
 def finished(run, reply, state, prints, tell, again: Retrying | None = None) -> None:
     """Record what grading one submission gave (a job's reply), release it and tell. A
     transient fault with `again` and tries left waits there instead, still claimed (told as
-    "retry"); any other fault of grading is told, not recorded, and graded by the next run."""
+    "retry"); any other fault of grading is told, not recorded (its scores in the gradebook
+    marked as not reliable), and graded by the next run; one of the infrastructure's that
+    outlived its tries (with `again`) is `run.down`."""
     student = reply["student"]
     side = outcomes.of_reply(reply)
     seconds = reply["seconds"]  # every reply says how long grading took (0 for a fault)
@@ -347,20 +464,32 @@ def finished(run, reply, state, prints, tell, again: Retrying | None = None) -> 
         outcome = Outcome(student, "error", reply.get("reason", ""), seconds=seconds)
     if side in outcomes.RECORDED:  # a fault of grading is tried again by the next run
         try:
+            if outcome.status == "not graded":  # its row first: no score, then its outcome
+                outcome.replaced = outcomes.retrying(
+                    state.take_back, student, retries=state.retries
+                )
             state.record(student, prints[student], outcome)
         except Exception as exc:  # noqa: BLE001 (classified: never the student's)
             if outcomes.of_exception(exc) not in outcomes.RETRIED:
                 raise
-            why = f"graded, but its outcome was not recorded: {outcomes.describe(exc)}"
+            why = f"{outcome.status}, but its outcome was not recorded: {outcomes.describe(exc)}"
             outcome = Outcome(student, "error", why, seconds=seconds)
+            side = outcomes.TRANSIENT
+    else:  # its scores in the gradebook are not reliable: said there, with the cause
+        state.fail(student, prints[student], outcome)
+    if again is not None and side in outcomes.RETRIED and outcome.status == "error":
+        run.down = run.down or outcome.reason
     state.unlock(student)
     run.outcomes[student] = outcome
     tell("done", student, outcome)
 
 
-def lost_reply(student: str, died: bool, seconds: float) -> dict:
+def lost_reply(
+    student: str, died: bool, seconds: float, over: tuple[str, str] | None = None
+) -> dict:
     """The reply for a submission whose job died (a fault of grading: tried again next run)
-    or ran past its deadline (recorded: the submission is not graded)."""
+    or was stopped past its time (GradingJob.over: the student's, recorded as not graded, or
+    a stall of the infrastructure's, tried again)."""
     if died:
         return {
             "student": student,
@@ -370,19 +499,20 @@ def lost_reply(student: str, died: bool, seconds: float) -> dict:
             "seconds": 0.0,
             "reason": "its grading process ended unexpectedly",
         }
+    side, reason = over or (outcomes.STUDENT, f"grading took longer than {seconds:g} s")
     return {
         "student": student,
         "graded": False,
-        "fault": False,
-        "side": outcomes.STUDENT,
-        "seconds": seconds,
-        "reason": f"grading took longer than {seconds:g} s",
+        "fault": side != outcomes.STUDENT,
+        "side": side,
+        "seconds": seconds if side == outcomes.STUDENT else 0.0,
+        "reason": reason,
     }
 
 
-def _job_lost(run, job, state, prints, died, seconds, tell, again=None) -> None:
+def _job_lost(run, job, state, prints, died, seconds, tell, again=None, over=None) -> None:
     student = job.task
     job.kill()
     job.task = None
     if student is not None:
-        finished(run, lost_reply(student, died, seconds), state, prints, tell, again)
+        finished(run, lost_reply(student, died, seconds, over), state, prints, tell, again)

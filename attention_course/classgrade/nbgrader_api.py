@@ -17,6 +17,7 @@ import warnings
 from pathlib import Path
 
 from attention_course.classgrade import gradebook
+from attention_course.classgrade.outcomes import last_exception
 from attention_course.course import Course
 
 
@@ -89,13 +90,15 @@ def gradebook_settings(root: Path) -> tuple[str, str]:
     return config.CourseDirectory.db_url, config.CourseDirectory.get("course_id") or ""
 
 
-def _gradebook(root: Path):
-    """The course's gradebook, as nbgrader_config.py names it (use it in a `with`)."""
+def _gradebook(root: Path, db_url: str | None = None):
+    """The course's gradebook, as nbgrader_config.py names it, or `db_url` (a Dask task's,
+    whatever its worker's environment says) (use it in a `with`)."""
     from nbgrader.api import Gradebook
 
     config = _config(root)
     gradebook.find_alembic()  # a new PostgreSQL gradebook gets its tables here
-    return Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id)
+    url = gradebook.normalize(db_url) if db_url else config.CourseDirectory.db_url
+    return Gradebook(url, config.CourseDirectory.course_id)
 
 
 def gradebook_exists(root: Path) -> bool:
@@ -107,8 +110,14 @@ def gradebook_exists(root: Path) -> bool:
 
 
 def _check(result: dict, step: str) -> None:
+    """CourseError for a step nbgrader could not do: its error lines, ending with the last
+    exception of its log (the cause)."""
     if not result.get("success"):
-        raise CourseError(f"{step} failed:\n" + "\n".join(_error_lines(result)[-12:]))
+        lines = _error_lines(result)[-12:]
+        cause = last_exception((result.get("log") or "") + (result.get("error") or ""))
+        if cause and cause not in lines:
+            lines.append(cause)
+        raise CourseError(f"{step} failed:\n" + "\n".join(lines))
 
 
 def source_assignments(root: Path) -> list[str]:
@@ -211,26 +220,51 @@ def add_students(students: list[str], root: Path) -> None:
             gb.update_or_create_student(student)
 
 
-def record_ungraded(assignment: str, students: list[str], root: Path) -> None:
-    """Submissions that cannot be graded stand in the gradebook as nbgrader leaves a failed
-    one: the student, the submission, no score (0 in totals and means), and no autograded copy
-    of an earlier version that would no longer match."""
-    with _gradebook(root) as gb:
+def record_ungraded(
+    assignment: str, students: list[str], root: Path, db_url: str | None = None
+) -> dict[str, float]:
+    """Submissions that cannot be graded stand in the gradebook with no score (0 in totals and
+    means): the student, the submission, and none of the grades, comments or late penalty an
+    earlier version earned (an invalid resubmission replaces the score of the valid one, manual
+    grades included: they were given to the earlier version), in one transaction; then no
+    autograded copy of an earlier version that would no longer match. Returns the total each
+    student's submission had before, for those that had one. `db_url`: the gradebook, if not
+    the course's own."""
+    before: dict[str, float] = {}
+    with _gradebook(root, db_url) as gb:
         for student in students:
             gb.update_or_create_student(student)
-            gb.update_or_create_submission(assignment, student)
+            submission = gb.update_or_create_submission(assignment, student)
+            total = float(submission.score)  # (read before any grade is taken back)
+            grades = [grade for notebook in submission.notebooks for grade in notebook.grades]
+            if any(g.auto_score is not None or g.manual_score is not None for g in grades):
+                before[student] = total
+            for grade in grades:
+                grade.auto_score = grade.manual_score = grade.extra_credit = None
+                grade.needs_manual_grade = False
+            for notebook in submission.notebooks:
+                notebook.late_submission_penalty = None
+                for comment in notebook.comments:
+                    comment.auto_comment = comment.manual_comment = None
+        gb.db.commit()
     for student in students:
         shutil.rmtree(root / "autograded" / student / assignment, ignore_errors=True)
+    return before
 
 
 def failure_reason(result: dict) -> str:
-    """One line saying why nbgrader could not grade a submission."""
+    """One line saying why nbgrader could not grade a submission: in our words where they are
+    in its log, else the last exception of its log (the cause, not nbgrader's line that there
+    was an error), else its last error line."""
     log = (result.get("log") or "") + (result.get("error") or "")
     if "JSONDecodeError" in log or "NotJSONError" in log or "not valid JSON" in log:
         return "not graded: the notebook is not valid JSON"
     for marker in ("SubmissionRefused: ", "SandboxUnavailable: ", "GradingError: "):
         if marker in log:
             return "not graded: " + log.split(marker)[-1].splitlines()[0][:300]
+    cause = last_exception(log)
+    if cause:
+        return "not graded: " + cause[:300]
     errors = _error_lines(result)
     return "not graded: " + (errors[-1][:200] if errors else "nbgrader failed")
 
@@ -284,6 +318,19 @@ def gradebook_scores(
             cells["total"] = float(sub.score)
             out[sub.student_id] = cells
     return out
+
+
+def gradebook_records(assignment: str, root: Path) -> dict[str, dict]:
+    """What the gradebook keeps of each submission's last grading (gradebook.Records: its
+    status, reason, total), per student; nothing when there is no gradebook yet (looking does
+    not make one)."""
+    if not gradebook_exists(root):
+        return {}
+    records = gradebook.Records(*gradebook_settings(root), assignment)
+    try:
+        return records.all()
+    finally:
+        records.close()
 
 
 def due_date(assignment: str, root: Path) -> float | None:

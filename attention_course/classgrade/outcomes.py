@@ -7,17 +7,31 @@ the infrastructure's.
   recorded as final nor fingerprinted; said in one line, the run exits 1, the next run grades
   the submission again.
 - TRANSIENT: a fault of the infrastructure that may pass (the gradebook's database does not
-  answer, a connection was lost). Tried again within the run with backoff (settings.RETRIES),
-  then a fault of grading.
+  answer, a connection was lost, the disk is full or failed). Tried again within the run with
+  backoff (settings.RETRIES), then a fault of grading.
 
-A database error is never the student's. A failure nbgrader reports is the student's only when
-its log says so in our words (a refused submission, a notebook that is not JSON, a kernel that
-ran away); any other failure is grading's. An exception in grading is never the student's
-either: student code runs in the sandbox, and what it does comes back as scores.
+A database or disk error is never the student's. A failure nbgrader reports is the student's
+only when its log says so in our words (a refused submission, a notebook that is not JSON, a
+kernel that ran away); any other failure is grading's, and is told by the last exception of
+nbgrader's log (its cause), not by nbgrader's last line about it. An exception in grading is
+never the student's either: student code runs in the sandbox, and what it does comes back as
+scores.
+
+Whose is a timeout is decided by what was waited for (classgrade/waits.py): a submission's
+deadline counts the time its grading works (the student's code in the sandbox, the graders),
+never the time it waits on the gradebook or the disk, which is the infrastructure's; a wait past
+the stall limit is a stall, TRANSIENT, said as a stall.
+
+What the gradebook keeps of a submission's last grading (gradebook.Records) has a status: FINAL
+ones (a score, or not graded with the student's reason) decide that the submission is unchanged;
+the others mark its scores in the gradebook as not reliable (UNRELIABLE: being graded, or its
+grading failed) until it is graded again.
 """
 
 from __future__ import annotations
 
+import errno
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -30,6 +44,12 @@ STUDENT, GRADING, TRANSIENT = "student", "grading", "transient"
 # The sides are names, not an order: code asks whether a side is among these.
 RECORDED = frozenset({STUDENT})  # the student's: recorded (the others are faults)
 RETRIED = frozenset({TRANSIENT})  # tried again within the run
+
+# The statuses a record of the gradebook holds (jobs.Outcome's): final ones, and those that
+# mark the scores the gradebook holds for the submission as not reliable.
+FINAL = frozenset({"graded", "not graded"})
+GRADING_NOW, FAILED = "grading", "error"
+UNRELIABLE = frozenset({GRADING_NOW, FAILED})
 
 T = TypeVar("T")
 
@@ -44,6 +64,10 @@ DATABASE_MARKERS = (
     "GradebookUnavailable: ",
 )
 GRADING_MARKERS = ("GradingError: ", "SandboxUnavailable: ")
+# An OSError of these is the disk's (full, over quota, read-only, failing): the infrastructure's.
+DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO})
+# nbgrader's own exception that only points at the traceback above it (never the cause).
+NBGRADER_POINTER = "Please see the the above traceback"
 STUDENT_MARKERS = (
     "SubmissionRefused: ",
     "JSONDecodeError",
@@ -53,11 +77,50 @@ STUDENT_MARKERS = (
 )
 
 
+def tracebacks(text: str) -> list[tuple[list[str], str]]:
+    """The tracebacks in a log, each as (its lines, its exception's line), nbgrader's own
+    pointer to the traceback above it left out. Read as Python prints a traceback, in any
+    indent (nbgrader's log indents it): after "Traceback (most recent call last):", its frames
+    ("File ..." and their more indented lines), then the exception, less indented than them."""
+    found: list[tuple[list[str], str]] = []
+    lines = iter(text.splitlines())
+    for line in lines:
+        if "Traceback (most recent call last):" not in line:
+            continue
+        block, frame_indent = [line], None
+        for inner in lines:
+            stripped = inner.strip()
+            if not stripped:
+                continue
+            block.append(inner)
+            indent = len(inner) - len(inner.lstrip())
+            if stripped.startswith('File "'):
+                frame_indent = indent
+            elif frame_indent is None or indent < frame_indent:
+                if NBGRADER_POINTER not in stripped:
+                    found.append((block, stripped))
+                break
+    return found
+
+
+def last_exception(text: str) -> str:
+    """The last exception of the tracebacks in a log, in one line ("OSError: [Errno 28] No
+    space left on device"): the cause of a failure nbgrader reports; "" if none."""
+    found = tracebacks(text)
+    return one_line(found[-1][1]) if found else ""
+
+
+def disk_fault(text: str) -> bool:
+    """Whether a log's last exception is the disk's (DISK_ERRNOS)."""
+    said = re.match(r"[\w.]*(?:Error|Exception): \[Errno (\d+)\]", last_exception(text))
+    return said is not None and int(said.group(1)) in DISK_ERRNOS
+
+
 def of_log(text: str) -> str:
-    """The side of a failure nbgrader reported, from its log: a database fault first (never
-    the student's), then our graders' own faults, then what is the student's in our words;
-    anything else is grading's."""
-    if any(marker in text for marker in DATABASE_MARKERS):
+    """The side of a failure nbgrader reported, from its log: a fault of the database or of
+    the disk first (never the student's), then our graders' own faults, then what is the
+    student's in our words; anything else is grading's."""
+    if any(marker in text for marker in DATABASE_MARKERS) or disk_fault(text):
         return TRANSIENT
     if any(marker in text for marker in GRADING_MARKERS):
         return GRADING
@@ -67,8 +130,11 @@ def of_log(text: str) -> str:
 
 
 def of_exception(exc: BaseException) -> str:
-    """TRANSIENT for a fault of the database or of the network, GRADING for any other."""
+    """TRANSIENT for a fault of the database, of the network or of the disk, GRADING for any
+    other."""
     if isinstance(exc, (GradebookUnavailable, ConnectionError, TimeoutError)):
+        return TRANSIENT
+    if isinstance(exc, OSError) and exc.errno in DISK_ERRNOS:
         return TRANSIENT
     sa = sys.modules.get("sqlalchemy.exc")
     if sa is not None:
@@ -106,6 +172,13 @@ def describe(exc: BaseException) -> str:
     if of_exception(exc) in RETRIED and not isinstance(exc, GradebookUnavailable):
         return one_line(f"the gradebook's database failed: {first}")
     return one_line(first)
+
+
+def infrastructure_reason(text: str) -> str:
+    """One line for a fault of the infrastructure nbgrader's log shows (TRANSIENT)."""
+    if not any(marker in text for marker in DATABASE_MARKERS) and disk_fault(text):
+        return f"the disk failed: {last_exception(text)}"
+    return database_reason(text)
 
 
 def database_reason(text: str) -> str:

@@ -7,6 +7,7 @@ import dataclasses
 import json
 import os
 import sys
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -128,12 +129,16 @@ def _seed(text: str | None) -> str | None:
         raise UserError(f"--seed: {exc}") from None
 
 
-def print_scores(assignment: str, root: Path) -> None:
-    from attention_course.classgrade.nbgrader_api import gradebook_scores
+def print_scores(assignment: str, root: Path, reasons: bool = True) -> None:
+    """The gradebook's scores of an assignment, those not reliable marked (with `reasons`,
+    why, and why each submission not graded was not)."""
+    from attention_course.classgrade.nbgrader_api import gradebook_records, gradebook_scores
     from attention_course.reports.tables import class_table, score_columns
 
     rows = gradebook_scores(assignment, root)
-    print(class_table(rows, score_columns(assignment, root), f"{assignment} (gradebook)"))
+    records = gradebook_records(assignment, root)  # which scores are not reliable, and why
+    columns = score_columns(assignment, root)
+    print(class_table(rows, columns, f"{assignment} (gradebook)", records, reasons))
 
 
 def autograde(args: argparse.Namespace) -> int:
@@ -179,8 +184,20 @@ def _autograde(args: argparse.Namespace, pool: Pool, students: list[str]) -> int
     root = pool.root  # a course folder, checked by `autograde`
     url = _gradebook(root, args.db)
     bar: list[Progress] = []
+    guard = threading.Lock()  # (a Dask run's events are told from its client's thread)
 
     def progress(kind: str, value, outcome) -> None:
+        with guard:
+            told(kind, value, outcome)
+
+    def told(kind: str, value, outcome) -> None:
+        if kind == "missing":  # graded before, not in this gradebook: restored, or new
+            print(
+                f"{args.assignment}: {len(value)} submissions graded before have no grade in "
+                "this gradebook (restored from a backup, or a new one): grading them again",
+                file=sys.stderr,
+            )
+            return
         if kind == "start":
             print(
                 f"{args.assignment}: {value} of {len(students)} submissions to grade (the "
@@ -190,10 +207,15 @@ def _autograde(args: argparse.Namespace, pool: Pool, students: list[str]) -> int
             bar.append(Progress(value, "graded or not"))
             bar[0].started()
             return
-        if kind == "retry":  # a transient fault: graded again in this run
-            bar[0].note(f"  {value}: {outcome.reason}")
+        if kind in ("retry", "wait"):  # the infrastructure's: waited for, or tried again
+            if bar:
+                bar[0].note(f"  {value}: {outcome.reason}")
+            else:  # (the run waits before it starts grading)
+                print(f"  {value}: {outcome.reason}", file=sys.stderr, flush=True)
             return
         detail = f"{outcome.total:g} points" if outcome.total is not None else outcome.reason
+        if outcome.replaced is not None:
+            detail += f"; its earlier score, {outcome.replaced:g}, is now 0"
         bar[0].update(value, outcome.status, detail)
 
     if args.scheduler not in (None, "local") and url.startswith("sqlite"):
@@ -233,7 +255,7 @@ def _autograde(args: argparse.Namespace, pool: Pool, students: list[str]) -> int
         )
         return 130
     try:
-        steady(print_scores, args.assignment, root)
+        steady(print_scores, args.assignment, root, False)  # (the run's lines say why not)
     except Exception as exc:  # noqa: BLE001 (classified: a gradebook gone after the run)
         if of_exception(exc) != TRANSIENT:
             raise

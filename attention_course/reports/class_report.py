@@ -54,6 +54,7 @@ class Submission:
     records: dict[str, dict]  # grade cell id -> what grading recorded in the autograded notebook
     autograded: bool  # graded, by this course folder or another on the same gradebook
     here: bool = True  # its autograded notebook is in this course folder (its tests' records)
+    unreliable: str = ""  # why its scores are not reliable (its grading failed or is not done)
 
 
 def _gradebook(root: Path):
@@ -95,17 +96,29 @@ def _records(path: Path) -> dict[str, dict]:
     return {cid: record for cid, record in found.items() if seen[cid] == 1}
 
 
-def _graded_in_the_gradebook(assignment: str, root: Path) -> set[str]:
-    """Students whose last grading, as the gradebook records it (classgrade.jobs.State), gave
-    them a score: graded by this course folder or by another on the same gradebook."""
+def _recorded_in_the_gradebook(assignment: str, root: Path) -> dict[str, dict]:
+    """What the gradebook records of each student's last grading (classgrade.jobs.State):
+    graded by this course folder or by another on the same gradebook, not graded, or marked
+    as not reliable (outcomes.UNRELIABLE)."""
     from attention_course.classgrade.gradebook import Records
     from attention_course.classgrade.nbgrader_api import gradebook_settings
 
     records = Records(*gradebook_settings(root), assignment)
     try:
-        return {s for s, r in records.all().items() if r.get("status") == "graded"}
+        return records.all()
     finally:
         records.close()
+
+
+def _unreliable(record: dict) -> str:
+    """Why a submission's scores are not reliable, from its record ("" if they are)."""
+    from attention_course.classgrade.outcomes import FAILED, UNRELIABLE
+
+    if record.get("status") not in UNRELIABLE:
+        return ""
+    if record.get("status") == FAILED:
+        return f"grading failed: {record.get('reason') or 'no reason given'}"
+    return "being graded, or its grading did not finish"
 
 
 def read_class(assignment: str, root: Path) -> list[Submission]:
@@ -118,7 +131,8 @@ def read_class(assignment: str, root: Path) -> list[Submission]:
             found = gb.assignment_submissions(assignment)
         except MissingEntry:
             return []
-        elsewhere = _graded_in_the_gradebook(assignment, root)
+        recorded = _recorded_in_the_gradebook(assignment, root)
+        elsewhere = {s for s, r in recorded.items() if r.get("status") == "graded"}
         for sub in found:
             cells, records, autograded = {}, {}, False
             for nb in sub.notebooks:
@@ -138,6 +152,7 @@ def read_class(assignment: str, root: Path) -> list[Submission]:
             subs.append(
                 Submission(sub.student_id, float(sub.score), cells, records, autograded, here)
             )
+            subs[-1].unreliable = _unreliable(recorded.get(sub.student_id, {}))
     return sorted(subs, key=lambda s: s.student)
 
 
@@ -200,6 +215,8 @@ class ClassReport:
     notes: list[str]
     not_autograded: list[str]
     item_analysis: str = ""  # the quiz's item analysis
+    # student -> why its scores are not reliable: left out of every figure
+    unreliable: dict[str, str] = field(default_factory=dict)
 
     @property
     def mean(self) -> float:
@@ -410,17 +427,29 @@ def _quiz_result(result_cls, record: dict | None, cell: Cell, question):
 
 
 def class_report(assignment: str, root: Path) -> ClassReport:
-    """The report of one assignment (or the graded quiz) from the course's gradebook."""
+    """The report of one assignment (or the graded quiz) from the course's gradebook. A
+    submission whose scores are not reliable (its grading failed or did not finish) is left
+    out of every figure and named."""
     course = Course.load(root)
     if assignment not in course.all_assignments:
         known = ", ".join(course.all_assignments)
         raise ReportError(f"unknown assignment {assignment!r} (known: {known})")
-    subs = read_class(assignment, root)
-    if not subs:
+    found = read_class(assignment, root)
+    if not found:
         raise ReportError(
             f"no submissions of {assignment} in the gradebook of {root} "
             f"(run `attention-course autograde {assignment}` first)"
         )
+    subs = [sub for sub in found if not sub.unreliable]
+    if not subs:
+        raise ReportError(
+            f"no submission of {assignment} has reliable scores in the gradebook of {root}: "
+            f"the grading of each failed or did not finish (run `attention-course autograde "
+            f"{assignment}` again)"
+        )
     if assignment == course.quiz_assignment:
-        return quiz_report(course, assignment, subs)
-    return function_report(course, assignment, subs)
+        report = quiz_report(course, assignment, subs)
+    else:
+        report = function_report(course, assignment, subs)
+    report.unreliable = {sub.student: sub.unreliable for sub in found if sub.unreliable}
+    return report

@@ -63,6 +63,16 @@ def to_markdown(report: ClassReport, figure: str = "report.png") -> str:
             + ", ".join(markdown_text(s) for s in report.not_autograded)
             + "."
         )
+    if report.unreliable:
+        lines.append(
+            "Not reliable (their grading failed or did not finish: the gradebook's scores for "
+            "them are left out of every figure here; autograde the assignment again): "
+            + "; ".join(
+                f"{markdown_text(s)} ({markdown_text(why)})"
+                for s, why in sorted(report.unreliable.items())
+            )
+            + "."
+        )
     skipped = (
         "a question left unanswered"
         if report.group_label == "quiz"

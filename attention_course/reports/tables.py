@@ -55,8 +55,25 @@ def gradescope_results(report: GradeReport) -> dict:
     }
 
 
-def class_table(rows: dict[str, dict[str, float]], columns: list[str], title: str) -> str:
-    """Students down, functions across: the scores stored in the gradebook."""
+UNRELIABLE_MARK = "?"
+
+
+def class_table(
+    rows: dict[str, dict[str, float]],
+    columns: list[str],
+    title: str,
+    records: dict[str, dict] | None = None,
+    reasons: bool = True,
+) -> str:
+    """Students down, functions across: the scores stored in the gradebook. With `records`
+    (what the gradebook keeps of each submission's last grading, gradebook.Records), a
+    submission whose scores are not reliable (being graded, or its grading failed) shows
+    UNRELIABLE_MARK instead of any score, said below the table; with `reasons`, each one's
+    reason follows, then those of the submissions not graded (0 points)."""
+    from attention_course.classgrade.outcomes import FAILED, UNRELIABLE
+
+    records = records or {}
+    marked = {s for s in rows if records.get(s, {}).get("status") in UNRELIABLE}
     heads = [c.removesuffix("_tests") for c in columns] + ["total"]
     sw = max([len("student")] + [len(s) for s in rows])
     widths = [max(len(h), 5) for h in heads]
@@ -69,11 +86,26 @@ def class_table(rows: dict[str, dict[str, float]], columns: list[str], title: st
     for student in sorted(rows):
         cells = [rows[student].get(c) for c in columns + ["total"]]
         text = ["-" if v is None else f"{v:g}" for v in cells]
+        if student in marked:
+            text = [UNRELIABLE_MARK] * len(text)
         lines.append(
             "  ".join(
                 [f"{student:<{sw}}"] + [f"{t:>{w}}" for t, w in zip(text, widths, strict=True)]
             )
         )
+    if marked:
+        lines.append(
+            f"{UNRELIABLE_MARK} not a score: its grading failed or did not finish, and the "
+            "gradebook's scores for it are not reliable (autograde the assignment again):"
+        )
+        for student in sorted(marked) if reasons else []:
+            record = records[student]
+            why = "grading failed: " if record.get("status") == FAILED else ""
+            lines.append(f"  {student}: {why}{record.get('reason') or 'being graded'}")
+    refused = sorted(s for s in rows if records.get(s, {}).get("status") == "not graded")
+    if refused and reasons:
+        lines.append("not graded (0 points):")
+        lines += [f"  {s}: {records[s].get('reason', '')}" for s in refused]
     return "\n".join(lines)
 
 
@@ -108,9 +140,13 @@ def class_run_lines(run: ClassRun, graded: bool = True) -> list[str]:
             outcome.status == "unchanged" and outcome.reason
         ):
             kind = "grading error" if outcome.status == "error" else "not graded"
-            lines.append(f"  {student}: {kind}: {outcome.reason}")
+            replaced = ""
+            if outcome.replaced is not None:
+                replaced = f" (it replaces an earlier version's {outcome.replaced:g} points: 0)"
+            lines.append(f"  {student}: {kind}: {outcome.reason}{replaced}")
     if run.count("error"):
         lines.append(
-            "  (a grading error is not the student's fault: it is tried again by the next run)"
+            "  (a grading error is not the student's fault: it is tried again by the next run;"
+            " until then its scores in the gradebook are marked as not reliable)"
         )
     return lines

@@ -40,6 +40,24 @@ STUDENTS = [f"s{i:02d}" for i in range(6)]
 CLASS = STUDENTS[:4]  # the classes whose gradebook a test stops
 
 
+def nbgrader_export(course: Path, db_url: str, out: Path) -> list[dict[str, str]]:
+    """`nbgrader export --to OUT` of the course (nbgrader's own command, which finds the
+    gradebook through the environment variable, run in the course folder): its rows."""
+    env = dict(_env(), **{DB_ENV: db_url})
+    env["PATH"] = f"{Path(CLI[0]).parent}:{env['PATH']}"
+    done = subprocess.run(
+        [str(Path(CLI[0]).parent / "nbgrader"), "export", "--to", str(out)],
+        cwd=course,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    with open(out) as f:
+        return list(csv.DictReader(f))
+
+
 def _env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", DB_ENV)}
     env["PATH"] = "/usr/bin:/bin"  # as a user starts it: the environment's scripts not on PATH
@@ -198,21 +216,8 @@ def test_scores_report_and_nbgrader_export_read_the_shared_gradebook(disjoint, e
     assert int(total["students"]) == len(STUDENTS)
     mean = sum(expected.values()) / len(STUDENTS)
     assert float(total["mean"]) == pytest.approx(mean, rel=1e-5)  # written to 6 digits
-    # nbgrader's own commands find the gradebook through the environment variable
-    env = dict(_env(), **{DB_ENV: db_url})
-    env["PATH"] = f"{Path(CLI[0]).parent}:{env['PATH']}"
-    out = tmp_path / "grades.csv"
-    done = subprocess.run(
-        [str(Path(CLI[0]).parent / "nbgrader"), "export", "--to", str(out)],
-        cwd=course,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr
-    with open(out) as f:
-        exported = {r["student_id"]: float(r["score"]) for r in csv.DictReader(f)}
+    rows = nbgrader_export(course, db_url, tmp_path / "grades.csv")
+    exported = {r["student_id"]: float(r["score"]) for r in rows}
     assert exported == expected
 
 
