@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from attention_course.classgrade import gradebook as class_records
+from attention_course.classgrade import outcomes
 from attention_course.classgrade.nbgrader_api import (
     gradebook_exists,
     gradebook_settings,
@@ -110,6 +111,12 @@ def _grade(student: str, row, record: dict, root: Path, assignment: str) -> LmsG
     status = record.get("status")
     if status == "not graded":
         return LmsGrade(student, NOT_GRADED, 0.0, 0.0, 0.0, submitted, record.get("reason", ""))
+    if status == outcomes.FAILED:  # a fault of grading: tried again by the next run
+        why = f"its grading failed ({record.get('reason') or 'no reason given'})"
+        return LmsGrade(student, PENDING, None, submitted_at=submitted, reason=why)
+    if status == outcomes.GRADING_NOW:
+        why = "being graded, or its grading did not finish"
+        return LmsGrade(student, PENDING, None, submitted_at=submitted, reason=why)
     if row is None or status != "graded":
         return LmsGrade(student, PENDING, None, submitted_at=submitted, reason="not graded yet")
     raw, penalty = float(row.score), float(row.late_submission_penalty or 0.0)
