@@ -207,9 +207,7 @@ def _parse(root: Path, data: dict) -> Course:
     contract = root / meta.get("contract", f"{grader_dir.name}/contract.toml")
     models = root / meta.get("misconceptions", f"{grader_dir.name}/misconceptions.py")
     base = _similarity_base(root, data.get("similarity", {}))
-    return Course(
-        root, course_id, grader_dir, reference, assignments, quiz, contract, models, base
-    )
+    return Course(root, course_id, grader_dir, reference, assignments, quiz, contract, models, base)
 
 
 def _similarity_base(root: Path, table: object) -> tuple[tuple[str, Path], ...]:
