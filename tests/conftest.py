@@ -35,27 +35,51 @@ os.environ.setdefault(GRADING_KEY_ENV, TEST_GRADING_KEY)
 GROUPS = {
     # one Chromium and two JupyterLab servers for all of them (tests/browser/conftest.py)
     "browser": ("browser/test_*.py",),
-    # one venv with the engine installed from its wheel (tests/deploy/conftest.py)
-    "deploy": ("deploy/test_*.py",),
+    # one JupyterHub of the course for all of them (tests/deploy/conftest.py's course_hub);
+    # the other deploy modules are groups of their own, sharing the run's one venv of the
+    # engine's wheel (tests/deploy/conftest.py, tests/shared.py)
+    "deploy-hub": (
+        "deploy/test_jupyterhub.py",
+        "deploy/test_hub_check.py",
+        "deploy/test_check_button.py",
+    ),
 }
 
 
 # The groups that take longest, longest first: they start before everything else, so that no
 # long chain of tests starts last (xdist would otherwise start the groups with most tests first).
 LONGEST = (
+    "test_gradebook_faults.py",
+    "test_lti_hub.py",
+    "deploy-hub",
+    "browser",
     "test_cluster_grading.py",
     "test_postgres_gradebook.py",
-    "deploy",
-    "browser",
+    "test_catalogue.py",
+    "test_another_course.py",
     "test_class_grading.py",
 )
 
 
+# Modules whose tests are each a unit of their own, so that several workers share their long
+# chain: each test's fixtures are its own or made again where the test runs (a module's server).
+SPLIT = ("classgrade/test_gradebook_faults.py",)
+
+
 def _rank(scope: str) -> int:
+    scope = scope.split("::", 1)[0]
     for rank, name in enumerate(LONGEST):
         if scope == name or scope.endswith("/" + name):
             return rank
     return len(LONGEST)
+
+
+def scope_of(nodeid: str) -> str:
+    """The unit of work a test belongs to: its module's group, or the test itself in SPLIT."""
+    module = nodeid.split("::", 1)[0]
+    if any(module == name or module.endswith("/" + name) for name in SPLIT):
+        return nodeid
+    return group_of(module)
 
 
 def group_of(module: str) -> str:
@@ -78,7 +102,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
         ordered = False
 
         def _split_scope(self, nodeid: str) -> str:
-            return group_of(nodeid.split("::", 1)[0])
+            return scope_of(nodeid)
 
         def _assign_work_unit(self, node) -> None:
             if not self.ordered:  # the first time: the whole queue is there

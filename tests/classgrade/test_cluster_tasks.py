@@ -394,11 +394,17 @@ def test_a_transient_fault_past_its_last_retry_is_a_fault_of_grading_recorded_no
 def test_a_job_past_the_tasks_time_is_the_students_and_a_job_that_died_is_a_fault(course):
     """A task's grading job that has not answered by the submission's time is killed: the
     submission is not graded, which is recorded (its grading took too long); one whose job
-    died is a fault of grading (graded again by the next run). Neither job is kept."""
+    died is a fault of grading (graded again by the next run). Neither job is kept. (The
+    run gives a job PACING.wait_untold past the time for a wait it was not told of yet: the
+    submission's first cell works 30 s, far past both.)"""
+    import nbformat
+
     from attention_course.classgrade import cluster
     from attention_course.classgrade.nbgrader_api import gradebook_settings
 
-    _write(course, "slow", sample_notebooks(ASSIGNMENT, course)["demo-instructor"])
+    slow = sample_notebooks(ASSIGNMENT, course)["demo-instructor"]
+    slow.cells.insert(0, nbformat.v4.new_code_cell("import time\ntime.sleep(30)"))
+    _write(course, "slow", slow)
     task, db = task_of(course, "slow"), gradebook_settings(course)[0]
     job = cluster._start_job(course, False, db)
     reply, kept = cluster._ask(job, task, 0.2, lambda: True)

@@ -2,9 +2,10 @@
 a fresh virtual environment (no checkout on sys.path), and ordinary Linux accounts to run its
 commands as.
 
-The wheel and the environment are made once per test session. Commands run with the
-environment's own programs, from a temporary folder, with no PYTHONPATH: what they import is
-what the wheel installed.
+The wheel and the environment are made once per test run (by whichever xdist worker asks first,
+tests/shared.py: the deploy modules run in several workers), each worker with a working folder
+of its own. Commands run with the environment's own programs, from a temporary folder, with no
+PYTHONPATH: what they import is what the wheel installed.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import shared
 from tests.course import COURSE_ROOT
 
 REPO_ROOT = COURSE_ROOT  # the checkout: what the wheel is built from, never on an import path
@@ -71,32 +73,34 @@ def _run(argv: list, cwd: Path, timeout: float, what: str) -> subprocess.Complet
 
 
 @pytest.fixture(scope="session")
-def engine_wheel() -> Iterator[Path]:
+def engine_wheel() -> Path:
     """This package's wheel, built by pip from a copy of what it is built from (setuptools
     writes build/ and *.egg-info/ into the folder it builds, and no test writes into the
-    repository)."""
+    repository); once per run, removed when the run is over."""
+    return shared.once("engine_wheel", _build_wheel)
+
+
+def _build_wheel() -> Path:
     base = shared_folder("attention-wheel-")
-    try:
-        source = base / "source"
-        source.mkdir()
-        for name in WHEEL_SOURCES:
-            if (COURSE_ROOT / name).is_dir():
-                ignore = shutil.ignore_patterns("__pycache__")
-                shutil.copytree(COURSE_ROOT / name, source / name, ignore=ignore)
-            else:
-                shutil.copy(COURSE_ROOT / name, source / name)
-        wheels = base / "wheels"
-        _run(
-            [sys.executable, *"-m pip wheel --no-deps --disable-pip-version-check -q -w".split()]
-            + [wheels, "."],
-            source,
-            600,
-            "pip wheel",
-        )
-        (wheel,) = wheels.glob("attention_course-*.whl")
-        yield wheel
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
+    shared.at_end(base)
+    source = base / "source"
+    source.mkdir()
+    for name in WHEEL_SOURCES:
+        if (COURSE_ROOT / name).is_dir():
+            ignore = shutil.ignore_patterns("__pycache__")
+            shutil.copytree(COURSE_ROOT / name, source / name, ignore=ignore)
+        else:
+            shutil.copy(COURSE_ROOT / name, source / name)
+    wheels = base / "wheels"
+    _run(
+        [sys.executable, *"-m pip wheel --no-deps --disable-pip-version-check -q -w".split()]
+        + [wheels, "."],
+        source,
+        600,
+        "pip wheel",
+    )
+    (wheel,) = wheels.glob("attention_course-*.whl")
+    return wheel
 
 
 @dataclass(frozen=True)
@@ -176,38 +180,44 @@ print(json.dumps([sys.version_info[:2], sys.base_prefix, ok]))
 @pytest.fixture(scope="session")
 def engine_venv(engine_wheel) -> Iterator[EngineVenv]:
     """A fresh virtual environment under /tmp (0755: other accounts can use it) with this
-    package's wheel pip-installed, as a user installs it. Its base Python is one every account
-    can run (skipped, saying why, if there is none)."""
+    package's wheel pip-installed, as a user installs it (once per run: the tests only run its
+    programs), and a working folder of this process's own. Its base Python is one every
+    account can run (skipped, saying why, if there is none)."""
     python = python_for_everybody()
     if python is None:
         pytest.skip(
             "no Python >= 3.11 with venv that every account can run (this one's base "
             f"interpreter, {getattr(sys, '_base_executable', sys.executable)}, is not)"
         )
-    base = shared_folder("attention-venv-")
+    venv = shared.once("engine_venv", lambda: _make_venv(python, engine_wheel))
+    work = shared_folder("attention-work-")
+    work.chmod(0o777)
     try:
-        venv = base / "venv"
-        _run([python, "-m", "venv", venv], base, 300, f"{python} -m venv")
-        _run(
-            [venv / "bin" / "python", *"-m pip install -q --disable-pip-version-check".split()]
-            + [engine_wheel],
-            base,
-            INSTALL_TIMEOUT,
-            "pip install of the wheel",
-        )
-        found = _run(
-            [venv / "bin" / "python", "-c", "import attention_course as a; print(a.__file__)"],
-            base,
-            60,
-            "importing the installed package",
-        )
-        assert found.stdout.strip().startswith(str(venv)), found.stdout
-        work = base / "work"
-        work.mkdir()
-        work.chmod(0o777)
         yield EngineVenv(venv, work)
     finally:
-        shutil.rmtree(base, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _make_venv(python: str, wheel: Path) -> Path:
+    base = shared_folder("attention-venv-")
+    shared.at_end(base)
+    venv = base / "venv"
+    _run([python, "-m", "venv", venv], base, 300, f"{python} -m venv")
+    _run(
+        [venv / "bin" / "python", *"-m pip install -q --disable-pip-version-check".split()]
+        + [wheel],
+        base,
+        INSTALL_TIMEOUT,
+        "pip install of the wheel",
+    )
+    found = _run(
+        [venv / "bin" / "python", "-c", "import attention_course as a; print(a.__file__)"],
+        base,
+        60,
+        "importing the installed package",
+    )
+    assert found.stdout.strip().startswith(str(venv)), found.stdout
+    return venv
 
 
 @dataclass(frozen=True)
