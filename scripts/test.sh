@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
 # Set up, lint, type-check, and run the whole test suite (graders against the reference, the
 # mistake catalogue, hostile submissions, nbgrader end to end, the quiz, the deployments).
-# Extra arguments go to pytest. The tests run in four processes (pytest-xdist; most of them wait
-# on sandboxes, servers and subprocesses, so four keep two cores busy; tests/conftest.py keeps
-# the modules that share a server in one), then, if they passed, the few that measure
+# Extra arguments go to pytest; a first argument --long adds the tests marked `long` (further
+# variants of scenarios the suite runs once already, minutes of real waiting: CI leaves them
+# out). The tests run in three processes (pytest-xdist; most of them wait on sandboxes, servers
+# and subprocesses, so three keep two cores busy; tests/conftest.py keeps the modules that share
+# a server in one), then, if they passed, the few that measure
 # time (marked `alone`) on their own. The type checker runs beside the tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+selected="not alone and not long"
+if [ "${1:-}" = "--long" ]; then
+  selected="not alone"
+  shift
+fi
 bash scripts/setup.sh
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
@@ -34,7 +41,7 @@ types_verdict() {
 }
 
 first=0
-.venv/bin/python -m pytest -n "${TEST_PROCESSES:-4}" --dist loadscope -m "not alone" "$@" \
+.venv/bin/python -m pytest -n "${TEST_PROCESSES:-3}" --dist loadscope -m "$selected" "$@" \
   || first=$?
 if [ "$first" -ne 0 ] && [ "$first" -ne 5 ]; then
   types_verdict || true

@@ -67,8 +67,8 @@ CHARGED_ONCE = "test_same_with_your_other_functions"  # the 0-point line that na
 # What the student's code raises in the second run where the course's function it calls refuses
 # the arguments it is given (sandbox/inside/worker.py): the first run says more of that failure.
 OUTSIDE_ERROR = "OutsideError"
-SHRINK_ROUNDS = 3  # program runs (per run context) spent making counterexamples smaller
-SHRINK_CANDIDATES = 12  # tried per failing test and round
+SHRINK_ROUNDS = 1  # program runs (per run context) spent making counterexamples smaller
+SHRINK_CANDIDATES = 16  # tried per failing test and round
 
 
 class _Reading(harness.Student):

@@ -17,7 +17,10 @@ runs, with a PostgreSQL server of this module's own (it is stopped, dumped and r
   `nbgrader export`.
 - On a Dask cluster, a fault of the gradebook a worker retries is told to the command.
 
-Expected totals come from the graders (`expected_total`), never typed.
+Expected totals come from the graders (`expected_total`), never typed. Each scenario runs once
+in the suite; its further variants (the lock held instead of the server stopped, the SQLite
+restore, PostgreSQL to a new PostgreSQL, other moments and signals, a link handed in) are marked
+`long` and run by `scripts/test.sh --long`.
 """
 
 from __future__ import annotations
@@ -160,7 +163,7 @@ class Stall:
             threading.Timer(1.5, self._stall).start()
 
 
-@pytest.mark.parametrize("how", ["stopped", "locked"])
+@pytest.mark.parametrize("how", ["stopped", pytest.param("locked", marks=pytest.mark.long)])
 def test_a_gradebook_stalled_past_the_deadline_is_waited_out_and_no_student_is_blamed(
     server, monkeypatch, how
 ):
@@ -244,7 +247,9 @@ def test_a_stall_past_its_limit_is_the_infrastructures_and_the_same_command_grad
 # ------------------------------------------------------------------ a restored or new gradebook
 
 
-@pytest.mark.parametrize("gradebook", ["postgresql", "sqlite"])
+@pytest.mark.parametrize(
+    "gradebook", ["postgresql", pytest.param("sqlite", marks=pytest.mark.long)]
+)
 def test_a_gradebook_restored_from_a_backup_taken_mid_run_is_completed_by_the_same_command(
     server, tmp_path, gradebook
 ):
@@ -316,7 +321,7 @@ def sqlite3_program() -> str:
     return found
 
 
-@pytest.mark.parametrize("first", ["sqlite", "postgresql"])
+@pytest.mark.parametrize("first", ["sqlite", pytest.param("postgresql", marks=pytest.mark.long)])
 def test_a_new_gradebook_for_a_graded_course_folder_is_filled_by_the_same_command(server, first):
     """A class graded into one gradebook (the course's SQLite file, or a PostgreSQL database),
     then the same command pointed at a new, empty PostgreSQL gradebook (moving SQLite to
@@ -358,12 +363,13 @@ def _first_record(course: Path) -> bool:
     "sig, point, gradebook",
     [
         (signal.SIGKILL, "first record", "postgresql"),
-        (signal.SIGKILL, 1.0, "postgresql"),
-        (signal.SIGKILL, 2.5, "postgresql"),
-        (signal.SIGKILL, 4.0, "postgresql"),
-        (signal.SIGINT, "first record", "postgresql"),
-        (signal.SIGINT, 2.0, "postgresql"),
         (signal.SIGINT, "first record", "sqlite"),
+        (signal.SIGKILL, 2.5, "postgresql"),
+        # the same at other moments, and Ctrl-C into PostgreSQL (scripts/test.sh --long)
+        pytest.param(signal.SIGKILL, 1.0, "postgresql", marks=pytest.mark.long),
+        pytest.param(signal.SIGKILL, 4.0, "postgresql", marks=pytest.mark.long),
+        pytest.param(signal.SIGINT, "first record", "postgresql", marks=pytest.mark.long),
+        pytest.param(signal.SIGINT, 2.0, "postgresql", marks=pytest.mark.long),
     ],
     ids=lambda value: getattr(value, "name", str(value)),
 )
@@ -432,7 +438,7 @@ def _graded_with_points(course: Path, paths: dict[str, Path], db_url: str) -> fl
     return full
 
 
-@pytest.mark.parametrize("kind", ["not JSON", "a link"])
+@pytest.mark.parametrize("kind", ["not JSON", pytest.param("a link", marks=pytest.mark.long)])
 def test_an_invalid_resubmission_after_a_graded_one_is_0_with_its_reason(server, kind):
     """s00 is graded (full marks), then hands in a notebook that is not JSON, or a folder
     holding a link (refused before nbgrader reads it): its score is 0, with the reason, and

@@ -236,8 +236,8 @@ def test_correct_variant_gets_full_marks(graded, entry):
 # The graders' inputs are drawn per submission from a secret seed: every verdict of the catalogue
 # must be the same under any. Graded directly (tests/direct_grading.py: the catalogue is the
 # course's own code), under the seed each entry had above (which checks the direct grading
-# against the sandboxed one) and under five more.
-SEEDS = [hashlib.sha256(f"catalogue seed {i}".encode()).hexdigest()[:32] for i in range(5)]
+# against the sandboxed one) and under two more (the correct variants under twenty, below).
+SEEDS = [hashlib.sha256(f"catalogue seed {i}".encode()).hexdigest()[:32] for i in range(2)]
 
 
 @pytest.fixture(scope="module")
@@ -288,8 +288,8 @@ def test_direct_grading_gives_the_sandboxed_verdicts(graded, verdicts):
         assert verdicts[e.key][seed] == _sandboxed(graded[e.key], e), e.key
 
 
-def test_every_verdict_is_the_same_under_five_other_seeds(graded, verdicts):
-    assert len(set(SEEDS)) == 5
+def test_every_verdict_is_the_same_under_two_other_seeds(graded, verdicts):
+    assert len(set(SEEDS)) == 2
     for e in ENTRIES:
         sandboxed = _sandboxed(graded[e.key], e)
         for seed in SEEDS:
