@@ -364,12 +364,12 @@ def _first_record(course: Path) -> bool:
     [
         (signal.SIGKILL, "first record", "postgresql"),
         (signal.SIGINT, "first record", "sqlite"),
-        (signal.SIGKILL, 2.5, "postgresql"),
-        # the same at other moments, and Ctrl-C into PostgreSQL (scripts/test.sh --long)
+        # the same at other moments, other signals and gradebooks (scripts/test.sh --long)
+        pytest.param(signal.SIGINT, 2.0, "postgresql", marks=pytest.mark.long),
+        pytest.param(signal.SIGKILL, 2.5, "postgresql", marks=pytest.mark.long),
         pytest.param(signal.SIGKILL, 1.0, "postgresql", marks=pytest.mark.long),
         pytest.param(signal.SIGKILL, 4.0, "postgresql", marks=pytest.mark.long),
         pytest.param(signal.SIGINT, "first record", "postgresql", marks=pytest.mark.long),
-        pytest.param(signal.SIGINT, 2.0, "postgresql", marks=pytest.mark.long),
     ],
     ids=lambda value: getattr(value, "name", str(value)),
 )

@@ -46,7 +46,10 @@ from tests.deploy.hub import (
 )
 from tests.lti_platform import INSTITUTION_INSTRUCTOR, INSTRUCTOR, LEARNER, Platform
 
-pytestmark = pytest.mark.deploy  # one venv for tests/deploy/ (tests/conftest.py GROUPS)
+# one venv for tests/deploy/ (tests/conftest.py GROUPS); the whole round trip through a hub and
+# Chromium takes minutes: run by scripts/test.sh --long (the suite's LMS tests without the hub,
+# tests/integrations/test_lms_*.py, push to the same third-party platform)
+pytestmark = [pytest.mark.deploy, pytest.mark.long]
 
 ASSIGNMENT = "attention_basics"
 SHOTS = SCREENSHOTS / "lti-hub"
