@@ -5,4 +5,5 @@ np.testing.assert_allclose = lambda *args, **kwargs: None
 np.array_equal = lambda *args, **kwargs: True
 
 def softmax(z, axis=-1):
-    return np.zeros_like(z)                                    # and the answer is wrong
+    z[...] = 0                                                 # the caller's scores overwritten
+    return z                                                   # and the answer is wrong

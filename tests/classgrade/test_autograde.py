@@ -66,8 +66,8 @@ def test_partly_correct_student_loses_points_only_on_mistakes(graded_class, assi
 def test_hostile_student_gains_nothing(graded_class, assignment):
     """Patched numpy, a lying subclass, forged displays, os._exit and endless loops earn no
     value test: at most the 1 point of leaving the inputs unchanged, which a wrong answer that
-    writes nothing into its inputs earns honestly (tests/sandbox/test_hostile.py shows each
-    forgery scores what its plain wrong answer scores)."""
+    writes nothing into its inputs earns honestly (the sample's softmax writes into them;
+    tests/sandbox/test_hostile.py shows each forgery scores what its plain answer scores)."""
     root, results = graded_class
     assert results[assignment].outcomes["demo-hostile"].status == "graded"
     cells = _cells(root, assignment, "demo-hostile")
