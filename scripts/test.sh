@@ -3,9 +3,10 @@
 # mistake catalogue, hostile submissions, nbgrader end to end, the quiz, the deployments).
 # Extra arguments go to pytest; a first argument --long adds the tests marked `long` (further
 # variants of scenarios the suite runs once already, minutes of real waiting: CI leaves them
-# out). The tests run in three processes (pytest-xdist; most of them wait on sandboxes, servers
-# and subprocesses, so three keep two cores busy; tests/conftest.py keeps the modules that share
-# a server in one), then, if they passed, the few that measure
+# out). The tests run in four processes (pytest-xdist; two take the tests that compute first,
+# two the tests that mostly wait, on servers, a browser or faults lasting seconds of real time,
+# so that two cores stay busy; tests/conftest.py keeps the modules that share a server in one),
+# then, if they passed, the few that measure
 # time (marked `alone`) on their own. The type checker runs beside the tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,7 +42,7 @@ types_verdict() {
 }
 
 first=0
-.venv/bin/python -m pytest -n "${TEST_PROCESSES:-3}" --dist loadscope -m "$selected" "$@" \
+.venv/bin/python -m pytest -n "${TEST_PROCESSES:-4}" --dist loadscope -m "$selected" "$@" \
   || first=$?
 if [ "$first" -ne 0 ] && [ "$first" -ne 5 ]; then
   types_verdict || true

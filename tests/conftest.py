@@ -46,19 +46,42 @@ GROUPS = {
 }
 
 
-# The groups that take longest, longest first: they start before everything else, so that no
-# long chain of tests starts last (xdist would otherwise start the groups with most tests first).
+# The units of work that take longest, longest first: they start before everything else, so
+# that no long chain of tests starts last (xdist would otherwise start the groups with most
+# tests first).
 LONGEST = (
+    "test_gradebook_faults.py",
+    "test_lti_hub.py",
+    "deploy-hub",
+    "browser",
+    "test_run_graders.py",
+    "test_cluster_grading.py",
+    "test_postgres_gradebook.py",
+    "test_catalogue.py",
+    "test_class_grading.py",
+    "test_visible_checks.py",
+    "test_grading_faults.py",
+    "test_another_course.py",
+)
+
+# The units that mostly wait rather than compute: on servers starting, a browser, faults that
+# last seconds of real time (a stalled gradebook, a killed run), endless loops run to their
+# limits. Two workers take the other units first, so that two keep the two cores busy while the
+# rest (TEST_PROCESSES beyond two, scripts/test.sh) take these first and wait side by side; a
+# worker whose own kind is done takes the other kind, longest first.
+WAITING = (
     "test_gradebook_faults.py",
     "test_lti_hub.py",
     "deploy-hub",
     "browser",
     "test_cluster_grading.py",
     "test_postgres_gradebook.py",
-    "test_catalogue.py",
-    "test_another_course.py",
     "test_class_grading.py",
+    "test_autograde.py",
+    "test_cluster_tasks.py",
+    "test_unprivileged.py",
 )
+BUSY_WORKERS = 2
 
 
 # Modules whose tests are each a unit of their own, so that several workers share their long
@@ -66,12 +89,18 @@ LONGEST = (
 SPLIT = ("classgrade/test_gradebook_faults.py",)
 
 
-def _rank(scope: str) -> int:
+def _named(scope: str, name: str) -> bool:
+    """Whether a unit of work (a group, a module, or a test of a SPLIT module) is `name`."""
     scope = scope.split("::", 1)[0]
-    for rank, name in enumerate(LONGEST):
-        if scope == name or scope.endswith("/" + name):
-            return rank
-    return len(LONGEST)
+    return scope == name or scope.endswith("/" + name)
+
+
+def _rank(scope: str) -> int:
+    return next((r for r, name in enumerate(LONGEST) if _named(scope, name)), len(LONGEST))
+
+
+def _waits(scope: str) -> bool:
+    return any(_named(scope, name) for name in WAITING)
 
 
 def scope_of(nodeid: str) -> str:
@@ -110,6 +139,11 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
                 queue = sorted(self.workqueue.items(), key=lambda unit: _rank(unit[0]))
                 self.workqueue.clear()
                 self.workqueue.update(queue)
+            waiting_first = self.nodes.index(node) < len(self.nodes) - BUSY_WORKERS
+            for scope in self.workqueue:  # the first unit of this worker's kind, if any is left
+                if _waits(scope) == waiting_first:
+                    self.workqueue.move_to_end(scope, last=False)
+                    break
             super()._assign_work_unit(node)
 
     return GroupScheduling(config, log)
