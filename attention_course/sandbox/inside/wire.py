@@ -128,6 +128,8 @@ def _read_exactly(fd: int, n: int, deadline: float | None) -> bytes:
 def _deeper(text: bytes, limit: int) -> bool:
     """Whether brackets nest more than `limit` deep in `text`, counted at C speed."""
     marks = text.translate(None, _NOT_BRACKETS)
+    if len(marks) <= limit:  # nested no deeper than it has brackets (most frames: no counting)
+        return False
     level, chunk = 0, 1_048_576  # brackets counted at once (their running counts: 8 MiB)
     for start in range(0, len(marks), chunk):
         part = np.frombuffer(marks, np.uint8, min(chunk, len(marks) - start), start)
