@@ -53,3 +53,40 @@ def test_the_numbers_the_worker_does_send_are_read():
         [("c", "def big():\n    return 10**30, 2**62, float('inf')\n")], [Call("b#0", "big")]
     )
     assert run.outcomes["b#0"].value == (1e30, 2**62, float("inf"))
+
+
+# attention_cost's own reply, its counts 10**400: JSON takes it, its grader's float() cannot.
+OVERFLOWING_COST = """import os, sys
+
+def attention_cost(*args, **kwargs):
+    worker = sys.modules["__main__"]
+    link = worker._link
+    huge = {"value": 10**400}
+    counts = {"score_flops": huge, "mix_flops": huge, "weights_bytes": huge}
+    reply = {"op": "call", "status": "ok", "seq": link["seq"], "value": {"dict": counts}}
+    worker.wire.write_frame(link["replies"], reply)
+    os._exit(0)
+"""
+
+
+def test_an_overflowing_reply_is_the_students_score_and_a_counted_check(tmp_path):
+    """Graded as the check service grades (check_grading.grade_check, in this process): the
+    check is graded, not failed (so it counts), attention_cost gets 0 points with the reason,
+    and the other functions keep theirs."""
+    import nbformat
+
+    from attention_course.cli.samples import sample_notebooks
+    from attention_course.integrations.check_grading import grade_check
+    from tests.course import COURSE_ROOT
+
+    nb = sample_notebooks("masks_and_heads", COURSE_ROOT)["demo-instructor"]
+    (cell,) = [c for c in nb.cells if c.get("id") == "attention_cost"]
+    cell.source = OVERFLOWING_COST
+    path = tmp_path / "masks_and_heads.ipynb"
+    nbformat.write(nb, path)
+    graded = grade_check(str(COURSE_ROOT), "masks_and_heads", str(path), "")
+    assert graded.fault is None, graded.detail
+    assert "attention_cost: 0 / " in graded.feedback, graded.feedback
+    assert "could not be read back" in graded.feedback
+    assert graded.max_score is not None and graded.score is not None
+    assert 0 < graded.score < graded.max_score
