@@ -462,7 +462,8 @@ def limit_service_memory(limit: int) -> None:
 
     soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
     if soft == resource.RLIM_INFINITY or soft > limit:
-        resource.setrlimit(resource.RLIMIT_DATA, (min(limit, hard), hard))
+        within = limit if hard == resource.RLIM_INFINITY else min(limit, hard)
+        resource.setrlimit(resource.RLIMIT_DATA, (within, hard))
 
 
 def serve(service: CheckService) -> None:

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -257,6 +259,70 @@ def test_the_students_own_server_checks_for_them(hub, alices_check):
     assert status in (403, 404), answer
     status, answer = request(endpoint, hub["tokens"]["alice"], b"", path="../../etc/passwd")
     assert status in (400, 403, 404), answer
+
+
+def _status(pid: int, field: str) -> int:
+    """A number of /proc/PID/status, in bytes (0 when the process is gone)."""
+    try:
+        text = (Path("/proc") / str(pid) / "status").read_text()
+    except OSError:
+        return 0
+    found = re.search(rf"{field}:\s+(\d+) kB", text)
+    return int(found.group(1)) * 1024 if found else 0
+
+
+def _intake_workers(service: int) -> list[int]:
+    """The service's processes that read the notebooks sent to it (check_intake.py)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            argv = (proc / "cmdline").read_bytes()
+            parent = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if parent == service and b"check_intake" in argv:
+            found.append(int(proc.name))
+    return found
+
+
+def test_a_parse_bomb_through_the_service_costs_its_student_and_delays_nobody(hub):
+    """bob posts a parse bomb (one code cell `x=[a,a,...]` of 1.4 MB) to the running service;
+    while a process of its intake reads it, alice's notebook is read and answered (the quiz:
+    not checked here, nothing spent), before bob's; bob's is refused as abusive and counted.
+    The service never parsed it: its peak resident memory is far within its data limit, which
+    the service set on itself."""
+    url, deployment = hub["url"], hub["deployment"]
+    nb = nbformat.v4.new_notebook()
+    nb.cells.append(nbformat.v4.new_code_cell("x=[" + "a," * 700_000 + "]"))
+    answers: dict[str, tuple[int, dict]] = {}
+    body = nbformat.writes(nb).encode()
+    checks, token = url + "api/checks", hub["tokens"]["bob"]
+    bob = threading.Thread(
+        target=lambda: answers.update(
+            bob=request(checks, token, body, assignment="masks_and_heads")
+        )
+    )
+    bob.start()
+    service = _service_processes(deployment)[0]
+    _wait(
+        lambda: any(_status(p, "VmRSS") > 64 * 2**20 for p in _intake_workers(service)),
+        60,
+        "no intake worker reads bob's notebook",
+    )
+    quiz = (COURSE_ROOT / "release" / "attention_quiz" / "attention_quiz.ipynb").read_bytes()
+    status, alice = request(url + "api/checks", hub["tokens"]["alice"], quiz)
+    assert bob.is_alive(), "alice's notebook waited for bob's"
+    assert status == 400 and "not checked here" in alice["error"], alice
+    bob.join(60)
+    status, refused = answers["bob"]
+    assert status == 400 and "of memory to read: refused" in refused["error"], refused
+    assert "counts as a check of masks_and_heads" in refused["error"]
+    _, limit = request(url + "api/limit", hub["tokens"]["bob"], assignment="masks_and_heads")
+    assert limit["checks_left"] == 0, limit
+    limits = (Path("/proc") / str(service) / "limits").read_text()
+    (data,) = [line.split() for line in limits.splitlines() if line.startswith("Max data size")]
+    assert int(data[3]) == HUB_CHECK.service_memory, data
+    assert _status(service, "VmHWM") < HUB_CHECK.service_memory // 2
 
 
 def _service_processes(deployment: HubDeployment) -> tuple[int, list[int]]:
