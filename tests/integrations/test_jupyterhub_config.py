@@ -11,6 +11,7 @@ import shutil
 import stat
 import subprocess
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -29,7 +30,7 @@ from attention_course.integrations.jupyterhub import (
 from attention_course.integrations.student_config import LAB_CHECK, LAB_OPEN
 from attention_course.integrations.wheel import build_wheel
 from attention_course.settings import CHECK_URL_ENV, EXCHANGE_ENV
-from tests.deploy.conftest import account, shared_folder  # noqa: F401 (account: a fixture)
+from tests.deploy.conftest import shared_folder
 
 ME = pwd.getpwuid(os.getuid()).pw_name
 STUDENT = "nobody"  # an account every Debian machine has, its home no folder
@@ -226,6 +227,19 @@ def _as_student(*argv: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         argv, user=STUDENT, group="nogroup", extra_groups=[], capture_output=True, text=True
     )
+
+
+@pytest.fixture
+def account() -> Iterator[SimpleNamespace]:
+    """A new ordinary Linux account (the instructor); removed afterwards. Needs root."""
+    if os.geteuid() != 0 or shutil.which("useradd") is None:
+        pytest.skip("making a Linux account needs root and useradd")
+    name = f"ac-ins-{os.getpid() % 100000}"
+    made = subprocess.run(["useradd", "--no-create-home", "--user-group", name], text=True)
+    assert made.returncode == 0, f"useradd {name}"
+    entry = pwd.getpwnam(name)
+    yield SimpleNamespace(name=name, uid=entry.pw_uid, gid=entry.pw_gid)
+    subprocess.run(["userdel", name], check=True)
 
 
 def test_students_can_neither_rearrange_nor_forestall_the_exchange(account, tmp_path):
