@@ -10,9 +10,11 @@ plain text: GRADESCOPE_PLAIN_TEXT.)
 
 from __future__ import annotations
 
+import io
 import re
 import string
 from collections.abc import Iterable
+from typing import TextIO
 
 # Gradescope renders an output as "simple_format" unless told otherwise (its HTML sanitised,
 # links and images kept): results.json says that every output is plain text.
@@ -58,3 +60,33 @@ def terminal_text(text: object) -> str:
     (an escape sequence's start, a carriage return that overwrites a line) written as its
     Python escape (`\\x1b`), so that no text moves the cursor, recolours or retitles."""
     return _CONTROL.sub(lambda m: repr(m.group())[1:-1], str(text))
+
+
+class InertStream(io.TextIOBase):
+    """A text stream whose every write passes through terminal_text: what the command line
+    prints (a feedback line quoting a student's exception, a student id, an error) never moves
+    the cursor, recolours, retitles or writes the clipboard. `raw` is the stream beneath, for
+    the one writer of escape sequences of its own (cli/progress.py's bar)."""
+
+    def __init__(self, raw: TextIO):
+        self.raw = raw
+
+    def write(self, text: str) -> int:
+        self.raw.write(terminal_text(text))
+        return len(text)
+
+    def flush(self) -> None:
+        self.raw.flush()
+
+    def isatty(self) -> bool:
+        return self.raw.isatty()
+
+    def fileno(self) -> int:
+        return self.raw.fileno()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(self.raw, "encoding", "utf-8")
+
+    def writable(self) -> bool:
+        return True

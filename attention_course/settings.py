@@ -325,6 +325,18 @@ class HubCheck:
     service_name: str = "course-check"  # the JupyterHub service's name (its URL prefix)
     port: int = 8010  # where the service listens, on 127.0.0.1 (the hub's proxy reaches it)
     table: str = "attention_course_hub_checks"  # the checks' table in the gradebook database
+    # What the service takes and how it reads it (integrations/check_intake.py): a request body
+    # of at most `notebook_bytes` (a notebook's code and outputs; larger: refused, counted);
+    # read by `intake_workers` processes of at most `intake_memory` bytes of address space
+    # each, for at most `intake_seconds` a notebook (a reading past that time, or past half
+    # that memory: refused, counted).
+    notebook_bytes: int = 4 * MiB
+    intake_workers: int = 2
+    intake_memory: int = 512 * MiB
+    intake_seconds: float = 5.0
+    # The service's own memory (RLIMIT_DATA, set by the service on itself as it starts; its
+    # grading workers set their own): it reads no notebook, so this is room to spare.
+    service_memory: int = 1024 * MiB
 
 
 HUB_CHECK = HubCheck()

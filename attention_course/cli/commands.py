@@ -76,9 +76,10 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--seed",
-        metavar="HEX",
-        help="grade with the graders' inputs of this seed (32 hex digits, as recorded in "
-        ".grading/seeds/ by autograde), to reproduce a grade; default: the notebook's own, "
+        metavar="FILE",
+        help="grade with the graders' inputs of the seed in FILE (mode 0600), or on stdin with "
+        "`-` (32 hex digits, as recorded in .grading/seeds/ by autograde; never on the command "
+        "line, which every account sees), to reproduce a grade; default: the notebook's own, "
         "from the course's grading key",
     )
     _unsandboxed(p)

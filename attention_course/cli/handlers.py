@@ -118,11 +118,37 @@ def check(args: argparse.Namespace) -> int:
     return 0
 
 
-def _seed(text: str | None) -> str | None:
+def _seed(given: str | None) -> str | None:
+    """The seed `--seed` gives: read from stdin (`-`) or from a file only this account can
+    read, never the seed itself on the command line (every account on the machine reads a
+    process's command line: `ps`)."""
+    import stat
+
     from attention_course.grading.seeds import check_seed
 
-    if text is None:
+    if given is None:
         return None
+    if given == "-":
+        text = sys.stdin.readline().strip()
+    else:
+        path = Path(given)
+        try:
+            info = path.stat()
+        except FileNotFoundError:
+            if given and all(c in "0123456789abcdefABCDEF" for c in given):
+                raise UserError(
+                    "--seed: a seed on the command line is shown to every account (ps): give "
+                    "it on stdin (--seed -) or in a file of mode 0600 (--seed FILE)"
+                ) from None
+            raise UserError(f"--seed: {given}: no such file") from None
+        except OSError as exc:
+            raise UserError(f"--seed: {given}: cannot be read ({exc.strerror})") from None
+        if info.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+            raise UserError(f"--seed: {given}: other accounts may read it (chmod 600 {given})")
+        try:
+            text = path.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UserError(f"--seed: {given}: cannot be read ({type(exc).__name__})") from None
     try:
         return check_seed(text)
     except ValueError as exc:

@@ -7,6 +7,8 @@ import sys
 import time
 from typing import TextIO
 
+from attention_course.inert import terminal_text
+
 
 def _clock(seconds: float) -> str:
     seconds = max(0, int(seconds))
@@ -17,7 +19,9 @@ class Progress:
     def __init__(self, total: int, what: str = "submissions", stream: TextIO | None = None):
         self.total = total
         self.what = what
-        self.stream = stream or sys.stderr
+        # beneath the command line's InertStream: the bar's own escapes are written as they
+        # are, and the names and notes it shows pass through terminal_text here
+        self.stream: TextIO = stream or getattr(sys.stderr, "raw", None) or sys.stderr
         self.tty = self.stream.isatty()
         self.done = 0
         self.counts: dict[str, int] = {}
@@ -51,13 +55,14 @@ class Progress:
         else:
             width = len(str(self.total))
             line = f"  {self.done:>{width}}/{self.total} {name}: {kind}"
-            self.stream.write(line + (f" ({detail})" if detail else "") + "\n")
+            line += f" ({detail})" if detail else ""
+            self.stream.write(terminal_text(line) + "\n")
         self.stream.flush()
 
     def note(self, text: str) -> None:
         """A line of its own that does not break the bar."""
         if self.tty:
-            self.stream.write("\r\033[K" + text + "\n" + self._bar())
+            self.stream.write("\r\033[K" + terminal_text(text) + "\n" + self._bar())
         else:
-            self.stream.write(text + "\n")
+            self.stream.write(terminal_text(text) + "\n")
         self.stream.flush()

@@ -166,9 +166,12 @@ def detect_assignment(nb: dict[str, Any], path: Path, course: Course) -> str:
                 f"those of {found!r}: refused"
             )
         return found
-    for guess in (claimed, path.stem, _by_functions(nb, course)):
+    for guess in (claimed, path.stem):
         if guess in course.all_assignments:
             return guess
+    by_functions = _by_functions(nb, course)  # (parses every code cell: only when needed)
+    if by_functions in course.all_assignments:
+        return by_functions
     known = ", ".join(course.all_assignments)
     raise NotebookError(
         f"{path}: cannot tell which assignment this notebook is (no nbgrader metadata naming "

@@ -65,6 +65,10 @@ def _start_worker(service: int) -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) != 0 or os.getppid() != service:
         os._exit(1)  # no such guard here, or the service is already gone
+    import resource
+
+    _, hard = resource.getrlimit(resource.RLIMIT_DATA)  # the service's own limit is not its
+    resource.setrlimit(resource.RLIMIT_DATA, (hard, hard))
     limit_grader_memory()
 
 

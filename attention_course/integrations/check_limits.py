@@ -219,27 +219,9 @@ class CheckRecords:
             ).scalar_one()
             if pending >= settings.pending_per_student:
                 return Refusal("a check of yours is still waiting or running: wait for its answer")
-            times = (
-                conn.execute(
-                    sa.select(t.c.requested)
-                    .where(
-                        t.c.student == student,
-                        t.c.assignment == assignment,
-                        t.c.state.in_(COUNTED),
-                        t.c.requested > now - settings.window,
-                    )
-                    .order_by(t.c.requested)
-                )
-                .scalars()
-                .all()
-            )
-            if len(times) >= settings.per_day:
-                next_allowed = times[len(times) - settings.per_day] + settings.window
-                return Refusal(
-                    f"you have used the {_checks(settings.per_day)} of {assignment} allowed "
-                    f"in {_window_text(settings.window)}",
-                    next_allowed,
-                )
+            used_up = _used_up(conn, student, assignment, settings, now)
+            if used_up is not None:
+                return used_up
             record = CheckRecord(secrets.token_hex(16), student, assignment, now, QUEUED, late)
             conn.execute(
                 t.insert().values(
@@ -252,6 +234,34 @@ class CheckRecords:
                 )
             )
         return record
+
+    def used_up(
+        self, student: str, assignment: str, settings: HubCheck, now: float
+    ) -> Refusal | None:
+        """The Refusal of a check of `assignment` asked now, when the student has none left."""
+        with self.engine.connect() as conn:
+            return _used_up(conn, student, assignment, settings, now)
+
+    def refused(self, student: str, assignments: list[str], now: float, feedback: str) -> int:
+        """Abusive requests of `student`, refused before any grading, recorded as rejected
+        checks (one of each of `assignments`), which count against the limit; the number
+        recorded."""
+        with self._transaction(student) as conn:
+            for assignment in assignments:
+                conn.execute(
+                    checks_table.insert().values(
+                        id=secrets.token_hex(16),
+                        student=student,
+                        assignment=assignment,
+                        requested=now,
+                        finished=now,
+                        state=REJECTED,
+                        late=False,
+                        feedback=feedback,
+                        detail="refused before grading (an abusive request)",
+                    )
+                )
+        return len(assignments)
 
     def left(self, student: str, assignment: str, settings: HubCheck, now: float) -> int:
         """Checks of `assignment` the student may still ask now."""
@@ -336,6 +346,34 @@ class CheckRecords:
 
     def close(self) -> None:
         self.engine.dispose()
+
+
+def _used_up(
+    conn: sa.Connection, student: str, assignment: str, settings: HubCheck, now: float
+) -> Refusal | None:
+    """The limit of the window reached: a Refusal until the oldest counted check leaves it."""
+    t = checks_table
+    times = (
+        conn.execute(
+            sa.select(t.c.requested)
+            .where(
+                t.c.student == student,
+                t.c.assignment == assignment,
+                t.c.state.in_(COUNTED),
+                t.c.requested > now - settings.window,
+            )
+            .order_by(t.c.requested)
+        )
+        .scalars()
+        .all()
+    )
+    if len(times) < settings.per_day:
+        return None
+    return Refusal(
+        f"you have used the {_checks(settings.per_day)} of {assignment} allowed "
+        f"in {_window_text(settings.window)}",
+        times[len(times) - settings.per_day] + settings.window,
+    )
 
 
 def _checks(n: int) -> str:

@@ -114,7 +114,7 @@ def grade_submission(root: Path, config: dict, course: Course) -> dict:
     unsandboxed = bool(config.get("unsandboxed"))
     report = grade_file(path, assignment, unsandboxed, hide=[root], in_process=True, course=course)
     print(function_table(report))  # stdout: for the instructor only
-    print(f"graders' inputs: seed {report.seed} (attention-course check --seed)")
+    print(f"graders' inputs: seed {report.seed} (echo SEED | attention-course check --seed -)")
     raw = gradescope_results(report)
     notes = [note] if note else []
     notes += [f"Note: {n}" for n in report.notes]

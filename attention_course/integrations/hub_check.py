@@ -11,8 +11,18 @@ instructors (members of the instructors' hub group, or named in the service's op
     GET  {prefix}api/checks                  your checks; ?all=1 every student's (instructors)
     GET  {prefix}api/limit?assignment=A      checks left now
 
-A check is queued fairly (check_limits.FairQueue), graded by a bounded pool of processes
-(check_grading.GradingPool) and recorded in the gradebook database (check_limits.CheckRecords).
+A notebook is read off the event loop, by a small pool of processes with time and memory
+limits (check_intake.Intake), one notebook of a student at a time; a check is queued fairly
+(check_limits.FairQueue), graded by a bounded pool of processes (check_grading.GradingPool) and
+recorded in the gradebook database (check_limits.CheckRecords).
+
+Abuse costs its student, never the others: a body over `HubCheck.notebook_bytes`, or a notebook
+that reaches the intake's time or memory limit, is refused and charged as a check (of the
+assignment named, or of each checked assignment when none is); a student with no check left is
+refused before their notebook is read. One student's requests delay another's reading by at
+most `intake_seconds` and only while every intake worker is held by a different abusive
+student (benchmarks/check_service_burst.py measures it); the service's own memory is capped
+(`HubCheck.service_memory`, RLIMIT_DATA).
 """
 
 from __future__ import annotations
@@ -33,6 +43,7 @@ from urllib.parse import urlparse
 
 from attention_course.course import Course
 from attention_course.integrations.check_grading import GRADING, STUDENTS, Graded, GradingPool
+from attention_course.integrations.check_intake import Intake
 from attention_course.integrations.check_limits import (
     FAILED,
     GRADED,
@@ -45,7 +56,7 @@ from attention_course.integrations.check_limits import (
     iso,
     readable,
 )
-from attention_course.settings import CHECK_URL_ENV, DEFAULT, HUB_CHECK, HubCheck
+from attention_course.settings import CHECK_URL_ENV, HUB_CHECK, HubCheck
 
 log = logging.getLogger("attention_course.hub_check")
 
@@ -170,6 +181,9 @@ class CheckService:
         self.queue = FairQueue()
         self.pool = GradingPool(settings.workers)
         self.pending: dict[str, Pending] = {}
+        self.intake = Intake(course.root, settings)
+        self._reading: set[str] = set()  # students whose notebook is being read
+        self._reading_lock = threading.Lock()
         _remove_stale_folders()
         self.folder = Path(tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-"))  # 0700
         self._stop = threading.Event()
@@ -194,33 +208,47 @@ class CheckService:
         for thread in self._threads:
             thread.join(timeout=5)
         self.pool.close()
+        self.intake.close()
         shutil.rmtree(self.folder, ignore_errors=True)
 
     def submit(self, student: str, body: bytes, assignment: str | None) -> tuple[int, dict]:
-        """A check asked by `student` (as the hub says): (HTTP status, answer)."""
-        from attention_course.grading.notebook import (
-            NotebookError,
-            detect_assignment,
-            read_notebook,
-        )
+        """A check asked by `student` (as the hub says): (HTTP status, answer). Blocks while
+        the notebook is read (call it off the event loop); one notebook of a student at a
+        time: another sent meanwhile is refused at once."""
+        with self._reading_lock:
+            if student in self._reading:
+                return 429, {"error": "a notebook of yours is being read: wait for its answer"}
+            self._reading.add(student)
+        try:
+            return self._submit(student, body, assignment)
+        finally:
+            with self._reading_lock:
+                self._reading.discard(student)
 
-        if len(body) > DEFAULT.submission_bytes:
-            limit = DEFAULT.submission_bytes // 2**20
-            return 413, {"error": f"the notebook is larger than {limit} MiB"}
+    def _submit(self, student: str, body: bytes, assignment: str | None) -> tuple[int, dict]:
         if assignment is not None and assignment not in self.course.assignments:
             known = ", ".join(self.course.assignments)
             return 400, {"error": f"unknown assignment {assignment!r} (known: {known})"}
+        charged = [assignment] if assignment else list(self.course.assignments)
+        now = self.clock()
+        limits = [self.records.used_up(student, a, self.settings, now) for a in charged]
+        used_up = [r for r in limits if r is not None]
+        if len(used_up) == len(charged):  # no check left to charge: the notebook is not read
+            return self._refusal(min(used_up, key=lambda r: r.next_allowed or 0.0))
+        if len(body) > self.settings.notebook_bytes:
+            limit = self.settings.notebook_bytes / 2**20
+            return self._charge(student, charged, f"the notebook is larger than {limit:g} MiB", 413)
         folder = Path(tempfile.mkdtemp(dir=self.folder))
         path = folder / "submission.ipynb"
         path.write_bytes(body)
         keep = False
         try:
-            try:
-                nb = read_notebook(path)
-                assignment = assignment or detect_assignment(nb, path, self.course)
-            except NotebookError as exc:
-                text = str(exc).replace(str(path), "the notebook")
-                return 400, {"error": text}
+            read = self.intake.read(path, assignment)
+            if read.abusive:
+                return self._charge(student, charged, str(read.error), 400)
+            if read.assignment is None:
+                return 400, {"error": read.error}
+            assignment = read.assignment
             if assignment not in self.course.assignments:
                 return 400, {"error": f"{assignment} is not checked here (only graded notebooks)"}
             named = folder / f"{assignment}.ipynb"
@@ -233,14 +261,7 @@ class CheckService:
                 return 403, {"error": decision.message}
             found = self.records.reserve(student, assignment, self.settings, now, decision.late)
             if isinstance(found, Refusal):
-                return 429, {
-                    "error": found.text(),
-                    "reason": found.reason,
-                    "next_allowed": iso(found.next_allowed),
-                    "next_allowed_text": (
-                        readable(found.next_allowed) if found.next_allowed is not None else None
-                    ),
-                }
+                return self._refusal(found)
             self.pending[found.id] = Pending(named, decision.message)
             keep = True
             self.queue.put(student, found.id)
@@ -255,6 +276,25 @@ class CheckService:
         finally:
             if not keep:
                 shutil.rmtree(folder, ignore_errors=True)
+
+    @staticmethod
+    def _refusal(found: Refusal) -> tuple[int, dict]:
+        return 429, {
+            "error": found.text(),
+            "reason": found.reason,
+            "next_allowed": iso(found.next_allowed),
+            "next_allowed_text": (
+                readable(found.next_allowed) if found.next_allowed is not None else None
+            ),
+        }
+
+    def _charge(
+        self, student: str, assignments: list[str], why: str, status: int
+    ) -> tuple[int, dict]:
+        """An abusive request refused, and counted as a check of each of `assignments`."""
+        counted = self.records.refused(student, assignments, self.clock(), f"not checked: {why}\n")
+        what = ", ".join(assignments)
+        return status, {"error": f"{why}; this counts as a check of {what}", "counted": counted}
 
     def _work(self) -> None:
         while not self._stop.is_set():
@@ -344,8 +384,15 @@ def guarded(call: Callable[[], tuple[int, dict]]) -> tuple[int, dict]:
 
 def make_app(service: CheckService, prefix: str) -> Any:
     """The tornado application of the service, its routes under the hub's `prefix`."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from jupyterhub.services.auth import HubAuthenticated
     from tornado import web
+    from tornado.ioloop import IOLoop
+
+    # The threads that take a notebook (its student's slot, the limit, the intake): more than
+    # the intake's workers, so that a refusal never waits behind a reading.
+    readers = ThreadPoolExecutor(4 * service.settings.intake_workers, "check-intake")
 
     class Handler(HubAuthenticated, web.RequestHandler):
         def check_xsrf_cookie(self) -> None:  # token authentication only: no cookies
@@ -368,16 +415,18 @@ def make_app(service: CheckService, prefix: str) -> Any:
             self.finish(json.dumps({"error": self._reason}))
 
     class Checks(Handler):
-        def post(self) -> None:
+        async def post(self) -> None:
             user = self.user()
             claimed = self.get_argument("student", None)
             if claimed is not None and claimed != user["name"]:
                 self.answer(403, {"error": f"you may check only your own work ({user['name']})"})
                 return
             assignment = self.get_argument("assignment", None)
-            self.answer(
-                *guarded(lambda: service.submit(user["name"], self.request.body, assignment))
+            body = self.request.body
+            answer = await IOLoop.current().run_in_executor(
+                readers, guarded, lambda: service.submit(user["name"], body, assignment)
             )
+            self.answer(*answer)
 
         def get(self) -> None:
             user = self.user()
@@ -402,8 +451,19 @@ def make_app(service: CheckService, prefix: str) -> Any:
             (prefix + r"api/checks/([0-9a-f]{1,64})", OneCheck),
             (prefix + "api/limit", Limit),
         ],
-        max_body_size=2 * DEFAULT.submission_bytes,
+        max_body_size=2 * service.settings.notebook_bytes,
     )
+
+
+def limit_service_memory(limit: int) -> None:
+    """The service's own memory limit (RLIMIT_DATA, soft: the processes it starts set their
+    own); never raised when the service was started with a lower one."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    if soft == resource.RLIM_INFINITY or soft > limit:
+        within = limit if hard == resource.RLIM_INFINITY else min(limit, hard)
+        resource.setrlimit(resource.RLIMIT_DATA, (within, hard))
 
 
 def serve(service: CheckService) -> None:
@@ -413,6 +473,7 @@ def serve(service: CheckService) -> None:
 
     from tornado.httpserver import HTTPServer
 
+    limit_service_memory(service.settings.service_memory)
     url = urlparse(os.environ.get("JUPYTERHUB_SERVICE_URL", "http://127.0.0.1:10101"))
     prefix = os.environ.get("JUPYTERHUB_SERVICE_PREFIX", f"/services/{HUB_CHECK.service_name}/")
     service.start()

@@ -49,8 +49,13 @@ from attention_course.integrations.student_config import (
 from attention_course.integrations.wheel import build_wheel
 from attention_course.settings import EXCHANGE_ENV, HUB
 
-# The exchange: every account writes into it (nbgrader's own folders in it set their modes).
-EXCHANGE_MODE = 0o777
+# The exchange as nbgrader expects it: every account writes into it (nbgrader checks that it
+# can), and the sticky bit keeps each account's entries its own (nobody renames or removes the
+# course's folder but its owner). The course's folder in it is made beforehand, the
+# instructor's: `outbound/` (releases) read-only to students, `inbound/` (submissions) writable
+# and not listable by them, as nbgrader's release makes them (0755, 0755, 02733).
+EXCHANGE_MODE = 0o1777
+EXCHANGE_COURSE_MODES = {"": 0o755, "outbound": 0o755, "inbound": 0o2733}
 # jupyterhub_config.py may hold services' tokens: read by the hub (root) alone.
 CONFIG_MODE = 0o600
 PIP_TIMEOUT = 1800  # seconds for pip to install the environment
@@ -134,8 +139,45 @@ def check_plan(plan: HubPlan) -> None:
             f"{plan.exchange}: inside the course folder, which students must not enter: "
             "choose a folder outside it"
         )
+    _check_exchange(plan)
     if not plan.venv.is_absolute():
         raise UserError(f"{plan.venv}: give the environment's absolute path")
+
+
+def _check_exchange(plan: HubPlan) -> None:
+    """UserError for an exchange that students could rearrange: one owned by another account
+    than root, this one or the instructor's; the course's folder in it, or its inbound/ and
+    outbound/, made by anyone but the instructor or open wider than nbgrader makes them (a
+    student who made them first would collect the submissions or serve the releases)."""
+    exchange = plan.exchange
+    if not exchange.exists():
+        return
+    mine = {0, os.getuid(), _account(plan.instructor).pw_uid}
+    info = exchange.lstat()
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid not in mine:
+        raise UserError(f"{exchange}: not a folder of root's or the instructor's: choose another")
+    course_id, _ = course_settings(plan.course)
+    instructor = _account(plan.instructor).pw_uid
+    for name, mode in EXCHANGE_COURSE_MODES.items():
+        folder = exchange / course_id / name if name else exchange / course_id
+        try:
+            info = folder.lstat()
+        except FileNotFoundError:
+            continue
+        looser = stat.S_IMODE(info.st_mode) & ~mode & 0o777
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != instructor or looser:
+            owner = _owner(info.st_uid)
+            raise UserError(
+                f"{folder}: made by {owner} (mode {stat.S_IMODE(info.st_mode):o}), not the "
+                f"instructor's with mode {mode:o} or closer: remove it, then run this again"
+            )
+
+
+def _owner(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
 
 
 def _account(name: str) -> pwd.struct_passwd:
@@ -151,13 +193,25 @@ def write_hub(plan: HubPlan) -> list[Path]:
     check_plan(plan)
     course_id, _ = course_settings(plan.course)
     _shared_folder(plan.out)
-    plan.exchange.mkdir(parents=True, exist_ok=True)
-    plan.exchange.chmod(EXCHANGE_MODE)
+    _make_exchange(plan, course_id)
     files = write_student_config(plan.student_config, course_id, str(plan.exchange))
     files += _write_instructor_config(plan, course_id)
     plan.config_file.write_text(hub_config_text(plan))
     plan.config_file.chmod(CONFIG_MODE)
     return [*files, plan.config_file]
+
+
+def _make_exchange(plan: HubPlan, course_id: str) -> None:
+    """The exchange (EXCHANGE_MODE) and the course's folders in it, the instructor's."""
+    plan.exchange.mkdir(parents=True, exist_ok=True)
+    plan.exchange.chmod(EXCHANGE_MODE)
+    instructor = _account(plan.instructor)
+    for name, mode in EXCHANGE_COURSE_MODES.items():
+        folder = plan.exchange / course_id / name if name else plan.exchange / course_id
+        folder.mkdir(exist_ok=True)
+        if folder.stat().st_uid != instructor.pw_uid:
+            os.chown(folder, instructor.pw_uid, instructor.pw_gid)
+        folder.chmod(mode)
 
 
 def _shared_folder(folder: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -141,26 +142,70 @@ def format_item_analysis(
     return "\n".join(lines)
 
 
+def submitted_by(path: Path) -> str | None:
+    """Who handed a response file in, by where it is, never by what it says: in nbgrader's
+    layout (`submitted/<student>/<assignment>/...`, and the exchange's
+    `inbound/<student>+<assignment>+<time>...`) the student folder it is in; elsewhere the
+    account that owns the file, when that is neither this account nor root (a file a student
+    wrote into a shared folder). None when nothing tells (the instructor's own copies)."""
+    import pwd
+
+    parts = path.resolve().parts
+    for i, part in enumerate(parts[:-1]):
+        if part == "submitted" and i + 2 < len(parts):
+            return parts[i + 1]
+        if part == "inbound" and "+" in parts[i + 1]:
+            return parts[i + 1].split("+", 1)[0]
+    try:
+        owner = path.stat().st_uid
+    except OSError:
+        return None
+    if owner in (0, os.getuid()):
+        return None
+    try:
+        return pwd.getpwuid(owner).pw_name
+    except KeyError:
+        return str(owner)
+
+
 def grade_response_files(
     bank: Bank, paths: list[Path], out: Path
 ) -> tuple[list[Graded], list[str]]:
     """Grade every response file; write the grades CSV to `out` (when any could be graded).
-    Returns the graded responses and one line per file that could not be read."""
+    Returns the graded responses and one line per file that could not be read or was refused.
+
+    A file counts for the student who handed it in (submitted_by): one naming another student
+    is refused. Two files for one student are both refused, never the first kept: which one is
+    theirs is for the instructor to say (a classmate's file sorted first would otherwise set
+    their grade)."""
     from attention_course.quiz.responses import read_responses
 
-    graded, errors = [], []
-    seen: dict[str, Path] = {}
+    errors = []
+    found: dict[str, list[Responses]] = {}
     for path in paths:
         try:
             responses = read_responses(path, bank)
-            if responses.student in seen:
-                first = seen[responses.student]
-                raise ValueError(f"{path}: student {responses.student!r} already in {first}")
         except ValueError as exc:
             errors.append(str(exc))
             continue
-        seen[responses.student] = path
-        graded.append(grade_responses(bank, responses))
+        handed_in = submitted_by(path)
+        if handed_in is not None and handed_in != responses.student:
+            errors.append(
+                f"{path}: names the student {responses.student!r} but was handed in by "
+                f"{handed_in!r}: refused"
+            )
+            continue
+        found.setdefault(responses.student, []).append(responses)
+    graded = []
+    for student, files in found.items():
+        if len(files) > 1:
+            named = ", ".join(str(r.path) for r in files)
+            errors.append(
+                f"student {student!r} is named by {len(files)} files ({named}): none graded "
+                "(grade the one that is theirs alone)"
+            )
+            continue
+        graded.append(grade_responses(bank, files[0]))
     if graded:
         write_grades_csv(bank, graded, out)
     return graded, errors

@@ -179,16 +179,28 @@ def _encode_input(
     raise TypeError(f"cannot pass {type(value).__name__} to a worker")
 
 
+# The largest integer the worker sends as one (its encoder sends a larger one as a float): a
+# larger one in a reply was written by student code, and no grader is given it (10**400 would
+# make a grader's float() raise: the student's doing, never a fault of grading).
+WORKER_INT = 2**62
+
+
 def _decode_output(spec: Any, arrays: list[np.ndarray]) -> Any:
+    """A value the worker sent, checked for what the worker's encoder can send before any
+    grader sees it (ValueError, or UnsupportedValue, otherwise)."""
     if not isinstance(spec, dict) or not spec:
         raise ValueError("malformed value")
     if "value" in spec:
         value = spec["value"]
         if value is not None and not isinstance(value, (bool, int, float, str)):
             raise ValueError("malformed value")
+        if type(value) is int and abs(value) > WORKER_INT:  # the worker sends it as a float
+            raise ValueError("malformed value")
         return value
     if "float" in spec:
-        return float(spec["float"])
+        if type(spec["float"]) is not float:  # what the worker sends: a float (JSON number)
+            raise ValueError("malformed value")
+        return spec["float"]
     if "array" in spec:
         index = spec["array"]
         if type(index) is not int or not 0 <= index < len(arrays):
@@ -210,7 +222,10 @@ def _outcome(reply: dict[str, Any], arrays: list[np.ndarray]) -> Outcome:
     """A call's reply, checked field by field (the worker runs student code)."""
     try:
         status = str(reply["status"])
-        out = Outcome(status=status, seconds=float(reply.get("seconds", 0.0)))
+        seconds = reply.get("seconds", 0.0)
+        if type(seconds) is not float or not 0.0 <= seconds < 1e9:
+            raise ValueError("malformed seconds")
+        out = Outcome(status=status, seconds=seconds)
         out.warnings = [str(w)[:500] for w in list(reply.get("warnings", []))[:10]]
         if status == "ok":
             out.value = _decode_output(reply["value"], arrays)

@@ -15,11 +15,12 @@ from tests.content.test_notebooks import cell_points
 from tests.course import ASSIGNMENTS, COURSE_ROOT
 
 
-def run_check(*args: str) -> subprocess.CompletedProcess:
+def run_check(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "attention_course.cli.main", "check", *map(str, args)],
         capture_output=True,
         text=True,
+        input=stdin,
     )
 
 
@@ -105,6 +106,7 @@ def test_unknown_assignment_flag_is_a_usage_error(instructor_notebooks):
         ("hw.py", "def softmax(x): pass\n", [], "expected a Jupyter notebook (.ipynb)"),
         ("hw.ipynb", '{"cells": []}', [], "cannot tell which assignment this notebook is"),
         ("attention_basics.ipynb", '{"cells": []}', ["--seed", "xyz"], "--seed: "),
+        ("attention_basics.ipynb", '{"cells": []}', ["--seed", "ab" * 16], "shown to every"),
     ],
 )
 def test_a_bad_notebook_or_option_is_one_line_and_exit_2(tmp_path, name, content, extra, words):
@@ -118,3 +120,25 @@ def test_a_bad_notebook_or_option_is_one_line_and_exit_2(tmp_path, name, content
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert proc.stderr.startswith("attention-course: error: ") and words in proc.stderr
     assert proc.stderr.count("\n") == 1 and proc.stdout == "", proc.stderr
+
+
+# What a hostile student's exception says to a terminal: a window title, a clipboard write
+# (OSC 52), a screen clear, a cursor move and a fake verdict.
+ESCAPES = "\x1b]0;owned\x07\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\x1b[H ALL TESTS PASSED 35/35\r"
+
+
+def test_escape_bytes_in_a_students_exception_never_reach_the_terminal(tmp_path):
+    """`check` in text mode quotes what softmax raised as the characters it is: no byte of an
+    escape sequence (nor a carriage return) reaches the terminal, and the text is still there
+    for the student to read, escaped."""
+    source = f"def softmax(z, axis=-1):\n    raise ValueError({ESCAPES!r})\n"
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(source)]
+    path = tmp_path / "attention_basics.ipynb"
+    nbformat.write(nb, path)
+    proc = run_check(path, "--seed", "-", stdin="0123456789abcdef" * 2 + "\n")  # (not in ps)
+    assert proc.returncode == 0, proc.stderr
+    shown = proc.stdout + proc.stderr
+    assert "ALL TESTS PASSED" in shown, shown  # quoted to the student...
+    assert "\x1b" not in shown and "\r" not in shown and "\x07" not in shown  # ...inert
+    assert "\\x1b]52;c;" in shown

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -259,6 +261,35 @@ def test_the_students_own_server_checks_for_them(hub, alices_check):
     assert status in (400, 403, 404), answer
 
 
+def _status(pid: int, field: str) -> int:
+    """A number of /proc/PID/status, in bytes (0 when the process is gone)."""
+    try:
+        text = (Path("/proc") / str(pid) / "status").read_text()
+    except OSError:
+        return 0
+    found = re.search(rf"{field}:\s+(\d+) kB", text)
+    return int(found.group(1)) * 1024 if found else 0
+
+
+def _intake_workers(service: int) -> list[int]:
+    """The service's processes that read the notebooks sent to it (check_intake.py), from
+    its threads' lists of children (no scan of /proc: quick enough to see a reading)."""
+    found = []
+    for children in (Path("/proc") / str(service) / "task").glob("*/children"):
+        try:
+            pids = [int(pid) for pid in children.read_text().split()]
+        except OSError:
+            continue
+        for pid in pids:
+            try:
+                argv = (Path("/proc") / str(pid) / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"check_intake" in argv:
+                found.append(pid)
+    return found
+
+
 def _service_processes(deployment: HubDeployment) -> tuple[int, list[int]]:
     """The grading service's process (as root reads /proc) and its grading workers (its
     children that multiprocessing spawned)."""
@@ -299,7 +330,7 @@ def test_a_check_cut_short_by_the_service_killed_is_not_counted_and_said_so(hub)
     (kill -9); the hub starts it again. The check is not lost: it is failed, its answer says
     that it does not count, and bob's checks left are whole; the killed service's grading
     worker and its folder of waiting notebooks are gone. His next check is graded and counted
-    once. (Last in the module: it spends bob's check of attention_basics.)"""
+    once. (Near the end of the module: it spends bob's check of attention_basics.)"""
     url, token = hub["url"], hub["tokens"]["bob"]
     deployment = hub["deployment"]
     nb = sample_notebooks("attention_basics", COURSE_ROOT)["demo-instructor"]
@@ -333,3 +364,42 @@ def test_a_check_cut_short_by_the_service_killed_is_not_counted_and_said_so(hub)
     _wait(lambda: request(graded, token)[1]["check"]["state"] == "graded", 240, "not graded")
     _, listed = request(url + "api/checks", token)
     assert [c["state"] for c in listed["checks"]] == ["failed", "graded"], listed
+
+
+def test_a_parse_bomb_through_the_service_costs_its_student_and_delays_nobody(hub):
+    """bob posts a parse bomb (one code cell `x=[a,a,...]` of 1.4 MB, no assignment named: the
+    service finds it by parsing the cells) to the running service (started again by the hub
+    after the test above killed it);
+    while a process of its intake reads it, alice's notebook is read and answered (the quiz:
+    not checked here, nothing spent), before bob's; bob's is refused as abusive and counted.
+    The service never parsed it: its peak resident memory is far within its data limit, which
+    the service set on itself."""
+    url, deployment = hub["url"], hub["deployment"]
+    nb = nbformat.v4.new_notebook()
+    nb.cells.append(nbformat.v4.new_code_cell("x=[" + "a," * 700_000 + "]"))
+    answers: dict[str, tuple[int, dict]] = {}
+    body = nbformat.writes(nb).encode()
+    checks, token = url + "api/checks", hub["tokens"]["bob"]
+    bob = threading.Thread(target=lambda: answers.update(bob=request(checks, token, body)))
+    service = _service_processes(deployment)[0]
+    bob.start()
+
+    def reading() -> bool:  # a process of the intake grows as it reads bob's notebook
+        return any(_status(p, "VmRSS") > 64 * 2**20 for p in _intake_workers(service))
+
+    _wait(lambda: reading() or not bob.is_alive(), 60, "bob's notebook is not read")
+    assert bob.is_alive(), answers
+    quiz = (COURSE_ROOT / "release" / "attention_quiz" / "attention_quiz.ipynb").read_bytes()
+    status, alice = request(url + "api/checks", hub["tokens"]["alice"], quiz)
+    assert bob.is_alive(), "alice's notebook waited for bob's"
+    assert status == 400 and "not checked here" in alice["error"], alice
+    bob.join(60)
+    status, refused = answers["bob"]
+    assert status == 400 and "of memory to read: refused" in refused["error"], refused
+    assert "counts as a check of attention_basics, masks_and_heads" in refused["error"]
+    _, limit = request(url + "api/limit", hub["tokens"]["bob"], assignment="masks_and_heads")
+    assert limit["checks_left"] == 0, limit
+    limits = (Path("/proc") / str(service) / "limits").read_text()
+    (data,) = [line.split() for line in limits.splitlines() if line.startswith("Max data size")]
+    assert int(data[3]) == HUB_CHECK.service_memory, data
+    assert _status(service, "VmHWM") < HUB_CHECK.service_memory // 2

@@ -5,17 +5,27 @@ started by the one test that grades."""
 
 from __future__ import annotations
 
+import os
+import re
+import threading
 import time
 from dataclasses import replace
+from pathlib import Path
 
 import nbformat
 import pytest
 
 from attention_course.cli.samples import sample_notebooks
 from attention_course.course import Course
-from attention_course.integrations.check_limits import GRADED, PENDING, CheckRecords
+from attention_course.integrations.check_limits import (
+    GRADED,
+    PENDING,
+    QUEUED,
+    REJECTED,
+    CheckRecords,
+)
 from attention_course.integrations.hub_check import CheckService
-from attention_course.settings import DEFAULT, HUB_CHECK
+from attention_course.settings import HUB_CHECK
 from tests.course import COURSE_ROOT
 
 ASSIGNMENT = "attention_basics"
@@ -45,8 +55,6 @@ def service(tmp_path):
 
 def test_what_is_refused_before_grading(service):
     checks = service()
-    status, answer = checks.submit("alice", b"x" * (DEFAULT.submission_bytes + 1), None)
-    assert status == 413 and "larger than" in answer["error"]
     status, answer = checks.submit("alice", b'{"cells": [ not JSON', None)
     assert status == 400 and str(checks.folder) not in answer["error"]
     status, answer = checks.submit("alice", RELEASED, "no_such_assignment")
@@ -56,6 +64,70 @@ def test_what_is_refused_before_grading(service):
     assert status == 400 and "not checked here" in answer["error"]
     assert checks.records.list() == [] and len(checks.queue) == 0  # none counted, none queued
     assert list(checks.folder.iterdir()) == []  # nothing kept of them
+
+
+def test_a_body_over_the_limit_is_refused_unread_and_counted(service):
+    checks = service()
+    body = b"x" * (checks.settings.notebook_bytes + 1)
+    status, answer = checks.submit("alice", body, ASSIGNMENT)
+    assert status == 413 and "larger than 4 MiB" in answer["error"], answer
+    assert "counts as a check of attention_basics" in answer["error"]
+    (record,) = checks.records.list()
+    assert (record.student, record.assignment, record.state) == ("alice", ASSIGNMENT, REJECTED)
+    assert checks.records.left("alice", ASSIGNMENT, checks.settings, checks.clock()) == 2
+    assert list(checks.folder.iterdir()) == []
+
+
+def _parse_bomb(elements: int = 700_000) -> bytes:
+    """One code cell `x=[a,a,...]` (1.4 MB): parsing it to guess the assignment by the functions
+    it defines takes most of a gigabyte."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells.append(nbformat.v4.new_code_cell("x=[" + "a," * elements + "]"))
+    return nbformat.writes(nb).encode()
+
+
+def _rss(pid: int) -> int:
+    """A process's resident size in bytes (0 once it is gone)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0
+    found = re.search(r"VmRSS:\s+(\d+)", status)
+    return int(found.group(1)) * 1024 if found else 0
+
+
+def test_a_parse_bomb_costs_its_student_checks_and_delays_nobody(service):
+    """mallory posts a parse bomb naming no assignment; while a worker of the intake reads it
+    (and grows), bob's notebook is read and his check taken; mallory's is refused as over the
+    intake's memory and counted as a check of each assignment; her next bomb is not even
+    read. The service (this process) never parsed it: its memory did not grow."""
+    checks = service(per_day=1)
+    before = _rss(os.getpid())
+    answers: dict[str, tuple[int, dict]] = {}
+    mallory = threading.Thread(
+        target=lambda: answers.update(mallory=checks.submit("mallory", _parse_bomb(), None))
+    )
+    mallory.start()
+    deadline = time.monotonic() + 60
+    while not any(_rss(pid) > 64 * 2**20 for pid in list(checks.intake.reading)):
+        assert mallory.is_alive() and time.monotonic() < deadline, answers
+        time.sleep(0.02)
+    status, bob = checks.submit("bob", RELEASED, None)  # read by the other worker meanwhile
+    assert mallory.is_alive(), "bob's notebook waited for mallory's"
+    assert status == 202, bob
+    mallory.join(60)
+    status, refused = answers["mallory"]
+    assert status == 400 and "of memory to read: refused" in refused["error"], refused
+    assert "counts as a check of attention_basics, masks_and_heads" in refused["error"]
+    states = {(r.student, r.assignment, r.state) for r in checks.records.list()}
+    assert states == {
+        ("bob", ASSIGNMENT, QUEUED),
+        ("mallory", ASSIGNMENT, REJECTED),
+        ("mallory", "masks_and_heads", REJECTED),
+    }
+    status, again = checks.submit("mallory", _parse_bomb(), None)
+    assert status == 429 and "you have used the 1 check" in again["error"], again
+    assert _rss(os.getpid()) - before < 64 * 2**20
 
 
 def test_the_assignment_is_found_from_the_notebook(service):

@@ -7,7 +7,11 @@ from __future__ import annotations
 import json
 import os
 import pwd
+import shutil
+import stat
+import subprocess
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -26,6 +30,7 @@ from attention_course.integrations.jupyterhub import (
 from attention_course.integrations.student_config import LAB_CHECK, LAB_OPEN
 from attention_course.integrations.wheel import build_wheel
 from attention_course.settings import CHECK_URL_ENV, EXCHANGE_ENV
+from tests.deploy.conftest import shared_folder
 
 ME = pwd.getpwuid(os.getuid()).pw_name
 STUDENT = "nobody"  # an account every Debian machine has, its home no folder
@@ -215,3 +220,67 @@ def test_lti_needs_the_platforms_login_addresses(tmp_path):
     (plan.course / "course.toml").write_text(LMS_TABLE.replace('jwks_url = "https', "# "))
     with pytest.raises(UserError, match="needs jwks_url"):
         check_plan(plan)
+
+
+def _as_student(*argv: str) -> subprocess.CompletedProcess:
+    """`argv` run as the student account (nobody), as a student's terminal on the hub runs it."""
+    return subprocess.run(
+        argv, user=STUDENT, group="nogroup", extra_groups=[], capture_output=True, text=True
+    )
+
+
+@pytest.fixture
+def account() -> Iterator[SimpleNamespace]:
+    """A new ordinary Linux account (the instructor); removed afterwards. Needs root."""
+    if os.geteuid() != 0 or shutil.which("useradd") is None:
+        pytest.skip("making a Linux account needs root and useradd")
+    name = f"ac-ins-{os.getpid() % 100000}"
+    made = subprocess.run(["useradd", "--no-create-home", "--user-group", name], text=True)
+    assert made.returncode == 0, f"useradd {name}"
+    entry = pwd.getpwnam(name)
+    yield SimpleNamespace(name=name, uid=entry.pw_uid, gid=entry.pw_gid)
+    subprocess.run(["userdel", name], check=True)
+
+
+def test_students_can_neither_rearrange_nor_forestall_the_exchange(account, tmp_path):
+    """The course's instructor is a real account made by the test, the student `nobody`. A
+    course folder the student made in the exchange before the hub was written is refused;
+    once `write_hub` made the exchange (1777) and the course's folder in it (the
+    instructor's), the student can neither move nor remove the course's folder, nor write
+    into outbound/, nor list inbound/, and can still hand a submission into inbound/."""
+    base = shared_folder("attention-exchange-")
+    try:
+        course = base / "course"
+        course.mkdir(mode=0o700)
+        (course / "nbgrader_config.py").write_text(
+            'c = get_config()\nc.CourseDirectory.course_id = "attention-course"\n'
+        )
+        for path in (course, course / "nbgrader_config.py"):
+            os.chown(path, account.uid, account.gid)
+        exchange = base / "exchange"
+        exchange.mkdir()
+        exchange.chmod(0o1777)
+        plan = _plan(tmp_path, course=course, instructor=account.name, exchange=exchange)
+        mine = exchange / "attention-course"
+        assert _as_student("mkdir", str(mine)).returncode == 0
+        with pytest.raises(UserError, match=f"{mine}: made by {STUDENT}"):
+            write_hub(plan)
+        mine.rmdir()
+
+        write_hub(plan)
+        assert stat.S_IMODE(exchange.stat().st_mode) == 0o1777
+        assert mine.stat().st_uid == account.uid
+        for trick in (
+            ["mv", str(mine), str(exchange / "renamed")],
+            ["rm", "-r", str(mine / "outbound")],
+            ["mkdir", str(mine / "outbound" / "fake-release")],
+            ["ls", str(mine / "inbound")],
+        ):
+            done = _as_student(*trick)
+            assert done.returncode != 0, (trick, done.stdout)
+            assert "Permission denied" in done.stderr or "not permitted" in done.stderr, done
+        assert sorted(p.name for p in exchange.iterdir()) == ["attention-course"]
+        handed_in = mine / "inbound" / f"{STUDENT}+attention_basics+2026-12-07"
+        assert _as_student("mkdir", str(handed_in)).returncode == 0
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

@@ -213,8 +213,37 @@ def test_grade_rejects_unknown_questions_and_duplicates(tmp_path: Path, capsys) 
         ]
     )
     err = capsys.readouterr().err
+    assert code == 2  # none could be graded
+    assert "no question 'nope'" in err and "student 'y' is named by 2 files" in err
+
+
+def test_a_forged_response_file_sets_no_other_students_grade(tmp_path: Path, capsys) -> None:
+    """mallory hands in, in nbgrader's submitted/ layout, a file named to sort first that
+    claims to be bob's with every answer wrong: it is refused with the reason, and bob's own
+    file gives him his full marks. In a flat folder, two files for bob are both refused,
+    never the first kept."""
+    quiz = "knowledge_check"
+    submitted = tmp_path / "submitted"
+    forged = submitted / "mallory" / quiz / "0000.json"
+    own = submitted / "bob" / quiz / "responses.json"
+    for path in (forged, own):
+        path.parent.mkdir(parents=True)
+    _write(forged, {"student": "bob", "answers": _answers(quiz, "bob", wrong_answer)})
+    _write(own, {"student": "bob", "answers": _answers(quiz, "bob")})
+    out = tmp_path / "g.csv"
+    code = main(["quiz", "grade", quiz, str(forged), str(own), "--out", str(out)])
+    err = capsys.readouterr().err
     assert code == 1
-    assert "no question 'nope'" in err and "student 'y' already in" in err
+    assert f"{forged}: names the student 'bob' but was handed in by 'mallory': refused" in err
+    (row,) = list(csv.DictReader(out.open()))
+    assert row["student"] == "bob" and row["file"] == str(own)
+    assert row["total"] == row["max"]
+
+    flat = [tmp_path / "a.json", tmp_path / "b.json"]
+    _write(flat[0], {"student": "bob", "answers": _answers(quiz, "bob", wrong_answer)})
+    _write(flat[1], {"student": "bob", "answers": _answers(quiz, "bob")})
+    code = main(["quiz", "grade", quiz, *map(str, flat), "--out", str(tmp_path / "h.csv")])
+    assert code == 2 and "student 'bob' is named by 2 files" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
