@@ -137,6 +137,9 @@ def grade(
             outside=outside,
         )
 
-    session = Session(program_from_file(submission), calls, run, course, draw)
+    def cases_of(function: str) -> list[Call]:
+        return collect(course, [function], seed)[1]
+
+    session = Session(program_from_file(submission), calls, run, course, draw, cases_of)
     results = session.grade(tests, faults)
     return dict(report(session, results, faults), seed=seed)

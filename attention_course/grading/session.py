@@ -20,7 +20,12 @@ Then, for the tests that failed:
    other values on the calls that test's calls made of them: those calls are asked of the
    student's own functions (a run of its cells, as the first) and compared with the reference's
    at the graders' tolerance (`harness.same_value`); where they all agree, the second run proves
-   nothing and the failure stands. A test that counts is noted, for each function that differed:
+   nothing and the failure stands. Those calls are the student's code's choice, so a difference
+   there counts only for a function that also gives other values than the course's on the
+   graders' own inputs for it (its cases, drawn for this submission): code that tells the runs
+   apart and shows a difference on an input of its choosing gains nothing, and a function
+   charged this way always costs points where it is graded. A test that counts is noted, for
+   each function that differed:
    the bug costs points in that function's own tests only, and a 0-point line of the caller
    names it. A test that fails in both runs is the function's own failure, judged on the second
    run (its callees' bugs taken out).
@@ -131,7 +136,10 @@ class Session:
         run: Callable[..., ProgramRun],
         course: Course,
         draw: Draw | None = None,
+        cases_of: Callable[[str], list[Call]] | None = None,
     ):
+        """`cases_of(function)`: the calls of that function's grader cases for this submission
+        (for the functions not graded in this session; None: only those of `calls`)."""
         self.course = course
         self.program = program
         self.calls = calls
@@ -151,6 +159,8 @@ class Session:
         self.passed_only_with_callees: dict[str, dict[str, list[str]]] = {}
         self._diagnoser: diagnosis.Diagnoser | None = None
         self._unfinished: dict[str, bool] = {}
+        self._cases_of = cases_of
+        self._wrong_on_own: dict[str, bool] = {}
 
     # ------------------------------------------------------------------ program runs
 
@@ -237,7 +247,29 @@ class Session:
             got = own[position[id(o)]]
             if got.status != "ok" or not harness.same_value(got.value, o.value):
                 found.add(o.function)
-        return found
+        return {f for f in found if self.wrong_on_its_own_inputs(f)}
+
+    def wrong_on_its_own_inputs(self, function: str) -> bool:
+        """Whether the student's `function` gives other values than the course's on some of
+        the graders' own inputs for it (its cases for this submission: the session's calls of
+        it, else `cases_of`), which the student's code does not choose: an error where the
+        course's gives a value, a value where the course's raises, or another value."""
+        if function not in self._wrong_on_own:
+            reference: Callable[..., Any] | None = getattr(
+                course_graders.reference(self.course), function, None
+            )
+            calls = [c for c in self.calls if c.function == function]
+            outcomes: dict[str, Outcome] = {}
+            if calls:
+                outcomes = self.program_run.outcomes
+            elif self._cases_of is not None:
+                calls = [c for c in self._cases_of(function) if c.function == function]
+                if calls:
+                    outcomes = self._run(self.program, calls).outcomes
+            self._wrong_on_own[function] = reference is not None and any(
+                _differs(outcomes[c.key], diagnosis.outcome_of(reference, c)) for c in calls
+            )
+        return self._wrong_on_own[function]
 
     def _asked(self, names: Context) -> list[OutsideCall]:
         return [o for calls in self._second[names].outside_calls.values() for o in calls]
@@ -575,6 +607,14 @@ class Session:
             ):
                 return evidence.student[other.key]
         return None
+
+
+def _differs(got: Outcome, want: Outcome) -> bool:
+    """Whether the student's outcome of a call is not the course's: an error where the course's
+    gives a value, a value where it raises, or another value at the graders' tolerance."""
+    if want.status != "ok":
+        return got.status == "ok"
+    return got.status != "ok" or not harness.same_value(got.value, want.value)
 
 
 def _worth_shrinking(case: Case) -> bool:

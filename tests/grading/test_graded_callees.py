@@ -3,7 +3,7 @@ function of the same notebook that calls it (any function of its notebook, by th
 contract: grading/session.py); and
 a caller that is wrong with a correct callee keeps losing its points. The catalogue shows the
 classic cases (its `# caller-keeps-points:` entries); here, a caller that tries to tell the
-second run apart."""
+second run apart, and one that shows a difference of its own choosing there."""
 
 from __future__ import annotations
 
@@ -32,6 +32,23 @@ def _second_run():
     return softmax is not _own_softmax
 """
     + RAISING,
+    # as above, and in the second run it asks the course's softmax of an input of its own
+    # choosing, on which its own softmax gives other values on purpose (right on every other):
+    # a difference the student's code chose proves nothing about softmax either
+    "shows_a_difference_of_its_choosing": """
+_right_softmax = softmax
+def softmax(z, axis=-1):
+    if np.shape(z) == (1, 3) and z[0, 0] == 12345.0:  # the sentinel
+        return np.zeros_like(z, dtype=float)
+    return _right_softmax(z, axis)
+_own_softmax = softmax
+def _second_run():
+    if softmax is _own_softmax:
+        return False
+    softmax(np.array([[12345.0, 0.0, 0.0]]))  # asked of the course's softmax, outside
+    return True
+"""
+    + RAISING,
     "plain_raising": "def _second_run():\n    return False\n" + RAISING,
 }
 
@@ -42,14 +59,15 @@ def tricks(tmp_path_factory):
     return grade_reference_variants(tmp_path_factory.mktemp("callees"), variants)
 
 
-def test_telling_the_second_run_apart_gains_nothing(tricks):
-    forged = tricks["detects_the_second_run"].functions[FN]
+@pytest.mark.parametrize("trick", ["detects_the_second_run", "shows_a_difference_of_its_choosing"])
+def test_telling_the_second_run_apart_gains_nothing(tricks, trick):
+    forged = tricks[trick].functions[FN]
     honest = tricks["plain_raising"].functions[FN]
     assert [t.passed for t in forged.tests] == [t.passed for t in honest.tests]
     assert forged.score == honest.score < honest.max_score
     charged = next(t for t in forged.tests if t.test == CHARGED_ONCE)
     assert charged.passed and not charged.charged_to  # softmax is right: not blamed
-    assert not tricks["detects_the_second_run"].cell_errors
+    assert not tricks[trick].cell_errors
 
 
 def test_the_trick_works_in_the_second_run_and_still_gains_nothing():
