@@ -43,6 +43,8 @@ from attention_course.integrations.student_config import (
     FILE_MODE,
     FOLDER_MODE,
     LAB_CHECK,
+    NBGRADER_FORMGRADER,
+    QUIET_PLUGINS,
     course_settings,
     write_student_config,
 )
@@ -184,8 +186,15 @@ def _write_instructor_config(plan: HubPlan, course_id: str) -> list[Path]:
         folder / "jupyter_server_config.json": {
             "ServerApp": {"jpserver_extensions": {LAB_CHECK: True}}
         },
+        # nbgrader's formgrader tab is an iframe, which the hub's pages forbid (their
+        # Content-Security-Policy frame-ancestors, kept as it is): its plugin is off, and the
+        # course's extension opens the same "Nbgrader > Formgrader" item in a tab of its own.
+        folder / "labconfig" / "page_config.json": {
+            "disabledExtensions": {plugin: True for plugin in (NBGRADER_FORMGRADER, *QUIET_PLUGINS)}
+        },
     }
     for path, data in files.items():
+        _shared_folder(path.parent)
         path.write_text(json.dumps(data, indent=2) + "\n")
         path.chmod(FILE_MODE)
     return list(files)
