@@ -475,6 +475,7 @@ def jupyterhub(args: argparse.Namespace) -> int:
         raise UserError(f"{args.out}: exists and is not a folder")
     print(f"installing this package and JupyterHub into {plan.venv} ...", flush=True)
     hub.install_environment(plan.venv, args.python, lti=plan.lti)
+    plan = dataclasses.replace(plan, proxy=hub.install_proxy(plan.proxy, plan.venv))
     try:
         files = hub.write_hub(plan)
     except OSError as exc:

@@ -327,12 +327,48 @@ def lti_requirements() -> list[str]:
 LTI_PACKAGES = ("jupyterhub-ltiauthenticator", "pylti1p3next")
 
 
+# In an environment this command made: the interpreter it was made with, and whether its
+# installation finished. One the command made that did not finish (a failure, a kill), or one
+# asked for with another --python, is made again; one it did not make is only ever added to.
+MADE_FILE = "attention-course-hub.json"
+
+
+def _made_by_us(venv: Path) -> dict | None:
+    try:
+        made = json.loads((venv / MADE_FILE).read_text())
+    except (OSError, ValueError):
+        return None
+    return made if isinstance(made, dict) else None
+
+
+def _stale(venv: Path, python: str | None) -> str:
+    """Why the environment at `venv` must be made again ("" when it may be used as it is)."""
+    made = _made_by_us(venv)
+    if made is None:
+        return ""  # none, or not ours: used as it is (never removed)
+    if not made.get("complete"):
+        return "an earlier run did not finish it"
+    if python is not None and made.get("python") != str(Path(python).absolute()):
+        return f"it was made with {made.get('python')}, not {python}"
+    if not (venv / "bin" / "python").exists():
+        return "its interpreter is gone"
+    return ""
+
+
 def install_environment(venv: Path, python: str | None = None, lti: bool = False) -> Path:
-    """Make `venv` (with `python`, if it does not exist yet) and pip-install this package's
-    wheel and JupyterHub into it (with `lti`, the `lti` extra too), readable by every account;
-    returns its jupyterhub program."""
+    """Make `venv` (with `python`) and pip-install this package's wheel and JupyterHub into it
+    (with `lti`, the `lti` extra too), readable by every account; returns its jupyterhub
+    program. It can be run again after any failure or kill, with other options: an
+    environment it made and did not finish, or made with another `python`, is made again."""
+    why = _stale(venv, python)
+    if why:
+        print(f"{venv}: made again ({why})", flush=True)
+        shutil.rmtree(venv)
     if not (venv / "bin" / "python").exists():
         interpreter = str(python or getattr(sys, "_base_executable", sys.executable))
+        venv.mkdir(parents=True, exist_ok=True)
+        made = {"python": str(Path(interpreter).absolute()), "complete": False}
+        (venv / MADE_FILE).write_text(json.dumps(made) + "\n")
         _run([interpreter, "-m", "venv", str(venv)], f"{interpreter} -m venv {venv}")
         venv.chmod(FOLDER_MODE)
     _check_everybody_can_run(venv / "bin" / "python")
@@ -352,6 +388,9 @@ def install_environment(venv: Path, python: str | None = None, lti: bool = False
             _run([*pip, "--no-deps", "--force-reinstall", str(wheel)], f"pip in {venv}")
             if not installed_already(venv, wheel):
                 raise UserError(f"{venv}: the engine installed there is not this one's wheel")
+    made = _made_by_us(venv)
+    if made is not None:
+        (venv / MADE_FILE).write_text(json.dumps({**made, "complete": True}) + "\n")
     return venv / "bin" / "jupyterhub"
 
 
@@ -396,13 +435,58 @@ def _check_everybody_can_run(program: Path) -> None:
             where = blocked[-1] if blocked else path
             raise UserError(
                 f"{program}: other accounts cannot run it ({where} is closed to them): "
-                "use --python with an interpreter outside any private folder"
+                "run the command again with --python and an interpreter outside any private "
+                "folder (an environment the command made is then made again)"
             )
 
 
 def hub_command(plan: HubPlan) -> str:
     """The command that starts the hub (as root: it starts each user's server as them)."""
     return f"{plan.venv / 'bin' / 'jupyterhub'} -f {plan.config_file}"
+
+
+PROXY_PACKAGE = "configurable-http-proxy"
+PROXY_FOLDER = "share/attention-course/proxy"  # in the environment: the proxy's copy
+
+
+def install_proxy(program: str, venv: Path) -> str:
+    """The proxy the hub runs, copied into the environment when it is an npm package's program
+    (with the packages it needs), so that the hub depends on nothing outside it (not the
+    checkout the command ran from); another program is used where it is. Returns its path."""
+    found = Path(program).resolve()
+    package = next(
+        (p for p in found.parents if (p / "package.json").is_file() and p.name == PROXY_PACKAGE),
+        None,
+    )
+    if package is None or package.parent.name != "node_modules":
+        return program
+    modules = package.parent
+    target = venv / PROXY_FOLDER / "node_modules"
+    todo, seen = [package], set()
+    while todo:
+        folder = todo.pop()
+        if folder in seen:
+            continue
+        seen.add(folder)
+        try:
+            needs = json.loads((folder / "package.json").read_text()).get("dependencies") or {}
+        except (OSError, ValueError):
+            raise UserError(f"{folder}: not readable as an npm package") from None
+        for name in needs:
+            where = [folder / "node_modules" / name, modules / name]
+            found_dep = next((p for p in where if (p / "package.json").is_file()), None)
+            if found_dep is None:
+                raise UserError(f"{program}: its package {name} is missing (npm install again)")
+            todo.append(found_dep)
+    if target.exists():
+        shutil.rmtree(target)
+    for folder in sorted(seen):
+        copy = target / folder.relative_to(modules)
+        if not copy.exists():
+            shutil.copytree(folder, copy, symlinks=True)
+    for made in (venv / PROXY_FOLDER, *(p for p in target.rglob("*") if p.is_dir()), target):
+        made.chmod(made.stat().st_mode | 0o555)
+    return str(target / found.relative_to(modules))
 
 
 def which_proxy(proxy: str) -> str:
