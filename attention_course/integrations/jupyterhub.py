@@ -449,16 +449,32 @@ PROXY_PACKAGE = "configurable-http-proxy"
 PROXY_FOLDER = "share/attention-course/proxy"  # in the environment: the proxy's copy
 
 
-def install_proxy(program: str, venv: Path) -> str:
-    """The proxy the hub runs, copied into the environment when it is an npm package's program
-    (with the packages it needs), so that the hub depends on nothing outside it (not the
-    checkout the command ran from); another program is used where it is. Returns its path."""
+def _proxy_package(program: str) -> Path | None:
+    """The npm package folder of the proxy program (None: not an npm package's program)."""
     found = Path(program).resolve()
     package = next(
         (p for p in found.parents if (p / "package.json").is_file() and p.name == PROXY_PACKAGE),
         None,
     )
-    if package is None or package.parent.name != "node_modules":
+    return package if package is not None and package.parent.name == "node_modules" else None
+
+
+def proxy_copy(program: str, venv: Path) -> str:
+    """Where `install_proxy` puts the proxy program in the environment (`program` itself when
+    it is not an npm package's)."""
+    package = _proxy_package(program)
+    if package is None:
+        return program
+    found = Path(program).resolve()
+    return str(venv / PROXY_FOLDER / "node_modules" / found.relative_to(package.parent))
+
+
+def install_proxy(program: str, venv: Path) -> str:
+    """The proxy the hub runs, copied into the environment when it is an npm package's program
+    (with the packages it needs), so that the hub depends on nothing outside it (not the
+    checkout the command ran from); another program is used where it is. Returns its path."""
+    package = _proxy_package(program)
+    if package is None:
         return program
     modules = package.parent
     target = venv / PROXY_FOLDER / "node_modules"
@@ -486,7 +502,7 @@ def install_proxy(program: str, venv: Path) -> str:
             shutil.copytree(folder, copy, symlinks=True)
     for made in (venv / PROXY_FOLDER, *(p for p in target.rglob("*") if p.is_dir()), target):
         made.chmod(made.stat().st_mode | 0o555)
-    return str(target / found.relative_to(modules))
+    return proxy_copy(program, venv)
 
 
 def which_proxy(proxy: str) -> str:
