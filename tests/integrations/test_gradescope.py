@@ -189,6 +189,7 @@ def test_student_text_reaches_gradescope_as_plain_text(autograder_zip, tmp_path)
     assert f"softmax raised ValueError: {HOSTILE_MESSAGE}" in softmax["output"]
 
 
+@pytest.mark.long  # (each value's meaning: test_gradescope_run.py; late work: test_late_work.py)
 def test_declared_visibility_and_late_policy_end_to_end(notebooks, tmp_path):
     """A course that keeps the graders' details for after the due date, its total for after
     publication, and late work at 0: its zip, run as Gradescope runs it on a late submission
