@@ -388,9 +388,9 @@ def install_environment(venv: Path, python: str | None = None, lti: bool = False
             _run([*pip, "--no-deps", "--force-reinstall", str(wheel)], f"pip in {venv}")
             if not installed_already(venv, wheel):
                 raise UserError(f"{venv}: the engine installed there is not this one's wheel")
-    made = _made_by_us(venv)
-    if made is not None:
-        (venv / MADE_FILE).write_text(json.dumps({**made, "complete": True}) + "\n")
+    ours = _made_by_us(venv)
+    if ours is not None:
+        (venv / MADE_FILE).write_text(json.dumps({**ours, "complete": True}) + "\n")
     return venv / "bin" / "jupyterhub"
 
 
