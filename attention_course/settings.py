@@ -419,3 +419,28 @@ LMS = Lms()
 # login_id=$User.username, sis_id=$Person.sourcedId.
 LMS_ID_PARAMETERS = ("lms_user_id", "login_id", "sis_id")
 LMS_FORMATS = ("canvas", "moodle")
+
+
+# ---- What a student sees on Gradescope, and when (integrations/gradescope.py, gradescope_run.py)
+
+# Gradescope's visibility values (results.json, https://gradescope-autograders.readthedocs.io/
+# en/latest/specs/): "visible" always; "after_due_date" once the due date has passed (the late
+# due date where late work is allowed); "after_published" once the instructor publishes the
+# grades; "hidden" never (instructors only).
+GRADESCOPE_VISIBILITY = ("visible", "after_due_date", "after_published", "hidden")
+
+
+@dataclass(frozen=True)
+class Gradescope:
+    """What the autograder's results.json lets a student see, and when. course.toml's
+    `[gradescope]` table overrides these; a zip keeps what was declared when it was built.
+    The defaults show what a Check on the hub shows (each function's points, each grader test's
+    PASS/FAIL line and hint); on Gradescope a student may resubmit without limit."""
+
+    result: str = "visible"  # the whole result: the total and each function's points
+    tests: str = "visible"  # each grader test's entry: its name, points and PASS/FAIL line
+    hints: bool = True  # a failed test's hint in its entry (false: its name and points only)
+    stdout: str = "hidden"  # the grading log (the seed, the sandbox): the instructor's
+
+
+GRADESCOPE = Gradescope()

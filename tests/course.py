@@ -43,6 +43,36 @@ __all__ = [
     "QUIZ_ASSIGNMENT",
     "REFERENCE_FILE",
     "SETUP_CELL_ID",
+    "by_function",
     "grade_cell_id",
     "graded_course",
 ]
+
+
+def by_function(results: dict) -> dict[str, dict]:
+    """Gradescope's results.json (`check --json`: one entry per grader test, tagged with its
+    function) read per function: its score and most, its entries' outputs one after the
+    other, then the notes the result's summary gives under it (a cell that raised), and
+    "passed" only when every entry passed."""
+    found: dict[str, dict] = {}
+    notes: dict[str, list[str]] = {}
+    current = None
+    for line in results.get("output", "").splitlines():
+        if line.startswith("  NOTE ") and current is not None:
+            notes.setdefault(current, []).append(line.strip())
+        else:
+            current = line.split(": ", 1)[0] if line.endswith(" points") else None
+    for test in results["tests"]:
+        name = (test.get("tags") or [test["name"]])[0]
+        mine = found.setdefault(
+            name, {"name": name, "score": 0.0, "max_score": 0.0, "output": "", "status": "passed"}
+        )
+        mine["score"] += test["score"]
+        mine["max_score"] += test["max_score"]
+        mine["output"] += test["output"] + "\n"
+        if test.get("status") == "failed":
+            mine["status"] = "failed"
+    for name, lines in notes.items():
+        if name in found:
+            found[name]["output"] += "\n".join(lines) + "\n"
+    return found

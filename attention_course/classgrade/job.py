@@ -65,10 +65,12 @@ def preload() -> None:
     import attention_course.grading.quiz_answers  # noqa: F401
 
 
-def _total(root: Path, assignment: str, student: str) -> float | None:
-    from attention_course.classgrade.nbgrader_api import gradebook_scores
+def _total(root: Path, assignment: str, student: str) -> tuple[float | None, float]:
+    """nbgrader's total of the submission and its late penalty (0 when on time)."""
+    from attention_course.classgrade.nbgrader_api import LATE_PENALTY, gradebook_scores
 
-    return gradebook_scores(assignment, root, student).get(student, {}).get("total")
+    row = gradebook_scores(assignment, root, student).get(student, {})
+    return row.get("total"), row.get(LATE_PENALTY, 0.0)
 
 
 def _fault(reply: dict, side: str, reason: str) -> dict:
@@ -153,7 +155,9 @@ def grade(
             reply.update(fault=side not in outcomes.RECORDED, side=side, reason=reason)
         else:
             with trace.stage("gradebook"):
-                reply["total"] = _total(root, assignment, student)
+                reply["total"], penalty = _total(root, assignment, student)
+                if penalty:
+                    reply["late_penalty"] = penalty
             if task.get("feedback"):
                 try:
                     with trace.stage("feedback"):

@@ -35,6 +35,7 @@ class Outcome:
     total: float | None = None
     seconds: float = 0.0
     replaced: float | None = None  # not graded: the total of an earlier version, now 0
+    late_penalty: float = 0.0  # graded: nbgrader's late penalty, to be taken off `total`
 
     @classmethod
     def unchanged(cls, student: str, last: dict) -> Outcome:
@@ -456,6 +457,7 @@ def finished(run, reply, state, prints, tell, again: Retrying | None = None) -> 
             return
     if reply.get("graded"):
         outcome = Outcome(student, "graded", total=reply.get("total"), seconds=seconds)
+        outcome.late_penalty = float(reply.get("late_penalty") or 0.0)
         if reply.get("feedback_error"):
             outcome.reason = f"feedback not written: {reply['feedback_error']}"
     elif side in outcomes.RECORDED:

@@ -311,13 +311,29 @@ def gradebook_scores(
         except MissingEntry:
             return out
         for sub in submissions:
+            if not sub.notebooks:  # an extension given before anything was handed in
+                continue
             cells: dict[str, float] = {}
             for nb in sub.notebooks:
                 for grade in nb.grades:
                     cells[grade.name] = float(grade.score)
             cells["total"] = float(sub.score)
+            penalty = float(sub.late_submission_penalty or 0.0)
+            if penalty:
+                cells[LATE_PENALTY] = penalty
             out[sub.student_id] = cells
     return out
+
+
+# gradebook_scores: nbgrader's late penalty of a submission, where it has one (taken off its
+# total once: `grade`).
+LATE_PENALTY = "late_penalty"
+
+
+def grade(cells: dict[str, float]) -> float:
+    """A submission's grade from its gradebook_scores row: nbgrader's total less its late
+    penalty, never below 0, as nbgrader's export and feedback give it."""
+    return max(0.0, cells.get("total", 0.0) - cells.get(LATE_PENALTY, 0.0))
 
 
 def gradebook_records(assignment: str, root: Path) -> dict[str, dict]:
@@ -333,9 +349,10 @@ def gradebook_records(assignment: str, root: Path) -> dict[str, dict]:
         records.close()
 
 
-def due_date(assignment: str, root: Path) -> float | None:
+def due_date(assignment: str, root: Path, student: str | None = None) -> float | None:
     """The assignment's due date as nbgrader keeps it (the gradebook's, set with
-    `nbgrader db assignment add --duedate`, naive UTC), in epoch seconds; None when it has
+    `nbgrader db assignment add --duedate`, naive UTC), in epoch seconds, with `student`'s
+    extension added where they have one (`attention-course extension`); None when it has
     none or the gradebook does not know it (looking does not make a gradebook)."""
     import calendar
 
@@ -348,7 +365,39 @@ def due_date(assignment: str, root: Path) -> float | None:
             due = gb.find_assignment(assignment).duedate
         except MissingEntry:
             return None
+        if due is not None and student is not None:
+            try:
+                extension = gb.find_submission(assignment, student).extension
+            except MissingEntry:
+                extension = None
+            if extension is not None:
+                due = due + extension
     return None if due is None else float(calendar.timegm(due.utctimetuple()))
+
+
+def grant_extension(assignment: str, student: str, root: Path, hours: float) -> float | None:
+    """Give `student` `hours` more than the assignment's due date (0: take any extension
+    back), as nbgrader keeps an extension: on the student's submission in the gradebook (made
+    now, empty, if they have not submitted yet; autograde keeps it). Extensions do not add up:
+    the last one given stands. Returns the student's due date (epoch seconds), None if the
+    assignment has no due date. CourseError when the gradebook does not know the assignment."""
+    import datetime
+
+    from nbgrader.api import MissingEntry
+
+    with _gradebook(root) as gb:
+        try:
+            gb.find_assignment(assignment)
+        except MissingEntry:
+            raise CourseError(
+                f"{assignment}: not in the gradebook yet (release it, or "
+                f"`nbgrader db assignment add {assignment} --duedate=...`)"
+            ) from None
+        gb.update_or_create_student(student)
+        submission = gb.update_or_create_submission(assignment, student)
+        submission.extension = datetime.timedelta(hours=hours) if hours else None
+        gb.db.commit()
+    return due_date(assignment, root, student)
 
 
 def late_penalty(root: Path) -> str:

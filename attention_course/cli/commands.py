@@ -148,6 +148,26 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=handlers.scores)
 
     p = sub.add_parser(
+        "extension",
+        help="give one student more time for an assignment (nbgrader's extension)",
+        description="Give STUDENT more time than the assignment's due date (set with `nbgrader "
+        "db assignment add ASSIGNMENT --duedate=...`), kept in the gradebook as nbgrader keeps "
+        "an extension: autograde's late penalty, the feedback, the scores, the report, the "
+        "export and the Check button all use the student's own due date. Extensions do not "
+        "add up: the last one given stands; --hours 0 takes it back. Prints the student's "
+        "due date.",
+    )
+    _assignment(p)
+    p.add_argument("student", metavar="STUDENT", help="the student's nbgrader id")
+    p.add_argument(
+        "--hours", type=float, default=None, help="hours after the assignment's due date"
+    )
+    p.add_argument("--days", type=float, default=None, help="days after the due date")
+    _course(p)
+    _db(p)
+    p.set_defaults(run=handlers.extension)
+
+    p = sub.add_parser(
         "report",
         help="the class report: score spread, each function's mean, every test's pass rate",
         description="Read the gradebook (nothing is graded again) and write the class report "

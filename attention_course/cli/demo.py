@@ -68,15 +68,20 @@ def run_demo(source: Course, where: Path | None = None) -> int:
             print(line)
         print()
     quiz_dir = root / "exports" / "demo_quiz"
-    print("5. the knowledge-check quiz: the same students' response files, graded with the key")
-    print(f"   ({quiz_dir}/), and the item analysis:")
-    assert course.quiz is not None  # the course's quiz.toml
-    bank = load_bank("knowledge_check", course.quiz.banks, course.quiz.formulas)
-    paths = write_quiz_responses(root, quiz_dir)
-    graded, errors = grade_response_files(bank, paths, quiz_dir / "grades.csv")
-    print(format_item_analysis(bank, item_analysis(bank, graded), 5))
-    for error in errors:
-        print(f"   not graded: {error}")
+    has_quiz = course.quiz is not None and "knowledge_check" in course.quiz.quizzes
+    if course.quiz is not None and has_quiz:
+        print("5. the knowledge-check quiz: the same students' response files, graded with the")
+        print(f"   key ({quiz_dir}/), and the item analysis:")
+        bank = load_bank("knowledge_check", course.quiz.banks, course.quiz.formulas)
+        paths = write_quiz_responses(root, quiz_dir)
+        graded, errors = grade_response_files(bank, paths, quiz_dir / "grades.csv")
+        print(format_item_analysis(bank, item_analysis(bank, graded), 5))
+        for error in errors:
+            print(f"   not graded: {error}")
+    else:
+        print(
+            "5. the quiz: skipped, this course has no knowledge_check quiz ([quiz] in course.toml)"
+        )
     print()
     print("6. class reports from the gradebook (Markdown, CSV and a figure in reports/); the")
     print("   three most failed grader tests or questions of each:")
@@ -92,7 +97,8 @@ def run_demo(source: Course, where: Path | None = None) -> int:
     print(f"  feedback for each student:   {root / 'feedback'}/<student>/<assignment>/")
     print(f"  the gradebook (nbgrader):     {root / 'gradebook.db'}")
     print(f"  class reports:                {root / 'reports'}/<assignment>/report.md")
-    print(f"  the quiz's grades:            {quiz_dir / 'grades.csv'}")
+    if has_quiz:
+        print(f"  the quiz's grades:            {quiz_dir / 'grades.csv'}")
     print("What to try next:")
     first = next(iter(course.assignments))
     released = course.release_notebook(first)

@@ -240,6 +240,12 @@ def _autograde(args: argparse.Namespace, pool: Pool, students: list[str]) -> int
                 print(f"  {value}: {outcome.reason}", file=sys.stderr, flush=True)
             return
         detail = f"{outcome.total:g} points" if outcome.total is not None else outcome.reason
+        if outcome.total is not None and outcome.late_penalty:
+            grade = max(0.0, outcome.total - outcome.late_penalty)
+            detail = (
+                f"{grade:g} points (late: {outcome.total:g} less nbgrader's late penalty "
+                f"{outcome.late_penalty:g})"
+            )
         if outcome.replaced is not None:
             detail += f"; its earlier score, {outcome.replaced:g}, is now 0"
         bar[0].update(value, outcome.status, detail)
@@ -306,6 +312,37 @@ def scores(args: argparse.Namespace) -> int:
         path = gradebook_settings(root)[0].removeprefix("sqlite:///").split("?")[0]
         raise UserError(f"no gradebook at {path} (autograde the assignment first)")
     print_scores(assignment, root)
+    return 0
+
+
+def extension(args: argparse.Namespace) -> int:
+    from attention_course.classgrade.nbgrader_api import (
+        CourseError,
+        gradebook_scores,
+        grant_extension,
+    )
+    from attention_course.integrations.check_limits import readable
+
+    root = _course(args)
+    assignment = _known(Course.load(root), args.assignment)
+    if (args.hours is None) == (args.days is None):
+        raise UserError("say how long: --hours N or --days N (0 takes the extension back)")
+    hours = args.hours if args.hours is not None else args.days * 24
+    if not 0 <= hours <= 24 * 366:
+        raise UserError("an extension is between 0 and 366 days")
+    try:
+        due = grant_extension(assignment, args.student, root, hours)
+    except CourseError as exc:
+        raise UserError(str(exc)) from None
+    given = f"{hours:g} hours" if hours else "no extension"
+    when = readable(due) if due is not None else "none: the assignment has no due date"
+    print(f"{args.student}, {assignment}: {given}; their due date: {when}")
+    if args.student in gradebook_scores(assignment, root, args.student):
+        print(
+            f"{args.student} was graded already: `attention-course autograde {assignment} "
+            f"--student {args.student} --force` grades the submission again under this due "
+            "date (its late penalty and feedback)"
+        )
     return 0
 
 
@@ -464,6 +501,7 @@ def jupyterhub(args: argparse.Namespace) -> int:
         raise UserError(f"{args.out}: exists and is not a folder")
     print(f"installing this package and JupyterHub into {plan.venv} ...", flush=True)
     hub.install_environment(plan.venv, args.python, lti=plan.lti)
+    plan = dataclasses.replace(plan, proxy=hub.install_proxy(plan.proxy, plan.venv))
     try:
         files = hub.write_hub(plan)
     except OSError as exc:

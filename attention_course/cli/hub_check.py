@@ -169,7 +169,7 @@ def hub_check_service(args: argparse.Namespace) -> int:
         Course.load(root),
         records,
         settings,
-        lambda assignment: due_date(assignment, root),
+        lambda assignment, student: due_date(assignment, root, student),
         late_penalty(root),
         frozenset(n for n in args.instructors.split(",") if n),
         args.instructor_group,

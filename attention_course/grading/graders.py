@@ -53,6 +53,14 @@ class TestResult:
             return self.partial
         return self.points if self.passed else 0.0
 
+    def feedback(self, hint: bool = True) -> str:
+        """Its PASS/FAIL line a student can read: the property, and (`hint`) the hint when it
+        failed."""
+        line = f"{'PASS' if self.passed else 'FAIL'} [{self.points:g} pt] {self.description}"
+        if hint and not self.passed and self.message:
+            line += "\n     " + self.message.replace("\n", "\n     ")
+        return line
+
 
 @dataclass
 class FunctionScore:
@@ -69,14 +77,7 @@ class FunctionScore:
 
     def feedback(self) -> str:
         """PASS/FAIL lines a student can read: the property, and the hint when it failed."""
-        lines = []
-        for t in self.tests:
-            mark = "PASS" if t.passed else "FAIL"
-            line = f"{mark} [{t.points:g} pt] {t.description}"
-            if not t.passed and t.message:
-                line += "\n     " + t.message.replace("\n", "\n     ")
-            lines.append(line)
-        return "\n".join(lines)
+        return "\n".join(t.feedback() for t in self.tests)
 
 
 @dataclass

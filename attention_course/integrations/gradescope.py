@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import tempfile
 import zipfile
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from attention_course.integrations.gradescope_run import (
     TIMED_OUT,
     failure_result,
 )
+from attention_course.settings import COURSE_FILE, GRADESCOPE, GRADESCOPE_VISIBILITY, Gradescope
 
 VENV = "/opt/attention-course/venv"  # where setup.sh installs Python and the dependencies
 COURSE_DIR = "course"  # the course's part in the zip (/autograder/source/course)
@@ -183,19 +185,73 @@ def points(course: Course, assignment: str) -> dict[str, float]:
         ) from None
 
 
+def shown(root: Path) -> Gradescope:
+    """What students see of a result, and when: the defaults (settings.Gradescope), then
+    course.toml's `[gradescope]` table. AutograderError for an unknown key or value."""
+    import tomllib
+    from dataclasses import fields, replace
+
+    try:
+        table = tomllib.loads((root / COURSE_FILE).read_text()).get("gradescope", {})
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise AutograderError(f"{root / COURSE_FILE}: not readable ({exc})") from None
+    if not isinstance(table, dict):
+        raise AutograderError(f"{root / COURSE_FILE}: [gradescope] must be a table")
+    known = {f.name for f in fields(Gradescope)}
+    for key, value in table.items():
+        if key not in known:
+            raise AutograderError(
+                f"[gradescope] {key}: not a setting (known: {', '.join(sorted(known))})"
+            )
+        if key == "hints" and not isinstance(value, bool):
+            raise AutograderError("[gradescope] hints must be true or false")
+        if key != "hints" and value not in GRADESCOPE_VISIBILITY:
+            raise AutograderError(
+                f"[gradescope] {key} = {value!r}: one of {', '.join(GRADESCOPE_VISIBILITY)}"
+            )
+    return replace(GRADESCOPE, **table)
+
+
+def late_policy(root: Path) -> dict[str, Any]:
+    """The course's late policy for the zip: nbgrader's penalty method
+    (`c.LateSubmissionPlugin.penalty_method`) and the assignment's due date is Gradescope's
+    (each student's, extensions included, from submission_metadata.json). A late plugin of the
+    course's own cannot go into the zip: AutograderError."""
+    from attention_course.classgrade.nbgrader_api import _config, late_penalty
+
+    if not (root / "nbgrader_config.py").is_file():
+        return {"late_penalty": "none"}
+    custom = _config(root).AssignLatePenalties.get("plugin_class")
+    if custom:
+        raise AutograderError(
+            f"c.AssignLatePenalties.plugin_class = {custom!r}: the autograder applies "
+            "nbgrader's own penalty methods only (c.LateSubmissionPlugin.penalty_method)"
+        )
+    return {"late_penalty": late_penalty(root)}
+
+
+def autograder_config(course: Course, assignment: str, unsandboxed: bool = False) -> dict:
+    """autograder.json: the assignment, its functions' points, the engine's version, what
+    students see and when (course.toml's `[gradescope]`), and the course's late policy."""
+    config: dict[str, Any] = {
+        "assignment": assignment,
+        "points": points(course, assignment),
+        "engine": wheel.version(),
+        "shown": asdict(shown(course.root)),
+        **late_policy(course.root),
+    }
+    if unsandboxed:
+        config["unsandboxed"] = True
+    return config
+
+
 def autograder_files(assignment: str, root: Path, unsandboxed: bool = False) -> dict[str, bytes]:
     """Path in the zip -> content: the scripts, the settings, the pinned dependencies and the
     grading code. `unsandboxed` grades even where Gradescope's machine cannot make a sandbox
     (every result then says UNSANDBOXED)."""
     course = Course.load(root)
     spec = course.assignment(assignment)
-    config: dict[str, Any] = {
-        "assignment": assignment,
-        "points": points(course, assignment),
-        "engine": wheel.version(),
-    }
-    if unsandboxed:
-        config["unsandboxed"] = True
+    config = autograder_config(course, assignment, unsandboxed)
     fallback = json.dumps(failure_result(config, INTERNAL_ERROR))
     timed_out = json.dumps(failure_result(config, TIMED_OUT))
     files = {

@@ -17,11 +17,13 @@ import os
 import sys
 import time
 import traceback
+from datetime import UTC, datetime
 from pathlib import Path
 
 import attention_course
 from attention_course.course import Course, grade_cell_id
 from attention_course.inert import GRADESCOPE_PLAIN_TEXT
+from attention_course.settings import Gradescope
 
 GRADESCOPE_ROOT = Path("/autograder")
 ROOT_ENV = "AUTOGRADER_ROOT"  # run_autograder's root, for a stand-in folder in tests
@@ -63,6 +65,65 @@ def failure_result(config: dict, why: str) -> dict:
         },
         "tests": tests,
     }
+
+
+METADATA = "submission_metadata.json"  # Gradescope's: when submitted, the due dates
+
+
+def _when(text: object) -> datetime | None:
+    try:
+        moment = datetime.fromisoformat(str(text))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def lateness(root: Path) -> tuple[float, datetime | None]:
+    """How many seconds after its due date the submission came, and that due date, from
+    Gradescope's `<root>/submission_metadata.json`: its `created_at` against the submitters'
+    own due date (`users[].assignment.due_date`, where Gradescope gives one: an extension),
+    else the assignment's (`assignment.due_date`). (0, None) without a due date."""
+    try:
+        meta = json.loads((root / METADATA).read_text())
+    except (OSError, ValueError):
+        return 0.0, None
+    if not isinstance(meta, dict):
+        return 0.0, None
+    submitted = _when(meta.get("created_at"))
+    own = [
+        _when(user["assignment"].get("due_date"))
+        for user in meta.get("users") or []
+        if isinstance(user, dict) and isinstance(user.get("assignment"), dict)
+    ]
+    dues = [due for due in own if due is not None]
+    assignment = meta.get("assignment") if isinstance(meta.get("assignment"), dict) else {}
+    due = max(dues) if dues else _when((assignment or {}).get("due_date"))
+    if submitted is None or due is None:
+        return 0.0, due
+    return max(0.0, (submitted - due).total_seconds()), due
+
+
+def late_penalty(method: str, score: float, seconds_late: float) -> float:
+    """nbgrader's late penalty (its LateSubmissionPlugin with `method`, kept between 0 and
+    the score as nbgrader's AssignLatePenalties keeps it); 0 when on time."""
+    if seconds_late <= 0:
+        return 0.0
+    from nbgrader.plugins import LateSubmissionPlugin
+
+    penalty = LateSubmissionPlugin(penalty_method=method).late_submission_penalty(
+        "", score, seconds_late
+    )
+    return min(max(float(penalty or 0.0), 0.0), score)
+
+
+def _late_line(seconds: float, due: datetime, penalty: float, score: float, most: float) -> str:
+    hours = seconds / 3600
+    late = f"{hours:.1f} hours" if hours >= 1 else f"{max(1, round(seconds / 60))} minutes"
+    return (
+        f"Late submission: {late} after the due date ({due.astimezone(UTC):%Y-%m-%d %H:%M} "
+        f"UTC); the course's late policy takes {penalty:g} points off: "
+        f"{score - penalty:g} / {most:g}."
+    )
 
 
 def find_notebook(folder: Path, assignment: str, course: Course) -> tuple[Path | None, str]:
@@ -115,19 +176,25 @@ def grade_submission(root: Path, config: dict, course: Course) -> dict:
     report = grade_file(path, assignment, unsandboxed, hide=[root], in_process=True, course=course)
     print(function_table(report))  # stdout: for the instructor only
     print(f"graders' inputs: seed {report.seed} (echo SEED | attention-course check --seed -)")
-    raw = gradescope_results(report)
+    raw = gradescope_results(report, Gradescope(**config.get("shown", {})))
     notes = [note] if note else []
     notes += [f"Note: {n}" for n in report.notes]
+    seconds, due = lateness(root)
+    penalty = late_penalty(config.get("late_penalty", "none"), raw["score"], seconds)
+    if seconds > 0 and due is not None:
+        notes.append(_late_line(seconds, due, penalty, raw["score"], raw["max_score"]))
     return {
-        "score": raw["score"],
+        "score": raw["score"] - penalty,
         "output": "\n".join([raw["output"], *notes]),
         **GRADESCOPE_PLAIN_TEXT,
-        "visibility": "visible",
-        "stdout_visibility": "hidden",
+        "visibility": raw["visibility"],
+        "stdout_visibility": raw["stdout_visibility"],
         "extra_data": {
             "assignment": assignment,
             "max_score": raw["max_score"],
             "engine": attention_course.__version__,
+            "raw_score": raw["score"],
+            "late_penalty": penalty,
         },
         "tests": [
             {

@@ -164,7 +164,7 @@ class CheckService:
         course: Course,
         records: CheckRecords,
         settings: HubCheck,
-        due: Callable[[str], float | None],
+        due: Callable[[str, str], float | None],  # (assignment, student): their due date
         late_penalty: str = "none",
         instructors: frozenset[str] = frozenset(),
         instructor_group: str = "instructors",
@@ -255,7 +255,7 @@ class CheckService:
             path.rename(named)
             now = self.clock()
             decision = due_decision(
-                self.due(assignment), now, self.settings.after_due, self.late_penalty
+                self.due(assignment, student), now, self.settings.after_due, self.late_penalty
             )
             if not decision.allowed:
                 return 403, {"error": decision.message}

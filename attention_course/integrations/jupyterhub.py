@@ -43,6 +43,8 @@ from attention_course.integrations.student_config import (
     FILE_MODE,
     FOLDER_MODE,
     LAB_CHECK,
+    NBGRADER_FORMGRADER,
+    QUIET_PLUGINS,
     course_settings,
     write_student_config,
 )
@@ -238,8 +240,15 @@ def _write_instructor_config(plan: HubPlan, course_id: str) -> list[Path]:
         folder / "jupyter_server_config.json": {
             "ServerApp": {"jpserver_extensions": {LAB_CHECK: True}}
         },
+        # nbgrader's formgrader tab is an iframe, which the hub's pages forbid (their
+        # Content-Security-Policy frame-ancestors, kept as it is): its plugin is off, and the
+        # course's extension opens the same "Nbgrader > Formgrader" item in a tab of its own.
+        folder / "labconfig" / "page_config.json": {
+            "disabledExtensions": {plugin: True for plugin in (NBGRADER_FORMGRADER, *QUIET_PLUGINS)}
+        },
     }
     for path, data in files.items():
+        _shared_folder(path.parent)
         path.write_text(json.dumps(data, indent=2) + "\n")
         path.chmod(FILE_MODE)
     return list(files)
@@ -372,12 +381,48 @@ def lti_requirements() -> list[str]:
 LTI_PACKAGES = ("jupyterhub-ltiauthenticator", "pylti1p3next")
 
 
+# In an environment this command made: the interpreter it was made with, and whether its
+# installation finished. One the command made that did not finish (a failure, a kill), or one
+# asked for with another --python, is made again; one it did not make is only ever added to.
+MADE_FILE = "attention-course-hub.json"
+
+
+def _made_by_us(venv: Path) -> dict | None:
+    try:
+        made = json.loads((venv / MADE_FILE).read_text())
+    except (OSError, ValueError):
+        return None
+    return made if isinstance(made, dict) else None
+
+
+def _stale(venv: Path, python: str | None) -> str:
+    """Why the environment at `venv` must be made again ("" when it may be used as it is)."""
+    made = _made_by_us(venv)
+    if made is None:
+        return ""  # none, or not ours: used as it is (never removed)
+    if not made.get("complete"):
+        return "an earlier run did not finish it"
+    if python is not None and made.get("python") != str(Path(python).absolute()):
+        return f"it was made with {made.get('python')}, not {python}"
+    if not (venv / "bin" / "python").exists():
+        return "its interpreter is gone"
+    return ""
+
+
 def install_environment(venv: Path, python: str | None = None, lti: bool = False) -> Path:
-    """Make `venv` (with `python`, if it does not exist yet) and pip-install this package's
-    wheel and JupyterHub into it (with `lti`, the `lti` extra too), readable by every account;
-    returns its jupyterhub program."""
+    """Make `venv` (with `python`) and pip-install this package's wheel and JupyterHub into it
+    (with `lti`, the `lti` extra too), readable by every account; returns its jupyterhub
+    program. It can be run again after any failure or kill, with other options: an
+    environment it made and did not finish, or made with another `python`, is made again."""
+    why = _stale(venv, python)
+    if why:
+        print(f"{venv}: made again ({why})", flush=True)
+        shutil.rmtree(venv)
     if not (venv / "bin" / "python").exists():
         interpreter = str(python or getattr(sys, "_base_executable", sys.executable))
+        venv.mkdir(parents=True, exist_ok=True)
+        made = {"python": str(Path(interpreter).absolute()), "complete": False}
+        (venv / MADE_FILE).write_text(json.dumps(made) + "\n")
         _run([interpreter, "-m", "venv", str(venv)], f"{interpreter} -m venv {venv}")
         venv.chmod(FOLDER_MODE)
     _check_everybody_can_run(venv / "bin" / "python")
@@ -397,6 +442,9 @@ def install_environment(venv: Path, python: str | None = None, lti: bool = False
             _run([*pip, "--no-deps", "--force-reinstall", str(wheel)], f"pip in {venv}")
             if not installed_already(venv, wheel):
                 raise UserError(f"{venv}: the engine installed there is not this one's wheel")
+    ours = _made_by_us(venv)
+    if ours is not None:
+        (venv / MADE_FILE).write_text(json.dumps({**ours, "complete": True}) + "\n")
     return venv / "bin" / "jupyterhub"
 
 
@@ -441,13 +489,74 @@ def _check_everybody_can_run(program: Path) -> None:
             where = blocked[-1] if blocked else path
             raise UserError(
                 f"{program}: other accounts cannot run it ({where} is closed to them): "
-                "use --python with an interpreter outside any private folder"
+                "run the command again with --python and an interpreter outside any private "
+                "folder (an environment the command made is then made again)"
             )
 
 
 def hub_command(plan: HubPlan) -> str:
     """The command that starts the hub (as root: it starts each user's server as them)."""
     return f"{plan.venv / 'bin' / 'jupyterhub'} -f {plan.config_file}"
+
+
+PROXY_PACKAGE = "configurable-http-proxy"
+PROXY_FOLDER = "share/attention-course/proxy"  # in the environment: the proxy's copy
+
+
+def _proxy_package(program: str) -> Path | None:
+    """The npm package folder of the proxy program (None: not an npm package's program)."""
+    found = Path(program).resolve()
+    package = next(
+        (p for p in found.parents if (p / "package.json").is_file() and p.name == PROXY_PACKAGE),
+        None,
+    )
+    return package if package is not None and package.parent.name == "node_modules" else None
+
+
+def proxy_copy(program: str, venv: Path) -> str:
+    """Where `install_proxy` puts the proxy program in the environment (`program` itself when
+    it is not an npm package's)."""
+    package = _proxy_package(program)
+    if package is None:
+        return program
+    found = Path(program).resolve()
+    return str(venv / PROXY_FOLDER / "node_modules" / found.relative_to(package.parent))
+
+
+def install_proxy(program: str, venv: Path) -> str:
+    """The proxy the hub runs, copied into the environment when it is an npm package's program
+    (with the packages it needs), so that the hub depends on nothing outside it (not the
+    checkout the command ran from); another program is used where it is. Returns its path."""
+    package = _proxy_package(program)
+    if package is None:
+        return program
+    modules = package.parent
+    target = venv / PROXY_FOLDER / "node_modules"
+    todo, seen = [package], set()
+    while todo:
+        folder = todo.pop()
+        if folder in seen:
+            continue
+        seen.add(folder)
+        try:
+            needs = json.loads((folder / "package.json").read_text()).get("dependencies") or {}
+        except (OSError, ValueError):
+            raise UserError(f"{folder}: not readable as an npm package") from None
+        for name in needs:
+            where = [folder / "node_modules" / name, modules / name]
+            found_dep = next((p for p in where if (p / "package.json").is_file()), None)
+            if found_dep is None:
+                raise UserError(f"{program}: its package {name} is missing (npm install again)")
+            todo.append(found_dep)
+    if target.exists():
+        shutil.rmtree(target)
+    for folder in sorted(seen):
+        copy = target / folder.relative_to(modules)
+        if not copy.exists():
+            shutil.copytree(folder, copy, symlinks=True)
+    for made in (venv / PROXY_FOLDER, *(p for p in target.rglob("*") if p.is_dir()), target):
+        made.chmod(made.stat().st_mode | 0o555)
+    return proxy_copy(program, venv)
 
 
 def which_proxy(proxy: str) -> str:

@@ -37,8 +37,9 @@ SERVER_EXTENSIONS = {
     LAB_OPEN: True,
 }
 # JupyterLab plugins of nbgrader that only instructors need.
+NBGRADER_FORMGRADER = "@jupyter/nbgrader:formgrader"
 INSTRUCTOR_PLUGINS = (
-    "@jupyter/nbgrader:formgrader",
+    NBGRADER_FORMGRADER,
     "@jupyter/nbgrader:create-assignment",
     "@jupyter/nbgrader:course-list",
 )

@@ -54,6 +54,7 @@ class Submission:
     records: dict[str, dict]  # grade cell id -> what grading recorded in the autograded notebook
     autograded: bool  # graded, by this course folder or another on the same gradebook
     here: bool = True  # its autograded notebook is in this course folder (its tests' records)
+    late_penalty: float = 0.0  # nbgrader's late penalty, already taken off `total`
     unreliable: str = ""  # why its scores are not reliable (its grading failed or is not done)
 
 
@@ -134,6 +135,8 @@ def read_class(assignment: str, root: Path) -> list[Submission]:
         recorded = _recorded_in_the_gradebook(assignment, root)
         elsewhere = {s for s, r in recorded.items() if r.get("status") == "graded"}
         for sub in found:
+            if not sub.notebooks:  # an extension given before anything was handed in
+                continue
             cells, records, autograded = {}, {}, False
             for nb in sub.notebooks:
                 for g in nb.grades:
@@ -149,8 +152,10 @@ def read_class(assignment: str, root: Path) -> list[Submission]:
                 records.update(_records(path))
             here = autograded
             autograded = autograded or sub.student_id in elsewhere
+            penalty = float(sub.late_submission_penalty or 0.0)
+            total = max(0.0, float(sub.score) - penalty)  # the grade, as nbgrader exports it
             subs.append(
-                Submission(sub.student_id, float(sub.score), cells, records, autograded, here)
+                Submission(sub.student_id, total, cells, records, autograded, here, penalty)
             )
             subs[-1].unreliable = _unreliable(recorded.get(sub.student_id, {}))
     return sorted(subs, key=lambda s: s.student)
@@ -209,7 +214,7 @@ class ClassReport:
     group_label: str  # "function" or "quiz"
     item_label: str  # "grader test" or "question"
     max_score: float
-    totals: dict[str, float]  # student -> gradebook total
+    totals: dict[str, float]  # student -> the grade: gradebook total less its late penalty
     groups: list[GroupStats]
     items: list[ItemStats]  # most failed first
     notes: list[str]
@@ -217,6 +222,7 @@ class ClassReport:
     item_analysis: str = ""  # the quiz's item analysis
     # student -> why its scores are not reliable: left out of every figure
     unreliable: dict[str, str] = field(default_factory=dict)
+    late: dict[str, float] = field(default_factory=dict)  # student -> late penalty taken off
 
     @property
     def mean(self) -> float:
@@ -452,4 +458,5 @@ def class_report(assignment: str, root: Path) -> ClassReport:
     else:
         report = function_report(course, assignment, subs)
     report.unreliable = {sub.student: sub.unreliable for sub in found if sub.unreliable}
+    report.late = {sub.student: sub.late_penalty for sub in subs if sub.late_penalty}
     return report

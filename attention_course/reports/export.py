@@ -88,6 +88,8 @@ class CsvExport(CsvExportPlugin):
         }
         try:
             submission = gradebook.find_submission(assignment.name, student.id)
+            if not submission.notebooks:  # an extension given before anything was handed in
+                raise MissingEntry()
         except MissingEntry:  # nothing handed in: 0, as nbgrader exports it
             row.update(timestamp="", raw_score=0.0, late_submission_penalty=0.0, score=0.0)
             row.update(status="no submission", reason="")

@@ -63,6 +63,15 @@ def to_markdown(report: ClassReport, figure: str = "report.png") -> str:
             + ", ".join(markdown_text(s) for s in report.not_autograded)
             + "."
         )
+    if report.late:
+        lines.append(
+            "Late (nbgrader's late penalty, `c.LateSubmissionPlugin`, taken off their totals "
+            "above and below; the function rows count what they handed in): "
+            + ", ".join(
+                f"{markdown_text(s)} (-{penalty:g})" for s, penalty in sorted(report.late.items())
+            )
+            + "."
+        )
     if report.unreliable:
         lines.append(
             "Not reliable (their grading failed or did not finish: the gradebook's scores for "

@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from attention_course.course import Course, grade_cell_id
+from attention_course.course import SETUP_CELL_ID, Course, grade_cell_id
 from attention_course.grading.feedback import UNSANDBOXED_NOTE, cell_feedback, graded_by
 from attention_course.grading.graders import GradeReport
 from attention_course.inert import GRADESCOPE_PLAIN_TEXT
+from attention_course.settings import GRADESCOPE, Gradescope
 
 if TYPE_CHECKING:
     from attention_course.classgrade.run import ClassRun
@@ -32,26 +33,44 @@ def function_table(report: GradeReport, verbose: bool = True) -> str:
     return "\n".join(lines)
 
 
-def gradescope_results(report: GradeReport) -> dict:
-    """Gradescope's autograder results.json: top-level score and one test per function, every
-    output declared plain text."""
+def gradescope_results(report: GradeReport, shown: Gradescope = GRADESCOPE) -> dict:
+    """Gradescope's autograder results.json: the score, a summary (each function's points and
+    the notes of its cells) and one test per grader test (its points, its PASS/FAIL line and
+    hint), each with the visibility `shown` declares; every output declared plain text."""
+    summary = [f"{report.assignment}: {report.score:g} / {report.max_score:g}"]
+    if report.unsandboxed:
+        summary[0] += f" ({UNSANDBOXED_NOTE})"
+    tests: list[dict] = []
+    for i, (name, f) in enumerate(report.functions.items(), 1):
+        summary.append(f"{name}: {f.score:g} / {f.max_score:g} points")
+        for err in report.cell_errors:
+            if err["cell_id"] in (name, SETUP_CELL_ID):
+                summary.append(
+                    f"  NOTE the cell {err['cell_id']!r} raised {err['error_type']}: "
+                    f"{err['error_message']}"
+                )
+        for j, t in enumerate(f.tests, 1):
+            tests.append(
+                {
+                    "name": f"{name}: {t.description}",
+                    "number": f"{i}.{j}",
+                    "score": t.earned,
+                    "max_score": t.points,
+                    "status": "passed" if t.passed else "failed",
+                    "output": t.feedback(hint=shown.hints),
+                    "tags": [name],
+                    "visibility": shown.tests,
+                }
+            )
+    summary.append(graded_by())
     return {
         **GRADESCOPE_PLAIN_TEXT,
         "score": report.score,
         "max_score": report.max_score,
-        "output": f"{report.assignment}: {report.score:g} / {report.max_score:g}"
-        + (f" ({UNSANDBOXED_NOTE})" if report.unsandboxed else "")
-        + f" {graded_by()}",
-        "tests": [
-            {
-                "name": name,
-                "score": f.score,
-                "max_score": f.max_score,
-                "output": cell_feedback(report, name),
-                "visibility": "visible",
-            }
-            for name, f in report.functions.items()
-        ],
+        "output": "\n".join(summary),
+        "visibility": shown.result,
+        "stdout_visibility": shown.stdout,
+        "tests": tests,
     }
 
 
@@ -70,10 +89,20 @@ def class_table(
     submission whose scores are not reliable (being graded, or its grading failed) shows
     UNRELIABLE_MARK instead of any score, said below the table; with `reasons`, each one's
     reason follows, then those of the submissions not graded (0 points)."""
+    from attention_course.classgrade.nbgrader_api import LATE_PENALTY, grade
     from attention_course.classgrade.outcomes import FAILED, UNRELIABLE
 
     records = records or {}
     marked = {s for s in rows if records.get(s, {}).get("status") in UNRELIABLE}
+    late = any(LATE_PENALTY in row for row in rows.values())
+    if late:  # the late penalty's own column; the total is the grade, the penalty taken off
+        rows = {
+            s: {**row, "late": -row[LATE_PENALTY], "total": grade(row)}
+            if LATE_PENALTY in row
+            else row
+            for s, row in rows.items()
+        }
+        columns = [*columns, "late"]
     heads = [c.removesuffix("_tests") for c in columns] + ["total"]
     sw = max([len("student")] + [len(s) for s in rows])
     widths = [max(len(h), 5) for h in heads]
@@ -92,6 +121,11 @@ def class_table(
             "  ".join(
                 [f"{student:<{sw}}"] + [f"{t:>{w}}" for t, w in zip(text, widths, strict=True)]
             )
+        )
+    if late:
+        lines.append(
+            "late: nbgrader's late penalty (c.LateSubmissionPlugin.penalty_method, the due date "
+            "with the student's extension), taken off the total once"
         )
     if marked:
         lines.append(

@@ -9,7 +9,7 @@
 // Everything shown is set as text, never as HTML: the answer quotes the student's own code.
 
 import { Dialog, ICommandPalette, ToolbarButton } from '@jupyterlab/apputils';
-import { URLExt } from '@jupyterlab/coreutils';
+import { PageConfig, URLExt } from '@jupyterlab/coreutils';
 import { INotebookTracker } from '@jupyterlab/notebook';
 import { ServerConnection } from '@jupyterlab/services';
 import { Widget } from '@lumino/widgets';
@@ -364,4 +364,43 @@ const plugin = {
   }
 };
 
-export default plugin;
+// ---- Formgrader in a browser tab of its own
+
+// nbgrader's "Nbgrader > Formgrader" menu item (its menu plugin) opens formgrader in an iframe,
+// which the hub's pages forbid (Content-Security-Policy frame-ancestors: a page of one user's
+// server must not be framed, nbgrader #1947). On the instructor's hub server nbgrader's own
+// formgrader plugin is off (attention_course/integrations/jupyterhub.py) and this command takes
+// its id: the same menu item, and the command palette, open formgrader in a new browser tab.
+const FORMGRADER = 'nbgrader:open-formgrader';
+const FORMGRADER_PATH = 'formgrader';
+const NBGRADER_FORMGRADER = '@jupyter/nbgrader:formgrader';
+
+const formgrader = {
+  id: '@attention-course/check:formgrader',
+  description: 'Formgrader in a browser tab of its own',
+  autoStart: true,
+  optional: [ICommandPalette],
+  activate: async (app, palette) => {
+    if (!PageConfig.Extension.isDisabled(NBGRADER_FORMGRADER)) {
+      return; // nbgrader's own formgrader plugin is on: its command stays
+    }
+    const { status } = await ask('GET', `${FORMGRADER_PATH}/api/assignments`);
+    if (status !== 200) {
+      return; // no formgrader on this server (a student's)
+    }
+    const address = () =>
+      URLExt.join(ServerConnection.makeSettings().baseUrl, FORMGRADER_PATH);
+    app.commands.addCommand(FORMGRADER, {
+      label: 'Formgrader (new browser tab)',
+      caption: 'Open formgrader in a browser tab of its own',
+      execute: () => {
+        window.open(address(), '_blank', 'noopener');
+      }
+    });
+    if (palette) {
+      palette.addItem({ command: FORMGRADER, category: 'nbgrader' });
+    }
+  }
+};
+
+export default [plugin, formgrader];

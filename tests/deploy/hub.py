@@ -42,7 +42,12 @@ import pytest
 
 from attention_course.classgrade.nbgrader_api import copy_course
 from attention_course.cli.samples import sample_notebooks
-from attention_course.integrations.jupyterhub import HubPlan, hub_config_text, write_hub
+from attention_course.integrations.jupyterhub import (
+    HubPlan,
+    hub_config_text,
+    proxy_copy,
+    write_hub,
+)
 from attention_course.settings import EXCHANGE_ENV
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, VIEWPORT
 from tests.course import COURSE, COURSE_ROOT
@@ -287,6 +292,8 @@ def deploy_hub(
             text=True, timeout=900, umask=0o077,  # a careful root's umask
         )  # fmt: skip
         assert wrote.returncode == 0, f"{write}:\n{wrote.stdout}\n{wrote.stderr}"
+        plan = replace(plan, proxy=proxy_copy(plan.proxy, plan.venv))  # copied into the venv
+        assert Path(plan.proxy).is_relative_to(plan.venv) and Path(plan.proxy).is_file()
         assert plan.config_file.read_text() == hub_config_text(plan)
         if services or roles or environment or extra_lines:
             plan = replace(

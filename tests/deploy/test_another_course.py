@@ -22,6 +22,7 @@ import pytest
 
 from attention_course.classgrade.nbgrader_api import copy_course, gradebook_scores
 from attention_course.cli.samples import sample_notebooks
+from tests.course import by_function
 from tests.deploy.conftest import REPO_ROOT
 
 pytestmark = pytest.mark.deploy  # one venv for tests/deploy/ (tests/conftest.py GROUPS)
@@ -79,7 +80,9 @@ def check(engine_venv, course: Path, notebook: Path) -> dict:
     proc = engine_venv.run("attention-course", "check", notebook, "--json", "--course", course)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     results = json.loads(proc.stdout)
-    results["by_function"] = {t["name"]: (t["score"], t["max_score"]) for t in results["tests"]}
+    results["by_function"] = {
+        name: (t["score"], t["max_score"]) for name, t in by_function(results).items()
+    }
     return results
 
 

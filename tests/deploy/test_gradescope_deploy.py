@@ -14,6 +14,7 @@ import nbformat
 import pytest
 
 from attention_course.cli.samples import sample_notebooks
+from tests.course import by_function
 from tests.deploy.conftest import REPO_ROOT, clean_env
 
 pytestmark = pytest.mark.deploy  # one venv for tests/deploy/ (tests/conftest.py GROUPS)
@@ -99,7 +100,7 @@ def test_the_instructors_notebook_gets_full_marks(autograder, notebooks):
     assert results["extra_data"]["max_score"] == FULL
     assert results["extra_data"]["engine"] == version
     assert f"graded by attention-course {version}" in stdout
-    assert {t["name"]: t["status"] for t in results["tests"]} == {
+    assert {name: t["status"] for name, t in by_function(results).items()} == {
         "softmax": "passed",
         "create_qkv": "passed",
         "causal_mask": "passed",
@@ -110,7 +111,7 @@ def test_the_instructors_notebook_gets_full_marks(autograder, notebooks):
 def test_a_wrong_notebook_gets_some_marks(autograder, notebooks):
     results, stdout = run_autograder(autograder, notebooks["demo-partial"])
     assert 0 < results["score"] < FULL, results
-    failed = {t["name"] for t in results["tests"] if t["status"] == "failed"}
+    failed = {name for name, t in by_function(results).items() if t["status"] == "failed"}
     assert {"softmax", "causal_mask"} <= failed
     assert results["extra_data"]["engine"] == autograder[2]
     assert "sandbox:" in stdout and "NONE" not in stdout.split("sandbox:")[1].splitlines()[0]

@@ -18,6 +18,7 @@ import pytest
 
 from attention_course.classgrade.nbgrader_api import copy_course
 from attention_course.cli.samples import fill
+from tests.course import by_function
 from tests.deploy.conftest import REPO_ROOT
 
 pytestmark = pytest.mark.deploy  # one venv for tests/deploy/ (tests/conftest.py GROUPS)
@@ -77,7 +78,7 @@ def seen(engine_venv, course: Path, *flags: str) -> list[str]:
     proc = engine_venv.run("attention-course", "check", path, "--json", "--course", course, *flags)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     results = json.loads(proc.stdout)
-    softmax = next(t for t in results["tests"] if t["name"] == "softmax")
+    softmax = by_function(results)["softmax"]
     assert softmax["score"] == 0
     marker = "raised RuntimeError: seen: "
     assert marker in softmax["output"], softmax["output"]

@@ -214,10 +214,24 @@ def test_a_student_fetches_fills_in_validates_and_submits_in_the_browser(hub, st
 
 
 def test_the_instructor_collects_and_sees_the_submission_in_formgrader(hub, browser, student_work):
+    """From the instructor's JupyterLab: Nbgrader > Formgrader opens formgrader in a browser
+    tab of its own (an iframe is forbidden by the hub's pages' frame-ancestors, left as it is);
+    there the instructor collects the submission and sees it."""
     student, other = hub.students[:2]
-    page = new_page(browser)
-    log_in_page(page, hub.hub, hub.instructor)
-    page.goto(f"{hub.hub.url}/user/{hub.instructor.name}/formgrader/manage_assignments")
+    lab = new_page(browser)
+    log_in_page(lab, hub.hub, hub.instructor)
+    lab.locator(".lm-MenuBar-item", has_text="Nbgrader").click()
+    with lab.context.expect_page() as opened:
+        lab.locator(".lm-Menu-itemLabel", has_text="Formgrader (new browser tab)").click()
+    page = opened.value
+    page.wait_for_load_state()
+    address = f"{hub.hub.url}/user/{hub.instructor.name}/formgrader"
+    assert page.url.startswith(address), page.url
+    assert lab.locator("iframe").count() == 0  # no framed formgrader in the lab
+    policy = page.request.get(address).headers.get("content-security-policy", "")
+    assert "frame-ancestors 'none'" in policy, policy  # the hub's policy, not weakened
+    assert lab.get_by_text(NEWS_TEXT).count() == 0  # the instructor is not asked either
+    page.goto(f"{address}/manage_assignments")
     row = page.locator("tr", has_text=ASSIGNMENT).first
     row.locator(".collect a").click()
     modal = page.locator("#success-modal")

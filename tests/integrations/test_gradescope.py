@@ -21,7 +21,7 @@ from attention_course.cli.samples import fill, sample_notebooks
 from attention_course.integrations.gradescope import build_autograder
 from attention_course.integrations.wheel import wheel_name
 from tests.content.test_notebooks import cell_points
-from tests.course import ASSIGNMENTS, COURSE_ROOT, REFERENCE_FILE
+from tests.course import ASSIGNMENTS, COURSE_ROOT, REFERENCE_FILE, by_function
 
 ASSIGNMENT = "attention_basics"
 FULL = sum(cell_points(ASSIGNMENT).values())  # the points of its test cells
@@ -118,7 +118,8 @@ def assert_gradescope_format(results: dict) -> None:
         assert 0 <= test["score"] <= test["max_score"]
         assert test["visibility"] in VISIBILITY
         assert test["status"] in ("passed", "failed")
-    assert results["score"] == pytest.approx(sum(t["score"] for t in results["tests"]))
+    penalty = results.get("extra_data", {}).get("late_penalty", 0.0)
+    assert results["score"] == pytest.approx(sum(t["score"] for t in results["tests"]) - penalty)
 
 
 def check_json(path: Path) -> subprocess.CompletedProcess:
@@ -184,8 +185,56 @@ def test_student_text_reaches_gradescope_as_plain_text(autograder_zip, tmp_path)
     results, _ = run_autograder(root)  # checks the plain-text formats
     assert results["score"] == 0
     assert f"Graded {HOSTILE_NAME} (this assignment's notebook is" in results["output"]
-    softmax = next(t for t in results["tests"] if t["name"] == "softmax")
+    softmax = by_function(results)["softmax"]
     assert f"softmax raised ValueError: {HOSTILE_MESSAGE}" in softmax["output"]
+
+
+@pytest.mark.long  # (each value's meaning: test_gradescope_run.py; late work: test_late_work.py)
+def test_declared_visibility_and_late_policy_end_to_end(notebooks, tmp_path):
+    """A course that keeps the graders' details for after the due date, its total for after
+    publication, and late work at 0: its zip, run as Gradescope runs it on a late submission
+    (Gradescope's submission_metadata.json: 90 minutes after the due date)."""
+    from attention_course.classgrade.nbgrader_api import copy_course
+
+    course = copy_course(tmp_path / "course", COURSE_ROOT)
+    with (course / "course.toml").open("a") as toml:
+        toml.write('\n[gradescope]\nresult = "after_published"\ntests = "after_due_date"\n')
+        toml.write("hints = false\n")
+    with (course / "nbgrader_config.py").open("a") as config:
+        config.write('\nc.LateSubmissionPlugin.penalty_method = "zero"\n')
+    zip_path = tmp_path / "autograder.zip"
+    build_autograder(ASSIGNMENT, zip_path, course)
+    root = stand_in_root(zip_path, tmp_path, {f"{ASSIGNMENT}.ipynb": notebooks["demo-partial"]})
+    metadata = {
+        "created_at": "2026-12-01T13:30:00.000000+00:00",
+        "assignment": {"due_date": "2026-12-01T04:00:00.000000-08:00", "late_due_date": None},
+        "users": [{"email": "student@example.edu", "id": 1, "name": "A Student"}],
+    }
+    (root / "submission_metadata.json").write_text(json.dumps(metadata))
+    env = {"ATTENTION_COURSE_PYTHON": sys.executable, "AUTOGRADER_ROOT": str(root)}
+    proc = subprocess.run(
+        ["bash", str(root / "source" / "run_autograder")],
+        cwd=root,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    results = json.loads((root / "results" / "results.json").read_text())
+    raw = results["extra_data"]["raw_score"]
+    assert 0 < raw < FULL and results["score"] == 0 == raw - results["extra_data"]["late_penalty"]
+    assert (
+        "Late submission: 1.5 hours after the due date (2026-12-01 12:00 UTC)"
+        in (results["output"])
+    )
+    assert results["visibility"] == "after_published"
+    assert {t["visibility"] for t in results["tests"]} == {"after_due_date"}
+    assert sum(t["score"] for t in results["tests"]) == raw  # each test's points, unchanged
+    failed = [t for t in results["tests"] if t["status"] == "failed"]
+    assert failed and all("\n" not in t["output"] for t in failed)  # the hints withheld
+    assert len(results["tests"]) > len(ASSIGNMENTS[ASSIGNMENT].graded)
+    assert set(results) <= DOCUMENTED and all(set(t) <= DOCUMENTED_TEST for t in results["tests"])
 
 
 def test_invalid_json_gets_zero_and_the_reason(autograder_zip, tmp_path, notebooks):
@@ -298,7 +347,7 @@ raise RuntimeError("seen: " + repr(seen))
         results, _ = run_autograder(root)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    softmax = next(t for t in results["tests"] if t["name"] == "softmax")
+    softmax = by_function(results)["softmax"]
     assert "raised RuntimeError: seen: []" in softmax["output"]
     assert results["score"] == 0
 
@@ -343,6 +392,8 @@ def test_zip_holds_what_grading_needs_and_is_reproducible(autograder_zip, tmp_pa
             "causal_mask": 5.0,
         },
         "engine": attention_course.__version__,
+        "shown": {"result": "visible", "tests": "visible", "hints": True, "stdout": "hidden"},
+        "late_penalty": "none",
     }
     import numpy
 

@@ -9,6 +9,7 @@ test_gradescope.py runs the built zip's run_autograder end to end; these are the
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import time
 from pathlib import Path
@@ -20,6 +21,7 @@ import attention_course
 from attention_course.cli.samples import sample_notebooks
 from attention_course.course import Course
 from attention_course.integrations import gradescope_run
+from attention_course.settings import GRADESCOPE, GRADESCOPE_VISIBILITY, Gradescope
 from tests.content.test_notebooks import cell_points
 from tests.course import COURSE_ROOT
 
@@ -32,6 +34,31 @@ GRADING_SIDE = "Your notebook could not be graded because of a problem on the gr
 @pytest.fixture(scope="module")
 def notebooks() -> dict:
     return sample_notebooks(ASSIGNMENT, COURSE_ROOT)
+
+
+def grader_tests() -> dict[str, list[str]]:
+    """Each graded function's grader tests, as their descriptions, in the graders' order
+    (from a grading of the reference: the graders say them, not this test)."""
+    from attention_course.grading.graders import grade_file
+
+    report = grade_file(
+        sample_path("demo-instructor"), ASSIGNMENT, in_process=True, course=Course.load(COURSE_ROOT)
+    )
+    return {f: [t.description for t in score.tests] for f, score in report.functions.items()}
+
+
+_PATHS: dict[str, Path] = {}
+
+
+def sample_path(kind: str) -> Path:
+    """A sample notebook of the assignment as a file (written once per session)."""
+    if kind not in _PATHS:
+        import tempfile
+
+        folder = Path(tempfile.mkdtemp(prefix="attention-gradescope-samples-"))
+        _PATHS[kind] = folder / f"{ASSIGNMENT}.ipynb"
+        nbformat.write(sample_notebooks(ASSIGNMENT, COURSE_ROOT)[kind], _PATHS[kind])
+    return _PATHS[kind]
 
 
 def stand_in(folder: Path, config: dict | None = None, **files) -> Path:
@@ -57,21 +84,33 @@ def results(root: Path) -> dict:
     return json.loads((root / "results" / "results.json").read_text())
 
 
-def test_a_notebook_is_graded_with_each_function_a_test(tmp_path, notebooks, capsys):
+def test_a_notebook_is_graded_with_each_grader_test_an_entry(tmp_path, notebooks, capsys):
     root = stand_in(tmp_path, **{f"{ASSIGNMENT}.ipynb": notebooks["demo-instructor"]})
     start = time.monotonic()
     assert gradescope_run.run(root, COURSE_ROOT) == 0
     took = time.monotonic() - start
     got = results(root)
     assert got["score"] == sum(POINTS.values())
-    assert {t["name"]: (t["score"], t["max_score"]) for t in got["tests"]} == {
-        f: (p, p) for f, p in POINTS.items()
-    }
+    graders = grader_tests()
+    assert [t["tags"] for t in got["tests"]] == [[f] for f in graders for _ in graders[f]]
+    for function, described in graders.items():
+        mine = [t for t in got["tests"] if t["tags"] == [function]]
+        assert [t["name"] for t in mine] == [f"{function}: {d}" for d in described]
+        assert sum(t["max_score"] for t in mine) == POINTS[function]
+        assert [t["number"] for t in mine] == [
+            f"{list(graders).index(function) + 1}.{j}" for j in range(1, len(mine) + 1)
+        ]
+        assert f"{function}: {POINTS[function]:g} / {POINTS[function]:g} points" in got["output"]
+    assert all(t["score"] == t["max_score"] for t in got["tests"])
     assert {t["status"] for t in got["tests"]} == {"passed"}
+    assert {t["visibility"] for t in got["tests"]} == {got["visibility"]} == {"visible"}
+    assert all(t["output"].startswith("PASS [") for t in got["tests"])
     assert got["extra_data"] == {
         "assignment": ASSIGNMENT,
         "max_score": sum(POINTS.values()),
         "engine": attention_course.__version__,
+        "raw_score": sum(POINTS.values()),
+        "late_penalty": 0.0,
     }
     assert got["output_format"] == "text" and got["stdout_visibility"] == "hidden"
     assert isinstance(got["execution_time"], int) and abs(got["execution_time"] - took) <= 0.6
@@ -178,3 +217,82 @@ def test_the_setup_check_names_what_the_engine_grades(capsys, tmp_path):
     assert gradescope_run.main(["--check", "--course", str(tmp_path)]) == 1
     err = capsys.readouterr().err
     assert err.startswith("setup: ") and len(err.strip().splitlines()) == 1
+
+
+@pytest.fixture(scope="module")
+def partial_report():
+    """The partial sample graded once: some tests pass, some fail with a hint."""
+    from attention_course.grading.graders import grade_file
+
+    return grade_file(
+        sample_path("demo-partial"), ASSIGNMENT, in_process=True, course=Course.load(COURSE_ROOT)
+    )
+
+
+@pytest.mark.parametrize("when", GRADESCOPE_VISIBILITY)
+def test_each_visibility_is_gradescopes_own_value_where_declared(partial_report, when):
+    """Gradescope's spec: a test's and the result's `visibility` is one of its four values;
+    hints false keeps a failed test's name and points and withholds its hint."""
+    from attention_course.reports.tables import gradescope_results
+
+    shown = Gradescope(result=when, tests=when, hints=False)
+    got = gradescope_results(partial_report, shown)
+    assert got["visibility"] == when and {t["visibility"] for t in got["tests"]} == {when}
+    failed = [t for t in got["tests"] if t["status"] == "failed"]
+    assert failed and all(t["score"] == 0 for t in failed)
+    assert all("\n" not in t["output"] and t["output"].startswith("FAIL [") for t in failed)
+    with_hints = gradescope_results(partial_report, Gradescope(tests=when))
+    assert with_hints["visibility"] == "visible"
+    hinted = [t for t in with_hints["tests"] if t["status"] == "failed"]
+    assert any("\n" in t["output"] for t in hinted)  # the hints the default shows
+    assert [(t["name"], t["score"]) for t in hinted] == [(t["name"], t["score"]) for t in failed]
+    assert got["score"] == sum(t["score"] for t in got["tests"]) == partial_report.score
+
+
+def test_course_toml_declares_what_students_see(tmp_path):
+    from attention_course.integrations.gradescope import AutograderError, shown
+
+    (tmp_path / "course.toml").write_text(
+        '[gradescope]\nresult = "after_published"\ntests = "after_due_date"\nhints = false\n'
+    )
+    assert shown(tmp_path) == Gradescope("after_published", "after_due_date", False, "hidden")
+    (tmp_path / "course.toml").write_text("[course]\n")
+    assert shown(tmp_path) == GRADESCOPE
+    for bad, said in (
+        ('tests = "later"', "tests = 'later': one of visible, after_due_date"),
+        ('result = "sometimes"', "result = 'sometimes': one of"),
+        ("hints = 1", "hints must be true or false"),
+        ('shown = "visible"', "shown: not a setting"),
+    ):
+        (tmp_path / "course.toml").write_text(f"[gradescope]\n{bad}\n")
+        with pytest.raises(AutograderError, match=re.escape(said)):
+            shown(tmp_path)
+
+
+def metadata(root: Path, created: str, due: str | None, own: str | None = None) -> None:
+    users = [{"name": "A Student", "assignment": {"due_date": own}}] if own else [{"name": "B"}]
+    meta = {"created_at": created, "assignment": {"due_date": due}, "users": users}
+    (root / gradescope_run.METADATA).write_text(json.dumps(meta))
+
+
+def test_lateness_is_read_from_gradescopes_metadata(tmp_path):
+    late = gradescope_run.lateness
+    assert late(tmp_path) == (0.0, None)  # no metadata: on time
+    due = "2026-12-01T12:00:00.000000-08:00"
+    metadata(tmp_path, "2026-12-01T11:59:00.000000-08:00", due)
+    assert late(tmp_path)[0] == 0.0
+    metadata(tmp_path, "2026-12-01T22:30:00+00:00", due)  # 2 h 30 min after 20:00 UTC
+    seconds, when = late(tmp_path)
+    assert seconds == 2.5 * 3600 and when is not None and when.utcoffset().total_seconds() < 0
+    metadata(tmp_path, "2026-12-01T22:30:00+00:00", due, own="2026-12-03T12:00:00-08:00")
+    assert late(tmp_path)[0] == 0.0  # the student's own due date: an extension
+    metadata(tmp_path, "2026-12-01T22:30:00+00:00", None)
+    assert late(tmp_path)[0] == 0.0  # no due date
+    (tmp_path / gradescope_run.METADATA).write_text("[not what Gradescope writes")
+    assert late(tmp_path) == (0.0, None)
+
+
+@pytest.mark.parametrize("method, expected", [("none", 0.0), ("zero", 7.5)])
+def test_the_penalty_is_nbgraders(method, expected):
+    assert gradescope_run.late_penalty(method, 7.5, 3600.0) == expected
+    assert gradescope_run.late_penalty(method, 7.5, 0.0) == 0.0

@@ -40,7 +40,7 @@ def service(tmp_path):
             Course.load(COURSE_ROOT),
             records,
             replace(HUB_CHECK, **settings),
-            lambda assignment: due,
+            lambda assignment, student: due,
             "zero",
             clock=lambda: 2_000_000_000.0,
         )
@@ -149,6 +149,22 @@ def test_after_the_due_date_off_refuses_and_late_marks_the_check(service):
     assert record.late and late.pending[record.id].late_note == answer["note"]
 
 
+def test_each_student_is_checked_against_their_own_due_date(service):
+    """An extension moves one student's due date (the service asks for it by student)."""
+    checks = service(after_due="off")
+    asked = []
+
+    def due(assignment, student):
+        asked.append((assignment, student))
+        return 4_000_000_000.0 if student == "alice" else 1_000_000_000.0
+
+    checks.due = due
+    assert checks.submit("alice", RELEASED, None)[0] == 202
+    status, answer = checks.submit("bob", RELEASED, None)
+    assert status == 403 and "has passed" in answer["error"]
+    assert asked == [("attention_basics", "alice"), ("attention_basics", "bob")]
+
+
 def test_the_service_queues_students_in_turn(service):
     checks = service(pending_per_student=2)
     nb = nbformat.reads(RELEASED.decode(), 4)
@@ -190,7 +206,7 @@ def test_a_gradebook_that_does_not_answer_is_one_line_and_counts_nothing(service
     from attention_course.errors import GradebookUnavailable
     from attention_course.integrations.hub_check import UNAVAILABLE, guarded
 
-    def gone(assignment):
+    def gone(assignment, student):
         raise GradebookUnavailable("gradebook postgresql://127.0.0.1:1/x: connection refused")
 
     checks = service()

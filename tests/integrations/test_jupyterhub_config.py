@@ -134,6 +134,17 @@ def test_checks_add_the_grading_service_run_as_the_instructor(tmp_path):
     for folder in (plan.student_config, plan.instructor_config):
         server = json.loads((folder / "jupyter_server_config.json").read_text())
         assert server["ServerApp"]["jpserver_extensions"][LAB_CHECK] is True, folder
+    # formgrader: nbgrader's iframe tab off for the instructor (the course's extension opens
+    # it in a tab of its own), and JupyterLab's news question off for everybody
+    for folder in (plan.student_config, plan.instructor_config):
+        page = json.loads((folder / "labconfig" / "page_config.json").read_text())
+        off = page["disabledExtensions"]
+        assert off["@jupyter/nbgrader:formgrader"] is True, folder
+        assert off["@jupyterlab/apputils-extension:announcements"] is True, folder
+    instructor_off = json.loads(
+        (plan.instructor_config / "labconfig" / "page_config.json").read_text()
+    )["disabledExtensions"]
+    assert "@jupyter/nbgrader:assignment-list" not in instructor_off  # the Assignments tab
 
 
 @pytest.mark.parametrize(

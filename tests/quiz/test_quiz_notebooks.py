@@ -22,7 +22,7 @@ from attention_course.quiz.samples import correct_answer, wrong_answer
 from attention_course.quiz.selfcheck import build_selfcheck
 from attention_course.quiz.variants import for_student
 from tests import course
-from tests.course import BANK_DIR
+from tests.course import BANK_DIR, by_function
 
 BANKS = [load_bank(q, BANK_DIR) for q in course.GRADED_QUIZZES]
 
@@ -138,7 +138,7 @@ def test_check_grades_an_unparsable_quiz_answer_as_invalid(tmp_path: Path) -> No
     )
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
-    tests = {t["name"]: t for t in json.loads(proc.stdout)["tests"]}
+    tests = by_function(json.loads(proc.stdout))
     assert len(broken) == 2 and len(tests) > 2
     for name, test in tests.items():
         if name in broken:

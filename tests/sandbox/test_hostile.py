@@ -18,7 +18,7 @@ import pytest
 
 from attention_course.cli.samples import sample_notebooks
 from tests.conftest import grade_reference_variants
-from tests.course import COURSE_ROOT, REFERENCE_FILE
+from tests.course import COURSE_ROOT, REFERENCE_FILE, by_function
 
 # A course folder to attack, outside the repository (a test never writes there, whatever the
 # machine lacks) and outside /tmp (the sandbox's /tmp is a private one anyway).
@@ -425,7 +425,7 @@ def test_check_gives_a_malformed_reply_its_student_outcome(tmp_path):
         text=True,
     )
     assert proc.returncode == 0, proc.stderr
-    tests = {t["name"]: t for t in json.loads(proc.stdout)["tests"]}
+    tests = by_function(json.loads(proc.stdout))
     assert tests["causal_mask"]["score"] == 0
     reason = "could not be read (an array of dtype ',' is not plain numbers)"
     assert reason in tests["causal_mask"]["output"]
