@@ -41,7 +41,11 @@ def axe_script() -> Path:
     return SCRIPT
 
 
-def violations(page) -> list[dict]:
-    """axe-core's violations of the page as it is now, serious and critical ones only."""
-    page.add_script_tag(path=str(axe_script()))
-    return [v for v in page.evaluate(RUN) if v["impact"] in BLOCKING]
+def violations(page, known: frozenset[str] = frozenset()) -> list[dict]:
+    """axe-core's violations of the page as it is now, serious and critical ones only, but for
+    the rule ids in `known` (findings of upstream code the project does not make, each named
+    where it is passed). axe is added to the page once."""
+    if not page.evaluate("() => typeof axe !== 'undefined'"):
+        page.add_script_tag(path=str(axe_script()))
+    found = page.evaluate(RUN)
+    return [v for v in found if v["impact"] in BLOCKING and v["id"] not in known]
