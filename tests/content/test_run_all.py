@@ -28,7 +28,7 @@ def _demos(assignment: str) -> tuple[str, ...]:
 def _order(assignment: str) -> list[str]:
     nb = nbformat.read(COURSE_ROOT / "release" / assignment / f"{assignment}.ipynb", 4)
     found = [c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells]
-    return [f for f in found if f and f in ASSIGNMENTS[assignment]]
+    return [f for f in found if f and f in ASSIGNMENTS[assignment].graded]
 
 
 def _calls_later(assignment: str) -> dict[str, str]:
