@@ -193,7 +193,9 @@ def _read_by_keyboard(page, name: str) -> dict:
         if page.evaluate(DIALOG_STATE)["bottom"]:
             break
         page.keyboard.press(key)
-        page.wait_for_timeout(50)
+        top = None
+        while top != (top := page.evaluate(DIALOG_STATE)["top"]):  # smooth scrolling: settled
+            page.wait_for_timeout(60)
         seen = page.evaluate(SEEN)
         first = [a or f for a, (f, _) in zip(first, seen, strict=True)]
         last = [a or b for a, (_, b) in zip(last, seen, strict=True)]
