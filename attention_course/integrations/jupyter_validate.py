@@ -11,6 +11,14 @@ its longest line, so a long hint is cut off at the dialog's edge (or the window'
 nbgrader shows is HTML; `WRAP_STYLE` leads it, so that the dialog's lines wrap at its width and
 the dialog fits the window.
 
+Two things the notebook's run cannot tell, it says too. An endless loop (or far too slow code)
+is said as a timeout, where the cell was stopped, and Validate stops there: the cells after it
+are listed as not run, instead of each waiting out its own timeout. The graded quiz's answers
+are read, not run, by its grader, so a run passes whatever they hold: `quiz_answer_problems`
+reads each answer cell as the grader will (a literal `answer = ...`, in the form its question
+takes: quiz/answer_form.py) and names each answer that would earn nothing for its form, before
+the student submits.
+
 Enabled as a Jupyter server extension
 (`attention_course.integrations.jupyter_validate`, see the student
 configuration in student_config.py), it makes nbgrader's Validate handler use
@@ -25,9 +33,13 @@ import re
 
 from nbconvert.filters import strip_ansi
 from nbformat.notebooknode import NotebookNode
+from nbformat.v4 import new_output
+from nbgrader.preprocessors import CheckCellMetadata, ClearOutput, Execute
 from nbgrader.validator import Validator
 
 from attention_course.grading.notebook import parse_source
+from attention_course.grading.quiz_answers import NotALiteral, read_answer
+from attention_course.quiz.answer_form import FORM_KEY, META_KEY, NO_ANSWER, form_problem
 
 # The first line of a traceback frame that IPython prints for notebook code.
 _FRAME = re.compile(r"^Cell In\[(\d+)\], line (\d+)(?:, in (\w+))?")
@@ -82,10 +94,26 @@ def _indent(text: str) -> str:
     return "\n".join("    " + ln for ln in text.splitlines())
 
 
+# The error nbclient records for a cell that ran past its timeout (the kernel was interrupted:
+# the cell's own error is a KeyboardInterrupt the student never pressed), and the one
+# `StopAfterTimeout` gives the cells it did not run.
+TIMEOUT_ERROR = "CellTimeoutError"
+NOT_RUN_ERROR = "NotRun"
+
+
+def _timeout_message(timeout: int | None) -> str:
+    limit = f"{timeout} s" if timeout else "its time limit"
+    return (
+        f"Timed out: this cell ran longer than {limit} and was stopped. An endless loop, or "
+        "far more work than the checks need? Validate did not run the cells after it."
+    )
+
+
 def short_failure(
-    cell: NotebookNode, cells_by_count: dict[int, NotebookNode]
+    cell: NotebookNode, cells_by_count: dict[int, NotebookNode], timeout: int | None = None
 ) -> tuple[str, str] | None:
     """(where, message) for a failed cell: the statement that failed, and the error's line.
+    A cell that timed out says so, and where it was stopped (`timeout`: its limit, seconds).
 
     `None` when the cell has no error output (stderr or partial credit: nbgrader's own words).
     """
@@ -94,6 +122,11 @@ def short_failure(
         return None
     error = errors[0]
     message = f"{error.ename}: {error.evalue}" if error.get("evalue") else error.ename
+    if any(o.get("ename") == NOT_RUN_ERROR for o in errors):
+        return f"{_cell_name(cell)}:", str(error.evalue)
+    timed_out = any(o.get("ename") == TIMEOUT_ERROR for o in errors)
+    if timed_out:
+        message = _timeout_message(timeout)
     frames = _frames(error.get("traceback", []))
     here = [f for f in frames if f[0] == cell.get("execution_count")]
     if not here:  # a syntax error, or a traceback without frames
@@ -105,14 +138,87 @@ def short_failure(
     if inner is not None and inner is not cell:
         name = function or _cell_name(inner)
         statement = _statement_at(inner.source, inner_line)
-        where += f"\nraised in {name}, line {inner_line}:\n{_indent(statement)}"
+        verb = "stopped" if timed_out else "raised"
+        where += f"\n{verb} in {name}, line {inner_line}:\n{_indent(statement)}"
         if error.ename == "NotImplementedError" and not error.get("evalue"):
             message += f": {name} is not written yet (replace its raise NotImplementedError())"
     return where, message
 
 
+class StopAfterTimeout(Execute):
+    """nbgrader's Execute that runs no code cell after one that timed out: each is given a
+    `NotRun` error that says why (so a test cell after it fails, never passes unseen), and the
+    student waits for one timeout, not one per cell."""
+
+    def preprocess(self, nb, resources=None, km=None):
+        self._stopped_by: str | None = None
+        return super().preprocess(nb, resources, km)
+
+    def preprocess_cell(self, cell, resources, index):
+        if getattr(self, "_stopped_by", None) and cell.cell_type == "code":
+            said = f"Not run: Validate stopped after {self._stopped_by} timed out."
+            cell.outputs = [new_output("error", ename=NOT_RUN_ERROR, evalue=said, traceback=[])]
+            return cell, resources
+        cell, resources = super().preprocess_cell(cell, resources, index)
+        outputs = cell.get("outputs", []) if cell.cell_type == "code" else []
+        if any(o.get("ename") == TIMEOUT_ERROR for o in outputs):
+            self._stopped_by = _cell_name(cell)
+        return cell, resources
+
+
+def _question_title(nb: NotebookNode, index: int) -> str:
+    """The heading of the question whose answer cell is `index` ("Question 1.2: ... (2
+    points)"): the nearest markdown heading above it, else the cell's name."""
+    for cell in reversed(nb.cells[:index]):
+        if cell.cell_type == "markdown":
+            for line in cell.source.splitlines():
+                if line.startswith("#"):
+                    return line.lstrip("#").strip()
+    return _cell_name(nb.cells[index])
+
+
+def _is_answer_cell(cell: NotebookNode) -> bool:
+    nbgrader = cell.get("metadata", {}).get("nbgrader", {})
+    return cell.cell_type == "code" and (
+        FORM_KEY in cell.get("metadata", {}).get(META_KEY, {})
+        or (nbgrader.get("solution") and str(nbgrader.get("grade_id", "")).endswith("__answer"))
+    )
+
+
+def quiz_answer_problems(nb: NotebookNode) -> list[tuple[str, str]]:
+    """(where, message) for each answer cell of a graded quiz that its grader would score 0 for
+    its form: no literal `answer = ...`, no answer, or one its question's form refuses (a
+    letter that is no choice, a list for a single choice, ...). Right or wrong is not said:
+    the key is not in the notebook. An answer cell without its form (a notebook released
+    before answer cells carried it) is only read as a literal."""
+    found = []
+    for index, cell in enumerate(nb.cells):
+        if not _is_answer_cell(cell):
+            continue
+        try:
+            value = read_answer(cell.source)
+        except NotALiteral as exc:
+            said: str | None = f"Invalid answer: {exc}."
+        else:
+            form = cell.metadata.get(META_KEY, {}).get(FORM_KEY)
+            if value is None:
+                said = NO_ANSWER
+            else:
+                said = form_problem(form, value) if isinstance(form, dict) else None
+        if said is None:
+            continue
+        lines = [ln for ln in cell.source.splitlines() if ln.strip().startswith("answer")]
+        shown = _indent(lines[-1].strip()) if lines else "    (no answer = ... line)"
+        where = f"{_question_title(nb, index)}, {_cell_name(cell)}:\n{shown}"
+        found.append((where, f"{said}\n\n(The graders read this cell, they do not run it.)"))
+    return found
+
+
 class ShortValidator(Validator):
-    """nbgrader's Validator whose failed cells read `where` and a one-line `error`."""
+    """nbgrader's Validator whose failed cells read `where` and a one-line `error`, a timeout
+    said as one, and a quiz's answers that cannot be graded named."""
+
+    preprocessors = [CheckCellMetadata, ClearOutput, StopAfterTimeout]
 
     def _get_failed_cells(self, nb: NotebookNode) -> list[NotebookNode]:
         failed = super()._get_failed_cells(nb)
@@ -124,11 +230,17 @@ class ShortValidator(Validator):
         }
         return failed
 
+    def _preprocess(self, nb: NotebookNode) -> NotebookNode:
+        self._quiz_problems = quiz_answer_problems(nb)  # the cells as the student wrote them
+        return super()._preprocess(nb)
+
     def validate(self, filename: str) -> dict:
         self._failed_cells, self._cells_by_count = [], {}
+        self._quiz_problems = []
         results = super().validate(filename)
+        timeout = self.config.Execute.get("timeout", Execute.timeout.default_value)
         for entry, cell in zip(results.get("failed", []), self._failed_cells, strict=False):
-            short = short_failure(cell, self._cells_by_count)
+            short = short_failure(cell, self._cells_by_count, timeout)
             if short is None:
                 entry["source"] = f"{_cell_name(cell)}:\n{_indent(cell.source.strip())}"
                 entry["error"] = WRAP_STYLE + entry.get("error", "")
@@ -136,6 +248,11 @@ class ShortValidator(Validator):
             where, message = short
             raw = f"{message}\n\n(Run the cell to see the full traceback.)"
             entry.update(source=where, raw_error=raw, error=WRAP_STYLE + html.escape(raw))
+        if self._quiz_problems and not (results.get("changed") or results.get("type_changed")):
+            failed = results.setdefault("failed", [])
+            for where, raw in self._quiz_problems:
+                error = WRAP_STYLE + html.escape(raw)
+                failed.append({"source": where, "raw_error": raw, "error": error})
         return results
 
 

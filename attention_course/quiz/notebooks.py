@@ -27,6 +27,7 @@ from nbformat.notebooknode import NotebookNode
 
 from attention_course import settings
 from attention_course.quiz import answer_core, seeding, types
+from attention_course.quiz.answer_form import FORM_KEY, META_KEY, answer_form
 from attention_course.quiz.model import Bank, Question
 from attention_course.quiz.variants import placeholders
 
@@ -276,15 +277,15 @@ uses the id you were registered with, so type it exactly.
                     )
                 )
                 continue
-            cells.append(
-                _code(
-                    _answer_source(q),
-                    answer_cell_id(bank.quiz, q.id),
-                    solution=True,
-                    grade=False,
-                    locked=False,
-                )
+            answer = _code(
+                _answer_source(q),
+                answer_cell_id(bank.quiz, q.id),
+                solution=True,
+                grade=False,
+                locked=False,
             )
+            answer.metadata[META_KEY] = {FORM_KEY: answer_form(q)}  # Validate reads it
+            cells.append(answer)
             grader = (
                 "# Graded from your answer above when the notebook is autograded.\n"
                 "### BEGIN HIDDEN TESTS\n"

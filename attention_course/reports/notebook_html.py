@@ -92,7 +92,8 @@ class MathMLRenderer(IPythonRenderer):
             return f'<code class="tex">{self.escape_html(source)}</code>'
 
     def block_math(self, body: str) -> str:
-        return self._math(body, True, f"$${body}$$")
+        # a display formula wider than a narrow window scrolls: by keyboard too
+        return self._math(body, True, f"$${body}$$").replace("<math ", '<math tabindex="0" ', 1)
 
     def inline_math(self, body: str) -> str:
         return self._math(body, False, f"${body}$")
@@ -190,6 +191,12 @@ class FeedbackExporter(HTMLExporter):
     reused from one feedback page to the next (`c.GenerateFeedback.exporter_class`), which
     highlights each code cell once per process, and re-reads a page only where nbconvert's last
     pass changes anything."""
+
+    @default("template_paths")
+    def _template_paths(self, prune=True, root_dirs=None):
+        """nbconvert's, then nbgrader's templates: where the course's feedback template finds
+        nbgrader's, which it extends (as 'feedback/index.html.j2')."""
+        return [*super()._template_paths(prune, root_dirs), NBGRADER_TEMPLATES]
 
     def _create_environment(self):
         environment = super()._create_environment()

@@ -7,6 +7,11 @@
 // service to send to (a JupyterLab outside the course's hub).
 //
 // Everything shown is set as text, never as HTML: the answer quotes the student's own code.
+//
+// Both dialogs (this Check dialog, and nbgrader's Validate dialog wherever the extension is
+// loaded) are made readable without a mouse and zoomed in: the dialog is named by its title,
+// and its message region, which scrolls, takes the focus when it opens, so that arrows, PageDown
+// and Space scroll it (style/index.css fits it to a small window).
 
 import { Dialog, ICommandPalette, ToolbarButton } from '@jupyterlab/apputils';
 import { PageConfig, URLExt } from '@jupyterlab/coreutils';
@@ -132,6 +137,55 @@ function leftText(assignment, body) {
     text += ` (${body.per_day} per ${windowText(body.window_seconds)})`;
   }
   return text + '.';
+}
+
+// ---- dialogs readable by keyboard and zoomed in
+
+let named = 0;
+
+// `dialog` (a .jp-Dialog node): named by its title; its body a focusable, named region that
+// scrolls, focused once the dialog has put the focus on its button. Called on every change of
+// the page: the title may be written after the dialog is attached.
+function readable(dialog) {
+  const content = dialog.querySelector('.jp-Dialog-content');
+  const header = dialog.querySelector('.jp-Dialog-header');
+  const body = dialog.querySelector('.jp-Dialog-body');
+  if (!content || !body) {
+    return;
+  }
+  const title = header ? header.textContent.trim() : '';
+  if (title && !content.hasAttribute('aria-labelledby')) {
+    named += 1;
+    header.id = header.id || `ac-dialog-title-${named}`;
+    content.setAttribute('aria-labelledby', header.id);
+    content.removeAttribute('aria-label');
+    body.setAttribute('aria-label', `${title}: the message`);
+  }
+  if (dialog.classList.contains('ac-readable-dialog')) {
+    return;
+  }
+  dialog.classList.add('ac-readable-dialog');
+  content.setAttribute('role', 'dialog');
+  content.setAttribute('aria-modal', 'true');
+  if (!title) {
+    content.setAttribute('aria-label', 'Message');
+    body.setAttribute('aria-label', 'The message');
+  }
+  body.setAttribute('role', 'region');
+  body.tabIndex = 0;
+  requestAnimationFrame(() => requestAnimationFrame(() => body.focus()));
+}
+
+function readableDialogs() {
+  const look = () => {
+    for (const dialog of document.querySelectorAll('.jp-Dialog')) {
+      if (dialog.querySelector('#validation-message') || dialog.classList.contains('ac-check-dialog')) {
+        readable(dialog);
+      }
+    }
+  };
+  new MutationObserver(look).observe(document.body, { childList: true, subtree: true });
+  look();
 }
 
 // ---- the dialog's body
@@ -333,6 +387,7 @@ const plugin = {
   requires: [INotebookTracker],
   optional: [ICommandPalette],
   activate: async (app, tracker, palette) => {
+    readableDialogs();
     const { status, body } = await ask('GET', ENDPOINT);
     if (status !== 200 || body.available !== true) {
       console.info(`${LABEL}: not available here (${body.reason || body.error || status})`);

@@ -21,8 +21,9 @@ SCRIPT = TOOLS / "node_modules" / "axe-core" / "axe.min.js"
 # What the project allows in a page people read: no serious or critical violation.
 BLOCKING = ("serious", "critical")
 
-RUN = """async () => {
-  const found = await axe.run(document, {resultTypes: ['violations']});
+RUN = """async (context) => {
+  const found = await axe.run(context ? document.querySelector(context) : document,
+    {resultTypes: ['violations']});
   return found.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
     nodes: v.nodes.slice(0, 3).map(n => n.target.join(' '))}));
 }"""
@@ -41,7 +42,11 @@ def axe_script() -> Path:
     return SCRIPT
 
 
-def violations(page) -> list[dict]:
-    """axe-core's violations of the page as it is now, serious and critical ones only."""
-    page.add_script_tag(path=str(axe_script()))
-    return [v for v in page.evaluate(RUN) if v["impact"] in BLOCKING]
+def violations(page, known: frozenset[str] = frozenset(), context: str | None = None) -> list[dict]:
+    """axe-core's violations of the page as it is now (or of the element `context` selects),
+    serious and critical ones only, but for the rule ids in `known` (findings of upstream code
+    the project does not make, each named where it is passed). axe is added to the page once."""
+    if not page.evaluate("() => typeof axe !== 'undefined'"):
+        page.add_script_tag(path=str(axe_script()))
+    found = page.evaluate(RUN, context)
+    return [v for v in found if v["impact"] in BLOCKING and v["id"] not in known]

@@ -125,3 +125,122 @@ def test_the_server_extension_gives_nbgraders_validate_handler_the_short_validat
     assert jupyter_validate._jupyter_server_extension_points() == [
         {"module": "attention_course.integrations.jupyter_validate"}
     ]
+
+
+# --- what a run cannot tell: the quiz's answers, and an endless loop ---------------------------
+
+QUIZ_RELEASE = COURSE_ROOT / "release" / "attention_quiz" / "attention_quiz.ipynb"
+# answers a student wrote that the quiz's grader scores 0 for their form (issue 41's examples)
+INVALID = {
+    "knowledge_check__qkv_roles__answer": "answer = a",  # a name, not a literal
+    "practice__head_width__answer": "answer = 256 / 4",  # an expression
+    "practice__cross_attention_sources__answer": 'answer = "c) Queries come from the decoder"',
+    "knowledge_check__why_heads__answer": 'answer = ["a"]',  # a list for a single choice
+}
+
+
+def _well_formed(form: dict) -> str:
+    """An answer of the form's type that its grader reads (right or wrong)."""
+    kind, choices = form["type"], form["choices"]
+    value = {
+        "single_choice": repr(choices[0]) if choices else None,
+        "multiple_select": repr(choices[:1]),
+        "numeric": "64",
+        "shape": "(2, 11, 11)",
+        "matching": repr({item: choices[0] for item in form["items"]}),
+    }[kind]
+    return f"answer = {value}"
+
+
+def _quiz_answered(invalid: dict[str, str]) -> nbformat.NotebookNode:
+    nb = nbformat.read(QUIZ_RELEASE, as_version=4)
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "")
+        form = cell.metadata.get("attention_course", {}).get("answer_form")
+        if form:
+            cell.source = invalid.get(grade_id) or _well_formed(form)
+    return nb
+
+
+def test_every_answer_cell_of_the_released_quiz_carries_its_form_and_no_key():
+    nb = nbformat.read(QUIZ_RELEASE, as_version=4)
+    answers = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")]
+    forms = [c.metadata.get("attention_course", {}).get("answer_form") for c in answers]
+    code = [f for c, f in zip(answers, forms, strict=True) if c.cell_type == "code"]
+    assert code and all(code), "every code answer cell says its form"
+    assert {tuple(sorted(f)) for f in code} == {("choices", "items", "type")}  # no key
+
+
+def test_the_quiz_answers_that_cannot_be_graded_are_named_each():
+    problems = jupyter_validate.quiz_answer_problems(_quiz_answered(INVALID))
+    named = {where.split(":\n")[0].split(", ")[-1]: said for where, said in problems}
+    assert sorted(named) == sorted(INVALID), problems
+    assert all(said.startswith("Invalid answer: ") for said in named.values()), named
+    assert "expected" in named["knowledge_check__why_heads__answer"]
+    for where, _ in problems:
+        assert where.startswith("Question "), where  # the heading the student reads
+    assert jupyter_validate.quiz_answer_problems(_quiz_answered({})) == []
+
+
+def test_an_untouched_quiz_names_every_question_as_unanswered():
+    nb = nbformat.read(QUIZ_RELEASE, as_version=4)
+    code_answers = [c for c in nb.cells if c.metadata.get("attention_course")]
+    problems = jupyter_validate.quiz_answer_problems(nb)
+    assert len(problems) == len(code_answers)
+    assert all(said.startswith("No answer given.") for _, said in problems)
+
+
+def test_validate_of_a_quiz_with_invalid_answers_never_says_success(tmp_path):
+    """Validate runs the notebook (its answer cells pass, whatever they hold) and then reads
+    the answers as the grader will: each invalid one is a failure of its own."""
+    path = tmp_path / "attention_quiz.ipynb"
+    nbformat.write(_quiz_answered(INVALID), path)
+    failed = ShortValidator().validate(str(path)).get("failed", [])
+    named = {e["source"].split(":\n")[0].split(", ")[-1]: e["raw_error"] for e in failed}
+    quiz = {name: said for name, said in named.items() if name.endswith("__answer")}
+    assert sorted(quiz) == sorted(INVALID), failed
+    assert all(said.startswith("Invalid answer: ") for said in quiz.values())
+    # the rest is nbgrader's own: the written answers (marked by hand) left unwritten
+    assert all(name.startswith("concept_check__") for name in set(named) - set(quiz)), named
+
+
+LOOP = """def f(x):
+    while True:
+        x += 1
+"""
+
+
+def _test_cell(source: str, grade_id: str) -> nbformat.NotebookNode:
+    cell = nbformat.v4.new_code_cell(source)
+    cell.metadata["nbgrader"] = {
+        "grade": True,
+        "grade_id": grade_id,
+        "points": 1,
+        "solution": False,
+        "locked": True,
+        "schema_version": 3,
+    }
+    return cell
+
+
+def test_an_endless_loop_is_said_as_a_timeout_and_validate_stops_there(tmp_path):
+    from traitlets.config import Config
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell(LOOP),
+        _test_cell("y = f(1)\nassert y == 2", "f_tests"),
+        _test_cell("assert f(2) == 3", "f_more_tests"),
+    ]
+    path = tmp_path / "loop.ipynb"
+    nbformat.write(nb, path)
+    config = Config()
+    config.Execute.timeout = 2
+    config.Validator.ignore_checksums = True
+    failed = ShortValidator(config=config).validate(str(path))["failed"]
+    assert [e["source"].split(":")[0].split(",")[0] for e in failed] == ["f_tests", "f_more_tests"]
+    first, second = failed
+    assert first["raw_error"].startswith("Timed out: this cell ran longer than 2 s"), first
+    assert "KeyboardInterrupt" not in first["raw_error"] + first["source"]
+    assert "stopped in f, line 3:" in first["source"] or "stopped in f, line 2:" in first["source"]
+    assert second["raw_error"].startswith("Not run: Validate stopped after f_tests timed out")
