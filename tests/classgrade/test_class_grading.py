@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -125,8 +126,37 @@ REASONS = {
 }
 
 
+class CommandLines:
+    """Every process's command line on this machine while it is entered (/proc, every 20 ms):
+    what any local account can read of a grading run with `ps`."""
+
+    def __init__(self) -> None:
+        self.seen: set[bytes] = set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def __enter__(self) -> CommandLines:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _watch(self) -> None:
+        while not self._stop.wait(0.02):
+            for entry in os.scandir("/proc"):
+                if entry.name.isdigit():
+                    try:
+                        with open(f"/proc/{entry.name}/cmdline", "rb") as f:
+                            self.seen.add(f.read())
+                    except OSError:  # it ended meanwhile
+                        pass
+
+
 @pytest.fixture(scope="module")
-def graded_course():
+def class_run():
+    """The class graded by one command, and every command line seen on the machine meanwhile."""
     course = fresh_course("attention-class-")
     assert not gradebook_exists(course)
     paths = write_class(course, 3)  # s00, s01, s02: one of each kind
@@ -136,9 +166,29 @@ def graded_course():
     _write(course, "broken", '{"cells": [ not json')
     _write(course, "format3", json.dumps({"nbformat": 3, "nbformat_minor": 0, "cells": []}))
     _write(course, "emptied", _stripped(samples["demo-instructor"], keep_functions=False))
-    proc = run_cli("autograde", ASSIGNMENT, "--course", str(course), timeout=1200)
-    yield course, paths, proc
+    with CommandLines() as lines:
+        proc = run_cli("autograde", ASSIGNMENT, "--course", str(course), timeout=1200)
+    yield course, paths, proc, lines.seen
     shutil.rmtree(course.parent, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def graded_course(class_run):
+    return class_run[:3]
+
+
+def test_no_seed_is_on_any_command_line_while_the_class_is_graded(class_run):
+    """A student's seed (which decides the graders' inputs) goes to the processes that grade by
+    a pipe or the environment, which only the grading account reads, never by a command line,
+    which every account on a shared hub reads."""
+    course, paths, proc, lines = class_run
+    assert proc.returncode == 0, proc.stderr
+    records = (course / ".grading" / "seeds" / ASSIGNMENT).glob("*.json")
+    seeds = {seed for path in records for seed in json.loads(path.read_text()).values()}
+    assert len(seeds) >= len(paths)  # every graded student's seed, recorded for the instructor
+    assert any(b"autograde" in line for line in lines)  # the watch saw the run's processes
+    leaked = [line for line in lines for seed in seeds if seed.encode() in line]
+    assert not leaked, leaked[:3]
 
 
 def test_a_fresh_course_grades_its_class_in_one_command(graded_course):
