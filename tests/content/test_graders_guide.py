@@ -1,0 +1,98 @@
+"""The grader author's guide (docs/graders.md) is true: its files written as it shows them and
+its commands run as it says, in an empty folder, make a course that releases and grades a class
+with the scores the guide states."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from attention_course.classgrade.nbgrader_api import gradebook_scores
+
+REPO = Path(__file__).resolve().parents[2]
+GUIDE = REPO / "docs" / "graders.md"
+FILE = re.compile(r"File `([^`]+)`:\s*\n\s*```[a-z]*\n(.*?)```", re.DOTALL)
+COMMANDS = re.compile(r"```bash\n(.*?)```", re.DOTALL)
+
+# what students hand in: the released notebook with its solution cell replaced
+ANSWERS = {
+    "right": """def layer_norm(x, eps=1e-5):
+    mean = x.mean(axis=-1, keepdims=True)
+    return (x - mean) / np.sqrt(x.var(axis=-1, keepdims=True) + eps)""",
+    "first_axis": """def layer_norm(x, eps=1e-5):
+    mean = x.mean(axis=0, keepdims=True)
+    return (x - mean) / np.sqrt(x.var(axis=0, keepdims=True) + eps)""",
+    "no_eps": """def layer_norm(x, eps=1e-5):
+    mean = x.mean(axis=-1, keepdims=True)
+    return (x - mean) / np.sqrt(x.var(axis=-1, keepdims=True))""",
+    "untouched": None,
+}
+
+
+def _run(commands: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+    env["PATH"] = f"{Path(sys.executable).parent}:/usr/bin:/bin"  # `attention-course`, python
+    return subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", commands],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+    )
+
+
+def _hand_in(course: Path, student: str, answer: str | None) -> None:
+    nb = nbformat.read(course / "release" / "norms" / "norms.ipynb", as_version=4)
+    if answer is not None:
+        (cell,) = [
+            c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "layer_norm"
+        ]
+        cell.source = answer
+    folder = course / "submitted" / student / "norms"
+    folder.mkdir(parents=True)
+    nbformat.write(nb, folder / "norms.ipynb")
+
+
+def test_the_guides_course_releases_and_grades_a_class(tmp_path):
+    text = GUIDE.read_text()
+    files = FILE.findall(text)
+    commands = COMMANDS.findall(text)
+    assert {p for p, _ in files} >= {
+        "course.toml",
+        "grader_tests/reference.py",
+        "grader_tests/test_layer_norm.py",
+        "make_notebook.py",
+    }
+    assert len(commands) == 4, "the guide's command blocks: folder, notebook, release, grade"
+    (tmp_path / "attention-course").symlink_to(REPO)  # "this course", beside the new one
+    course = tmp_path / "norms-course"
+
+    done = _run(commands[0], tmp_path)  # the folder, nbgrader_config.py
+    assert done.returncode == 0, done.stderr
+    for path, content in files:
+        (course / path).parent.mkdir(parents=True, exist_ok=True)
+        (course / path).write_text(content)
+    for block in commands[1:3]:  # the notebook; release and check
+        done = _run(block, tmp_path)
+        assert done.returncode == 0, done.stdout + done.stderr
+    assert (course / "release" / "norms" / "norms.ipynb").is_file()
+    assert "### BEGIN SOLUTION" not in (course / "release" / "norms" / "norms.ipynb").read_text()
+    assert "not implemented yet" in done.stdout, done.stdout  # check: the untouched release
+
+    for student, answer in ANSWERS.items():
+        _hand_in(course, student, answer)
+    done = _run(commands[3], tmp_path)  # autograde, scores
+    assert done.returncode == 0, done.stdout + done.stderr
+    totals = {s: cells["total"] for s, cells in gradebook_scores("norms", course).items()}
+    assert totals["right"] == 4.0
+    assert totals["first_axis"] == pytest.approx(1.0)  # the values' 3 points lost, not the 1
+    assert totals["no_eps"] <= 3.0  # the row of one value gives NaN
+    assert totals["untouched"] == 0.0
+    assert "right" in done.stdout and "first_axis" in done.stdout  # `scores` lists them
