@@ -17,7 +17,7 @@ from attention_course.classgrade.nbgrader_api import gradebook_scores
 
 REPO = Path(__file__).resolve().parents[2]
 GUIDE = REPO / "docs" / "graders.md"
-FILE = re.compile(r"File `([^`]+)`:\s*\n\s*```[a-z]*\n(.*?)```", re.DOTALL)
+FILE = re.compile(r"File\s+`([^`]+)`:\s*\n\s*```[a-z]*\n(.*?)```", re.DOTALL)
 COMMANDS = re.compile(r"```bash\n(.*?)```", re.DOTALL)
 
 # what students hand in: the released notebook with its solution cell replaced
@@ -83,7 +83,8 @@ def test_the_guides_course_releases_and_grades_a_class(tmp_path):
         done = _run(block, tmp_path)
         assert done.returncode == 0, done.stdout + done.stderr
     assert (course / "release" / "norms" / "norms.ipynb").is_file()
-    assert "### BEGIN SOLUTION" not in (course / "release" / "norms" / "norms.ipynb").read_text()
+    released = (course / "release" / "norms" / "norms.ipynb").read_text()
+    assert "### BEGIN SOLUTION" not in released and "# grader:" not in released
     assert "not implemented yet" in done.stdout, done.stdout  # check: the untouched release
 
     for student, answer in ANSWERS.items():
@@ -96,3 +97,5 @@ def test_the_guides_course_releases_and_grades_a_class(tmp_path):
     assert totals["no_eps"] <= 3.0  # the row of one value gives NaN
     assert totals["untouched"] == 0.0
     assert "right" in done.stdout and "first_axis" in done.stdout  # `scores` lists them
+    autograded = course / "autograded" / "first_axis" / "norms" / "norms.ipynb"
+    assert "graded outside your kernel" in autograded.read_text()  # by the guide's grader

@@ -17,6 +17,7 @@ import pytest
 
 from attention_course.cli.samples import sample_notebooks
 from attention_course.course import Course
+from attention_course.integrations.check_intake import Intake
 from attention_course.integrations.check_limits import (
     GRADED,
     PENDING,
@@ -94,6 +95,21 @@ def _rss(pid: int) -> int:
         return 0
     found = re.search(r"VmRSS:\s+(\d+)", status)
     return int(found.group(1)) * 1024 if found else 0
+
+
+def test_a_service_grown_past_the_mark_still_reads_an_honest_notebook():
+    """The mark is what a reading itself takes: a service that has grown past it (its workers
+    start as its children, and the kernel's ru_maxrss of a child counts what its parent had at
+    the fork) still reads an ordinary notebook, and refuses no one for it."""
+    grown = bytearray(HUB_CHECK.intake_memory // 2 + 64 * 2**20)
+    grown[::4096] = b"\x01" * len(grown[::4096])  # resident, past the mark
+    intake = Intake(COURSE_ROOT, HUB_CHECK)
+    try:
+        read = intake.read(COURSE_ROOT / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", None)
+    finally:
+        intake.close()
+        del grown
+    assert read.assignment == ASSIGNMENT and not read.abusive, read
 
 
 def test_a_parse_bomb_costs_its_student_checks_and_delays_nobody(service):

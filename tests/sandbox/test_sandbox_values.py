@@ -45,8 +45,11 @@ def test_values_coming_back():
     arrays = [A, np.array(2.5)]
     assert _decode_output({"value": 3}, arrays) == 3
     assert _decode_output({"value": None}, arrays) is None
-    assert _decode_output({"float": "nan"}, arrays) != _decode_output({"float": "nan"}, arrays)
-    assert _decode_output({"float": 1}, arrays) == 1.0
+    assert _decode_output({"value": float("nan")}, arrays) != 0  # NaN: a JSON number here
+    assert _decode_output({"float": 2.0**70}, arrays) == 2.0**70  # an int past 2**62, as sent
+    for forged in ({"float": "nan"}, {"float": 1}, {"value": 10**400}):  # never sent so
+        with pytest.raises(ValueError, match="malformed value"):
+            _decode_output(forged, arrays)
     assert _decode_output({"array": 0}, arrays) is A
     assert _decode_output({"array": 1, "scalar": True}, arrays) == 2.5
     assert isinstance(_decode_output({"array": 1, "scalar": 1}, arrays), np.ndarray)
