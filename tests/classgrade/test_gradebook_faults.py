@@ -475,6 +475,7 @@ def test_an_invalid_resubmission_after_a_graded_one_is_0_with_its_reason(server,
         _remove(course)
 
 
+@pytest.mark.long  # a variant of the invalid resubmission above (its cause: the time)
 def test_a_resubmission_past_its_deadline_after_a_graded_one_is_0_with_its_reason(
     server, monkeypatch
 ):
@@ -581,6 +582,7 @@ def test_a_full_disk_for_autograded_says_its_cause_and_marks_the_rows(server, tm
 # ----------------------------------------------------------------- on a Dask cluster
 
 
+@pytest.mark.long  # Dask's own retries (a server restarted under its workers: fault_drill.py too)
 def test_a_fault_a_dask_worker_tries_again_is_told_to_the_command(server, dask_client, monkeypatch):
     """The gradebook's server is down (stopped at once, started again 8 s later) while a Dask
     worker grades `sleepy`: the worker tries it again, and each try is told to the run that

@@ -366,6 +366,9 @@ def test_a_check_cut_short_by_the_service_killed_is_not_counted_and_said_so(hub)
     assert [c["state"] for c in listed["checks"]] == ["failed", "graded"], listed
 
 
+# minutes of a real service reading a bomb beside honest checks: scripts/test.sh --long (the same
+# property in process: tests/integrations/test_hub_check.py, test_a_parse_bomb_costs_...)
+@pytest.mark.long
 def test_a_parse_bomb_through_the_service_costs_its_student_and_delays_nobody(hub):
     """bob posts a parse bomb (one code cell `x=[a,a,...]` of 1.4 MB, no assignment named: the
     service finds it by parsing the cells) to the running service (started again by the hub
