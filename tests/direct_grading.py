@@ -116,11 +116,7 @@ def records_here(
 ) -> list[dict]:
     """The report's records for `functions` of `program` with the graders' inputs of `seed`."""
     tests, calls, faults, draw = runner.collect(course, functions, seed)
-
-    def cases_of(function: str) -> list:  # as runner.grade gives them
-        return runner.collect(course, [function], seed)[1]
-
-    session = Session(program, calls, run_here, course, draw, cases_of)
+    session = Session(program, calls, run_here, course, draw, runner.cases_for(course, seed))
     results = session.grade(tests, faults)
     assert not faults, faults
     return results

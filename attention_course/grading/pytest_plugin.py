@@ -30,7 +30,7 @@ import pytest
 from attention_course.course import Course
 from attention_course.grading import course_graders, harness
 from attention_course.grading.draws import Draw
-from attention_course.grading.runner import cases_of, collect
+from attention_course.grading.runner import cases_for, cases_of
 from attention_course.grading.seeds import SEED_ENV, check_seed
 from attention_course.grading.session import Session, report
 from attention_course.grading.verdicts import GraderTest
@@ -161,7 +161,7 @@ def _session(config: pytest.Config) -> tuple[Session, list[dict]]:
             run,
             course,
             draw,
-            lambda function: collect(course, [function], seed)[1],
+            cases_for(course, seed),
         )
         faults = config.stash.setdefault(_FAULTS, [])
         config.stash[_SESSION] = (session, session.grade(tests, faults))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import inspect
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -101,6 +101,11 @@ def collect(
     return tests, list(calls.values()), faults, draw
 
 
+def cases_for(course: Course, seed: str | None) -> Callable[[str], list[Call]]:
+    """`function` -> the calls of its grader's cases for `seed` (a Session's `cases_of`)."""
+    return lambda function: collect(course, [function], seed)[1]
+
+
 def _with_cases(test: GraderTest, cases: dict[str, list[Case]]) -> GraderTest:
     return GraderTest(test.function, test.name, test.fn, test.points, test.params, test.over, cases)
 
@@ -137,9 +142,8 @@ def grade(
             outside=outside,
         )
 
-    def cases_of(function: str) -> list[Call]:
-        return collect(course, [function], seed)[1]
-
-    session = Session(program_from_file(submission), calls, run, course, draw, cases_of)
+    session = Session(
+        program_from_file(submission), calls, run, course, draw, cases_for(course, seed)
+    )
     results = session.grade(tests, faults)
     return dict(report(session, results, faults), seed=seed)
