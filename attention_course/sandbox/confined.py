@@ -250,6 +250,12 @@ class Confined:
             self.cpu_used = max(self.cpu_used, used)
         return used
 
+    def _queued(self) -> tuple[float, bool]:
+        """The time the sandbox's processes have spent ready to run but waiting for a core (on
+        a busy machine), and whether one of them waits for one now (cputime.queued)."""
+        pids = self._cgroup.pids() if self._cgroup is not None else []
+        return cputime.queued(pids or self.processes())
+
     def _counted(self) -> bool:
         """Whether the sandbox's cgroup counts its CPU time (else it is read from /proc)."""
         return self._cgroup is not None and self._cgroup.cpu_seconds() is not None
@@ -437,6 +443,7 @@ class Confined:
         fd = _pipe(proc.stdout).fileno()
         started = time.monotonic()
         poll = PACING.cpu_poll_cgroup if self._counted() else PACING.cpu_poll_proc
+        look: tuple[float, float, float] | None = None  # the first look (for _asleep)
         while True:
             now = time.monotonic()
             if now >= until:
@@ -451,14 +458,25 @@ class Confined:
             if used is None:  # nothing counts its CPU time: the clock decides
                 if time.monotonic() - started >= cpu:
                     raise self._dead(_stopped(shown))
-            elif start_cpu is None:
+                continue
+            if start_cpu is None:
                 start_cpu = used
-            elif used - start_cpu >= cpu:
+            if used - start_cpu >= cpu:
                 raise self._dead(_stopped_cpu(shown))
-            elif (waited := time.monotonic() - started) >= cpu and (
-                used - start_cpu < self.limits.idle_share * waited
-            ):  # past its limit and asleep (its own alarm should have said so by now)
+            if look is None:  # from the first look on (a step that takes longer than one)
+                look = (time.monotonic(), used, self._queued()[0])
+            elif time.monotonic() - started >= cpu and self._asleep(look, used):
+                # past its limit and asleep (its own alarm should have said so by now)
                 raise self._dead(_stopped_waiting(shown))  # the limit: the same every run
+
+    def _asleep(self, look: tuple[float, float, float], used: float) -> bool:
+        """Whether the sandbox used less than the idle share of a core since `look` (the clock,
+        its CPU time and its time spent waiting for a core, then), and waits for no core now: a
+        busy machine's delays are not counted, honest code starved of CPU is not asleep."""
+        since, used_then, queued_then = look
+        queued, runnable = self._queued()
+        awake = time.monotonic() - since - (queued - queued_then)  # the time it could have run
+        return not runnable and used - used_then < self.limits.idle_share * awake
 
     def _receive(
         self, until: float, late: Callable[[], str]

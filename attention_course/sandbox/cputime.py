@@ -1,6 +1,7 @@
 """The CPU time of a process and of everything it started, read from /proc (where no cgroup
 counts a sandbox's CPU time): user and system time of each living process of the tree, and of
-the children each one has waited for."""
+the children each one has waited for. And the time processes spent ready to run but waiting for
+a core (the scheduler's run delay): on a busy machine, code that neither sleeps nor computes."""
 
 from __future__ import annotations
 
@@ -65,3 +66,25 @@ def descendants(root: int) -> list[int]:
         out.append(pid)
         todo.extend(sorted(children.get(pid, [])))
     return out
+
+
+def queued(pids: list[int]) -> tuple[float, bool]:
+    """How the threads of the living processes `pids` wait for a core: the seconds they have
+    spent runnable but not running, from /proc/<pid>/task/<tid>/schedstat (its second field, in
+    nanoseconds, counted once a wait ends: 0 where the kernel keeps no such count), and whether
+    one of them is runnable now (state R, or D: waiting for the disk), its wait not yet told."""
+    total, now = 0, False
+    for pid in pids:
+        try:
+            tasks = [e.name for e in os.scandir(f"/proc/{pid}/task")]
+        except OSError:
+            continue
+        for tid in tasks:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/schedstat", "rb") as f:
+                    total += int(f.read().split()[1])
+                with open(f"/proc/{pid}/task/{tid}/stat", "rb") as f:
+                    now = now or f.read().rsplit(b")", 1)[-1].split()[0] in (b"R", b"D")
+            except (OSError, IndexError, ValueError):
+                pass
+    return total / 1e9, now

@@ -9,6 +9,7 @@ time of the submission or of the notebook.
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 
@@ -22,7 +23,7 @@ from tests.hogs import cpu_hogs
 from tests.sandbox import bubblewraps
 
 CODE = """
-import signal, time
+import os, signal, time
 
 def work(x, seconds=0.4):
     start = time.process_time()
@@ -41,6 +42,17 @@ def stubborn(x):
     signal.signal(signal.SIGALRM, signal.SIG_IGN)  # its alarm is ignored: killed from outside
     while True:
         pass
+
+def starved(x, cpu, seconds=0.02):
+    # A busy machine, as a sandbox meets one: on one core beside the test's hogs, its session
+    # (a scheduler autogroup) at the lowest priority, left well under a twentieth of a core.
+    os.sched_setaffinity(0, {cpu})
+    try:
+        with open("/proc/self/autogroup", "w") as f:
+            f.write("19")
+    except OSError:
+        os.nice(19)
+    return work(x, seconds)
 """
 
 COUNTED = ["cgroup", "proc"]
@@ -66,6 +78,22 @@ def test_a_busy_machine_slows_a_call_down_without_stopping_it(how):
     }
     assert run.workers == 1
     assert max(o.seconds for o in run.outcomes.values()) > limits.call_timeout  # slowed down
+
+
+@pytest.mark.parametrize("how", COUNTED)
+def test_honest_code_kept_waiting_for_a_core_is_not_taken_for_asleep(how):
+    """A call that computes, well within its CPU limit, but gets far less than the idle share
+    of a core past its limit by the clock (its core taken by busier processes): it waited for a
+    core, it did not sleep, and it returns its value."""
+    limits = Limits(call_timeout=0.5, grace=0.5, wall_factor=40.0)  # backstop: 20 s
+    core = sorted(os.sched_getaffinity(0))[-1]
+    with cpu_hogs(3) as hogs:
+        for hog in hogs:
+            os.sched_setaffinity(hog.pid, {core})
+        run = _run(how, [Call("w", "starved", (2, core))], limits)
+    out = run.outcomes["w"]
+    assert (out.status, out.value) == ("ok", 2), out
+    assert run.workers == 1
 
 
 @pytest.mark.parametrize("how", COUNTED)

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import alarm  # noqa: E402
 import boot  # noqa: E402
 import wire  # noqa: E402
 
@@ -37,7 +38,6 @@ FD_ERR = "/tmp/.cell-stderr"
 REQUEST_CAPS = wire.Caps(1 << 26, 0, 0)
 _setitimer = signal.setitimer
 _monotonic = time.monotonic
-_process_time = time.process_time
 _write_frame = wire.write_frame
 
 
@@ -338,31 +338,21 @@ def make_shell(outputs: Outputs) -> "InteractiveShell":
 
 
 _alarm: dict[str, bool] = {"fired": False}
-# The running cell: its CPU time at the start, its CPU limit, when its wall-clock backstop ends.
-# The alarm is a wall-clock one (a CPU timer would make the process's CPU clock, which a
-# notebook may time its code with, coarse): when it rings, the cell's CPU time decides.
-_cell = {"cpu": 0.0, "limit": 0.0, "wall_end": 0.0, "start": 0.0, "idle": 0.0}
+_cell = alarm.Step()  # the running cell (its limits, and when its time is up)
 
 
 def _arm(request: dict[str, Any]) -> None:
     limit = float(request["timeout"])
     wall = float(request.get("wall", limit))
-    idle = float(request.get("idle", 0.0))
-    _cell.update(cpu=_process_time(), limit=limit, wall_end=_monotonic() + wall)
-    _cell.update(start=_monotonic(), idle=idle)
-    _setitimer(signal.ITIMER_REAL, max(min(limit, wall), 0.001))
+    _setitimer(signal.ITIMER_REAL, _cell.arm(limit, wall, float(request.get("idle", 0.0))))
 
 
 def _on_alarm(signum: int, frame: FrameType | None) -> None:
     """The cell's time is up: interrupt it exactly as a kernel interrupt would (unless a busy
     machine only slowed it down: then the alarm rings again when its CPU time may be up)."""
-    used = _process_time() - _cell["cpu"]
-    cpu_left = _cell["limit"] - used
-    wall_left = _cell["wall_end"] - _monotonic()
-    # asleep past its limit (less than the idle share of a core): over now, not at the backstop
-    asleep = used < _cell["idle"] * (_monotonic() - _cell["start"])
-    if cpu_left > 0.005 and wall_left > 0.005 and not asleep:
-        _setitimer(signal.ITIMER_REAL, max(min(cpu_left, wall_left), 0.01))
+    ring = _cell.next_ring()
+    if ring > 0:
+        _setitimer(signal.ITIMER_REAL, ring)
         return
     _alarm["fired"] = True
     raise KeyboardInterrupt()

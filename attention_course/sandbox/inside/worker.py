@@ -19,6 +19,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import alarm  # noqa: E402
 import boot  # noqa: E402
 import numpy as np  # noqa: E402
 import wire  # noqa: E402
@@ -29,7 +30,6 @@ _ndarray = np.ndarray
 _generic = np.generic
 _errstate = np.errstate
 _monotonic = time.monotonic
-_process_time = time.process_time
 _setitimer = signal.setitimer
 _write_frame = wire.write_frame
 
@@ -43,29 +43,19 @@ class StepTimeout(BaseException):
     """Raised by the alarm when a cell or a call runs past its time (not an Exception)."""
 
 
-# The running step: its CPU time at the start, its CPU limit, and when its wall-clock backstop
-# ends. The alarm is a wall-clock one (a CPU timer would make the process's own CPU clock
-# coarse): when it rings, the step's CPU time decides whether it is over, or rings again later.
-_step = {"cpu": 0.0, "limit": 0.0, "wall_end": 0.0, "start": 0.0, "idle": 0.0}
+_step = alarm.Step()  # the running step (its limits, and when its time is up)
 
 
 def _arm(request: dict[str, Any]) -> None:
     limit = float(request["timeout"])
     wall = float(request.get("wall", limit))
-    idle = float(request.get("idle", 0.0))
-    _step.update(cpu=_process_time(), limit=limit, wall_end=_monotonic() + wall)
-    _step.update(start=_monotonic(), idle=idle)
-    _setitimer(signal.ITIMER_REAL, max(min(limit, wall), 0.001))
+    _setitimer(signal.ITIMER_REAL, _step.arm(limit, wall, float(request.get("idle", 0.0))))
 
 
 def _on_alarm(signum: int, frame: FrameType | None) -> None:
-    used = _process_time() - _step["cpu"]
-    cpu_left = _step["limit"] - used
-    wall_left = _step["wall_end"] - _monotonic()
-    # asleep past its limit (less than the idle share of a core): over now, not at the backstop
-    asleep = used < _step["idle"] * (_monotonic() - _step["start"])
-    if cpu_left > 0.005 and wall_left > 0.005 and not asleep:  # only slowed down (busy machine)
-        _setitimer(signal.ITIMER_REAL, max(min(cpu_left, wall_left), 0.01))
+    ring = _step.next_ring()
+    if ring > 0:  # only slowed down (a busy machine), or a look at a step that seems asleep
+        _setitimer(signal.ITIMER_REAL, ring)
         return
     raise StepTimeout()
 

@@ -311,7 +311,7 @@ def _prepare(kind: str, host: str, inside: str, mpl_cache: str) -> dict[str, typ
     try:
         import numpy  # noqa: F401
 
-        names = ["wire", "boot", "worker", "probe"]
+        names = ["wire", "alarm", "boot", "worker", "probe"]
         if kind == "cells":
             os.environ["MPLBACKEND"] = "Agg"  # as the notebook run's own start sets it
             if mpl_cache and os.path.isdir(mpl_cache):
@@ -320,7 +320,7 @@ def _prepare(kind: str, host: str, inside: str, mpl_cache: str) -> dict[str, typ
                         shutil.copyfile(os.path.join(mpl_cache, entry), f"{private}/{entry}")
             import matplotlib.pyplot  # noqa: F401
 
-            names = ["wire", "boot", "cells"]
+            names = ["wire", "alarm", "boot", "cells"]
         scripts = _load_scripts(host, inside, names)
         if kind == "cells":
             scripts["cells.py"].prepare()
