@@ -5,11 +5,13 @@ xdist groups, which keep the modules that share a process's servers or state in 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import subprocess
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from fnmatch import fnmatch
@@ -33,8 +35,14 @@ os.environ.setdefault(GRADING_KEY_ENV, TEST_GRADING_KEY)
 # names (a pattern with folders matches that many trailing parts of the path). Every other
 # module is a group of its own, so that a module's fixtures are made once, in one worker.
 GROUPS = {
-    # one Chromium and two JupyterLab servers for all of them (tests/browser/conftest.py)
-    "browser": ("browser/test_*.py",),
+    # the browser tests in two units, each with a Chromium of its own (tests/browser/conftest.py):
+    # the graded class's pages in the instructor's JupyterLab, and the student's JupyterLab
+    "browser-graded": ("browser/test_feedback.py", "browser/test_instructor.py"),
+    "browser-student": (
+        "browser/test_student.py",
+        "browser/test_quiz_widgets.py",
+        "browser/test_similarity_report.py",
+    ),
     # one JupyterHub of the course for all of them (tests/deploy/conftest.py's course_hub);
     # the other deploy modules are groups of their own, sharing the run's one venv of the
     # engine's wheel (tests/deploy/conftest.py, tests/shared.py)
@@ -53,7 +61,8 @@ LONGEST = (
     "test_gradebook_faults.py",
     "test_lti_hub.py",
     "deploy-hub",
-    "browser",
+    "browser-graded",
+    "browser-student",
     "test_run_graders.py",
     "test_cluster_grading.py",
     "test_postgres_gradebook.py",
@@ -73,7 +82,8 @@ WAITING = (
     "test_gradebook_faults.py",
     "test_lti_hub.py",
     "deploy-hub",
-    "browser",
+    "browser-graded",
+    "browser-student",
     "test_cluster_grading.py",
     "test_postgres_gradebook.py",
     "test_class_grading.py",
@@ -192,6 +202,41 @@ def demo_run() -> Demo:
     """The demo, run once for the whole run (whichever worker asks first); its folder is
     removed when the whole run is over."""
     return shared.once("demo_run", _run_demo)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """The first xdist workers start the run's costliest shared values (the demo's graded
+    class; the engine's wheel installed in a fresh venv) as soon as the run's tests are known,
+    if one of them needs it, beside the tests they run: whichever test asks first then finds it
+    done or under way, rather than making it late in a long chain of tests (the browser's, the
+    hub's)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if session.config.option.collectonly:
+        return
+    for name, make in (("demo_run", _demo_beforehand), ("engine_venv", _venv_beforehand)):
+        if worker == BEFOREHAND[name] and any(
+            name in getattr(item, "fixturenames", ()) for item in session.items
+        ):
+            threading.Thread(target=make, name=name, daemon=True).start()
+
+
+BEFOREHAND = {"demo_run": "gw0", "engine_venv": "gw1"}  # which worker starts each
+
+
+def _demo_beforehand() -> None:
+    with contextlib.suppress(BaseException):  # (a failure is stored: the fixture says it)
+        shared.once("demo_run", _run_demo)
+
+
+def _venv_beforehand() -> None:
+    from tests.deploy import conftest as deploy
+
+    with contextlib.suppress(BaseException):  # (a failure is stored: the fixture says it)
+        python = deploy.python_for_everybody()
+        if python is not None:
+            wheel = shared.once("engine_wheel", deploy.build_wheel)
+            shared.once("engine_venv", lambda: deploy.make_venv(python, wheel))
 
 
 def _run_demo() -> Demo:

@@ -77,10 +77,10 @@ def engine_wheel() -> Path:
     """This package's wheel, built by pip from a copy of what it is built from (setuptools
     writes build/ and *.egg-info/ into the folder it builds, and no test writes into the
     repository); once per run, removed when the run is over."""
-    return shared.once("engine_wheel", _build_wheel)
+    return shared.once("engine_wheel", build_wheel)
 
 
-def _build_wheel() -> Path:
+def build_wheel() -> Path:
     base = shared_folder("attention-wheel-")
     shared.at_end(base)
     source = base / "source"
@@ -189,7 +189,7 @@ def engine_venv(engine_wheel) -> Iterator[EngineVenv]:
             "no Python >= 3.11 with venv that every account can run (this one's base "
             f"interpreter, {getattr(sys, '_base_executable', sys.executable)}, is not)"
         )
-    venv = shared.once("engine_venv", lambda: _make_venv(python, engine_wheel))
+    venv = shared.once("engine_venv", lambda: make_venv(python, engine_wheel))
     work = shared_folder("attention-work-")
     work.chmod(0o777)
     try:
@@ -198,7 +198,7 @@ def engine_venv(engine_wheel) -> Iterator[EngineVenv]:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _make_venv(python: str, wheel: Path) -> Path:
+def make_venv(python: str, wheel: Path) -> Path:
     base = shared_folder("attention-venv-")
     shared.at_end(base)
     venv = base / "venv"

@@ -78,8 +78,18 @@ def _close(page) -> None:
 
 
 def _palette(page, command: str) -> None:
-    page.keyboard.press("Control+Shift+c")
+    """Run a command from JupyterLab's palette (its shortcut pressed again if a busy page let
+    the first press go by)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     search = page.locator(".lm-CommandPalette-input")
+    for _ in range(5):
+        page.keyboard.press("Control+Shift+c")
+        try:
+            search.wait_for(state="visible", timeout=10_000)
+            break
+        except PlaywrightTimeout:
+            continue
     search.fill(command)
     page.locator(".lm-CommandPalette-item", has_text=command).first.click()
 

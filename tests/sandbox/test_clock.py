@@ -141,7 +141,8 @@ def test_code_that_sleeps_is_stopped_once_past_its_limit_not_at_the_backstop():
 def _a_stubborn_sleeper_is_stopped_as_a_wait(how: str, limits: Limits, waited: str) -> None:
     """A call that sleeps, its alarm ignored, then an honest one: the first is a timeout said
     as a wait of `waited` seconds, the second runs in a fresh worker."""
-    run = _run(how, [Call("s", "stubborn_sleeper", (1,)), Call("w", "work", (2,))], limits)
+    honest = Call("w", "work", (2, 0.02))  # little CPU time: within a tight backstop, however busy
+    run = _run(how, [Call("s", "stubborn_sleeper", (1,)), honest], limits)
     out = run.outcomes["s"]
     assert out.status == "timeout", out
     assert out.detail == (

@@ -80,7 +80,7 @@ def test_a_cell_that_ends_its_process_is_an_error_and_the_next_runs_in_a_fresh_o
 def test_a_cell_past_its_time_is_interrupted_and_the_budget_ends_the_notebook():
     """The first loop is interrupted at its cell's second of CPU time; the second runs into
     the notebook's budget (1.5 s): stopped, and the cell after it is not run."""
-    limits = Limits(notebook_cell_timeout=1.0, notebook_timeout=1.5, grace=0.5)
+    limits = Limits(notebook_cell_timeout=1.0, notebook_timeout=1.5, grace=0.5, wall_factor=40.0)
     loop = "while True:\n    pass"
     nb = notebook("print('ran')", loop, loop, "print('late')")
     run = execute_notebook(nb, limits)
@@ -102,7 +102,7 @@ def test_after_a_process_dies_the_next_has_what_is_left_of_the_notebooks_cpu_tim
     stopped where the notebook's 1.8 s run out, before its own cell's 1.5 s. (Each process's
     start counts too: on a busy machine a start takes longer, so the first cell stays well
     within its own limit.)"""
-    limits = Limits(notebook_cell_timeout=1.5, notebook_timeout=1.8, grace=0.5)
+    limits = Limits(notebook_cell_timeout=1.5, notebook_timeout=1.8, grace=0.5, wall_factor=40.0)
     spin = "import time\nend = time.process_time() + {}\nwhile time.process_time() < end:\n    pass"
     nb = notebook(spin.format(0.5) + "\nimport os\nos._exit(1)", spin.format(60))
     run = execute_notebook(nb, limits)
