@@ -40,6 +40,11 @@ from tests.classgrade.test_class_grading import (
     write_class,
 )
 from tests.course import COURSE_ROOT
+from tests.processes import machine_load, wait_for_dask_workers
+
+# `dask scheduler` writing its address: a deadline against one that never will, long enough
+# for a machine whose every core is busy (tests/processes.py)
+SCHEDULER_DEADLINE = 240.0
 
 
 def lean_class(course: Path) -> None:
@@ -462,16 +467,48 @@ class DaskProcesses:
             "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
             "--scheduler-file", str(where),
         )  # fmt: skip
-        deadline = time.monotonic() + 120
-        while not where.exists() and time.monotonic() < deadline:
-            assert self.scheduler.poll() is None, (self.folder / "dask.log").read_text()
+        start = time.monotonic()
+        while not where.exists():
+            waited = time.monotonic() - start
+            if self.scheduler.poll() is not None or waited > SCHEDULER_DEADLINE:
+                pytest.fail(
+                    f"waited {waited:.0f} s for `dask scheduler` to write {where}: "
+                    + (f"it ended ({self.scheduler.returncode})" if self.scheduler.poll()
+                       is not None else "not written")
+                    + f" ({machine_load()}); dask.log ends:\n{self.log()}",
+                    pytrace=False,
+                )  # fmt: skip
             time.sleep(0.1)
         self.address = json.loads(where.read_text())["address"]
-        self._start("worker", self.address, "--nworkers", str(workers), "--nthreads", "1",
-                    "--no-dashboard")  # fmt: skip
+        worker = self._start_workers(workers)
         with Client(self.address) as client:
-            client.wait_for_workers(workers, timeout=120)
+
+            def missing() -> None:  # a worker process that ended: the ones missing, again
+                have = len(client.scheduler_info(n_workers=-1).get("workers", {}))
+                if have < workers:
+                    self._start_workers(workers - have)
+
+            wait_for_dask_workers(
+                client,
+                workers,
+                f"`dask worker --nworkers {workers}` (pid {worker.pid})",
+                died=lambda: (
+                    f"`dask scheduler` ended ({self.scheduler.returncode})"
+                    if self.scheduler.poll() is not None
+                    else None
+                ),
+                retry=missing,
+                log=self.log,
+            )
         return self
+
+    def _start_workers(self, workers: int) -> subprocess.Popen:
+        return self._start("worker", self.address, "--nworkers", str(workers), "--nthreads", "1",
+                           "--no-dashboard")  # fmt: skip
+
+    def log(self, lines: int = 30) -> str:
+        text = (self.folder / "dask.log").read_text(errors="replace").splitlines()
+        return "\n".join(text[-lines:])
 
     def stop(self) -> None:
         for proc in self.procs:

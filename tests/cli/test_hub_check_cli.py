@@ -47,3 +47,23 @@ def test_bad_service_options_are_one_line(tmp_path):
     one_line(run("hub-check-service", "--after-due", "never"), 2, "invalid choice")
     one_line(run("hub-check-service", "--per-day", "0"), 2, "not 1 or more")
     one_line(run("hub-checks", "--course", str(tmp_path)), 2, "not a course folder")
+
+
+def test_hub_check_exits_non_zero_unless_the_check_was_graded(tmp_path, monkeypatch, capsys):
+    """The check's answer decides the exit code, whatever the feedback says: graded, 0;
+    failed by grading, rejected, or not answered in time, 1 (a script that checks before
+    submitting must not take a check that never ran for a pass)."""
+    from attention_course.cli.main import main
+    from attention_course.integrations import check_client
+
+    notebook = COURSE_ROOT / "release" / "attention_basics" / "attention_basics.ipynb"
+    monkeypatch.setenv("JUPYTERHUB_API_TOKEN", "x")
+    codes = {}
+    for state in ("graded", "failed", "rejected", "running"):
+        record = {"id": "c1", "state": state, "assignment": "attention_basics"}
+        record["feedback"] = "attention_basics: 35 / 35 points\n"  # the same words every time
+        answer = {"check": record, "checks_left": 1}
+        monkeypatch.setattr(check_client, "check", lambda *a, answer=answer, **k: answer)
+        codes[state] = main(["hub-check", str(notebook), "--url", "http://127.0.0.1:9/"])
+    capsys.readouterr()
+    assert codes == {"graded": 0, "failed": 1, "rejected": 1, "running": 1}

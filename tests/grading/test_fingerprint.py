@@ -100,3 +100,41 @@ def test_another_course_has_its_own_digests(course, tmp_path):
     edit(other / "grader_tests" / "test_causal_mask.py")
     assert digests(course)["masks_and_heads"] == digests(other)["masks_and_heads"]
     assert digests(course)["attention_basics"] != digests(other)["attention_basics"]
+
+
+def test_the_settings_module_regrades_everything(course, engine):
+    """settings.py holds the limits and tolerances grading runs under."""
+    before = digests(course)
+    edit(engine / "settings.py")
+    assert changed(before, digests(course)) == set(ASSIGNMENTS)
+
+
+def test_nbgrader_config_regrades_everything(course):
+    before = digests(course)
+    edit(course / "nbgrader_config.py")
+    assert changed(before, digests(course)) == set(ASSIGNMENTS)
+
+
+def test_an_assignments_declaration_in_course_toml_regrades_only_it(course):
+    """Its functions and the helpers pasted into it decide who is charged for a callee's bug
+    and what the notebook holds: changing masks_and_heads's helpers regrades it alone."""
+    toml = course / "course.toml"
+    text = toml.read_text()
+    listed = 'helpers = ["softmax", "scaled_dot_product_attention", "causal_mask"]'
+    assert listed in text
+    before = digests(course)
+    toml.unlink()  # a file of the copy's own (the copy may share the repository's)
+    toml.write_text(text.replace(listed, 'helpers = ["softmax", "scaled_dot_product_attention"]'))
+    assert changed(before, digests(course)) == {"masks_and_heads"}
+
+
+def test_an_edit_that_keeps_a_files_size_is_seen(course):
+    """The digest is made again when a file changes, whatever its size: an edit of the same
+    length (a Dask worker asks for the digest of every submission it grades) is seen."""
+    grader = course / "grader_tests" / "test_softmax.py"
+    before = digests(course)
+    text = grader.read_text()
+    grader.unlink()
+    grader.write_text(text.replace("1", "2", 1))
+    assert len(grader.read_text()) == len(text)
+    assert changed(before, digests(course)) == {"attention_basics"}

@@ -59,6 +59,25 @@ def test_each_submission_has_its_own_seed_under_each_key(course, tmp_path, monke
     assert seeds.submission_seed(course, "attention_basics", a) != seed  # the key is the secret
 
 
+def test_the_seed_follows_the_files_bytes_not_its_name(course, tmp_path, monkeypatch):
+    """Every student's notebook has the same name: the seed is the file's content's. The same
+    bytes under two names give one seed; other bytes under one name give another."""
+    monkeypatch.setenv(GRADING_KEY_ENV, "01" * 16)
+    one, two = tmp_path / "alice", tmp_path / "bob"
+    one.mkdir()
+    two.mkdir()
+    (one / "attention_basics.ipynb").write_text("the same notebook")
+    (two / "other-name.ipynb").write_text("the same notebook")
+    same = [
+        seeds.submission_seed(course, "attention_basics", p / n)
+        for p, n in ((one, "attention_basics.ipynb"), (two, "other-name.ipynb"))
+    ]
+    assert same[0] == same[1]
+    (two / "attention_basics.ipynb").write_text("another notebook")
+    other = seeds.submission_seed(course, "attention_basics", two / "attention_basics.ipynb")
+    assert other != same[0]
+
+
 def test_a_seed_given_by_hand_is_checked():
     assert seeds.check_seed(" " + "AB" * 16 + "\n") == "ab" * 16
     for bad in ("", "12", "g" * 32, "1" * 33):

@@ -90,6 +90,33 @@ def test_a_service_stopped_mid_check_gives_the_check_back(records):
     assert records.left("alice", "attention_basics", SETTINGS, NOW + 10) == 2
 
 
+def test_the_checks_left_are_those_of_the_assignment_asked_about(records):
+    """Checks of one assignment use none of another's: alice, with both of attention_basics
+    used, still has both of masks_and_heads."""
+    taken(records, "alice", "attention_basics", NOW)
+    taken(records, "alice", "attention_basics", NOW + 1)
+    assert records.left("alice", "attention_basics", SETTINGS, NOW + 2) == 0
+    assert records.left("alice", "masks_and_heads", SETTINGS, NOW + 2) == 2
+    assert records.left("bob", "attention_basics", SETTINGS, NOW + 2) == 2
+
+
+def test_a_restart_fails_only_the_checks_left_pending(records):
+    """A restarted service gives back the checks it never graded, and only those: a graded
+    check keeps its state, score and feedback, and still counts; a rejected one still counts."""
+    graded = taken(records, "alice", "attention_basics", NOW)
+    rejected = taken(records, "bob", "attention_basics", NOW, state="rejected")
+    waiting = records.reserve("carol", "attention_basics", SETTINGS, NOW + 1)
+    assert isinstance(waiting, CheckRecord)
+    assert records.interrupted(NOW + 10) == 1
+    kept = records.get(graded.id)
+    assert kept is not None and (kept.state, kept.score, kept.feedback) == (GRADED, 3.0, "PASS ...")
+    assert records.get(rejected.id).state == "rejected"
+    assert records.get(waiting.id).state == FAILED
+    assert records.left("alice", "attention_basics", SETTINGS, NOW + 10) == 1
+    assert records.left("bob", "attention_basics", SETTINGS, NOW + 10) == 1
+    assert records.left("carol", "attention_basics", SETTINGS, NOW + 10) == 2
+
+
 def race(make_records, settings, tries: int = 6) -> list[object]:
     """`tries` reservations of alice's at once, each through its own connection pool."""
     pools = [make_records() for _ in range(tries)]

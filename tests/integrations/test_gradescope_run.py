@@ -135,6 +135,9 @@ def test_no_notebook_is_zero_for_every_function_saying_what_to_upload(tmp_path):
     ]
     assert {t["output"] for t in got["tests"]} == {f"Not graded: {why}"}
     assert got["extra_data"]["max_score"] == sum(POINTS.values())
+    # what to upload is read at once, whatever the course shows of graded results
+    assert got["visibility"] == "visible"
+    assert {t["visibility"] for t in got["tests"]} == {"visible"}
 
 
 def test_a_notebook_that_is_not_json_is_zero_and_named_as_submitted(tmp_path):
@@ -247,6 +250,10 @@ def test_each_visibility_is_gradescopes_own_value_where_declared(partial_report,
     assert any("\n" in t["output"] for t in hinted)  # the hints the default shows
     assert [(t["name"], t["score"]) for t in hinted] == [(t["name"], t["score"]) for t in failed]
     assert got["score"] == sum(t["score"] for t in got["tests"]) == partial_report.score
+    # a test passes in Gradescope where it passed here: its PASS line, its full points
+    for t in got["tests"]:
+        assert (t["status"] == "passed") == t["output"].startswith("PASS ["), t
+        assert t["score"] == (t["max_score"] if t["status"] == "passed" else 0), t
 
 
 def test_course_toml_declares_what_students_see(tmp_path):

@@ -17,8 +17,10 @@ import pytest
 
 from attention_course.cli.samples import sample_notebooks
 from attention_course.course import Course
+from attention_course.integrations.check_grading import GRADING, STUDENTS
 from attention_course.integrations.check_intake import Intake
 from attention_course.integrations.check_limits import (
+    FAILED,
     GRADED,
     PENDING,
     QUEUED,
@@ -208,6 +210,10 @@ def test_a_check_is_read_by_its_student_and_the_instructors_only(service):
     assert checks.listing(bob, False, None, None) == (200, {"checks": []})
     assert checks.listing(bob, True, None, None)[0] == 403
     assert checks.listing(bob, False, None, "alice")[0] == 403
+    for student in ({"name": "carol", "groups": ["students"]}, {"name": "dan", "groups": None}):
+        # a hub group is not the instructors' group: its members read only their own
+        assert checks.read(student, check_id) == (404, {"error": f"no check {check_id} of yours"})
+        assert checks.listing(student, True, None, None)[0] == 403
     for instructor in (
         {"name": "teacher", "groups": []},
         {"name": "ta", "groups": ["instructors"]},
@@ -269,3 +275,61 @@ def test_a_hostile_notebook_costs_its_student_one_check_and_nobody_else_anything
     assert checks.records.left("mallory", ASSIGNMENT, checks.settings, checks.clock()) == 1
     assert (bob.state, bob.score, bob.max_score) == (GRADED, 35.0, 35.0), bob
     assert list(checks.folder.iterdir()) == []  # the notebooks are not kept
+
+
+@pytest.mark.parametrize(
+    "fault, state, left", [(GRADING, FAILED, 2), (STUDENTS, REJECTED, 1), (None, GRADED, 1)]
+)
+def test_a_check_is_charged_to_its_student_only_when_the_fault_is_theirs(
+    service, fault, state, left
+):
+    """What grading says of a check decides who pays: the graders' or the machine's fault
+    (GRADING) fails it and gives it back; the student's notebook (STUDENTS) rejects it and it
+    counts; graded, it counts. (The grading itself is the pool's, tested beside.)"""
+    from attention_course.integrations.check_grading import Graded
+
+    checks = service(per_day=2)
+    said = {GRADING: "not checked: the graders could not run", STUDENTS: "not checked: bad"}
+
+    def grade(course_root, assignment, notebook, late_note):
+        score = None if fault else 1.0
+        return Graded(score, None if fault else 35.0, said.get(fault, "PASS"), "x", fault)
+
+    checks.pool.grade = grade
+    checks.start()
+    status, answer = checks.submit("alice", RELEASED, None)
+    assert status == 202, answer
+    check_id = answer["check"]["id"]
+    deadline = time.monotonic() + 60
+    while checks.records.get(check_id).state in PENDING:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert checks.records.get(check_id).state == state
+    assert checks.records.left("alice", ASSIGNMENT, checks.settings, checks.clock()) == left
+
+
+def test_a_grading_worker_that_dies_fails_its_check_and_the_pool_is_made_again(tmp_path):
+    """A worker killed between checks: the next check fails as grading's fault (not the
+    student's), and the one after it is graded by a new worker (here: refused as the
+    student's, a notebook that is not there, answered without the sandbox)."""
+    import signal
+
+    from attention_course.integrations.check_grading import GradingPool
+
+    pool = GradingPool(1)
+    missing = tmp_path / "attention_basics.ipynb"
+    try:
+        first = pool.grade(COURSE_ROOT, ASSIGNMENT, missing, "")
+        assert first.fault == STUDENTS, first
+        for pid in list(pool._pool._processes):  # the worker, killed as the OOM killer would
+            os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 60
+        broken = pool.grade(COURSE_ROOT, ASSIGNMENT, missing, "")
+        while broken.fault == STUDENTS and time.monotonic() < deadline:  # not seen dead yet
+            time.sleep(0.1)
+            broken = pool.grade(COURSE_ROOT, ASSIGNMENT, missing, "")
+        assert broken.fault == GRADING and "died" in broken.detail, broken
+        again = pool.grade(COURSE_ROOT, ASSIGNMENT, missing, "")
+        assert again.fault == STUDENTS, again
+    finally:
+        pool.close()

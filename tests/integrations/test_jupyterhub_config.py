@@ -130,7 +130,10 @@ def test_checks_add_the_grading_service_run_as_the_instructor(tmp_path):
         assert environment[CHECK_URL_ENV] == "http://127.0.0.1:8123/services/course-check/"
     nbgrader = "c = get_config()\nc.CourseDirectory.course_id = 'c'\nc.Exchange.root = '/x'\n"
     (plan.course / "nbgrader_config.py").write_text(nbgrader)
-    write_hub(plan)
+    written = write_hub(plan)
+    # the configuration holds the services' tokens: the hub (its owner) reads it, nobody else
+    assert plan.config_file in written
+    assert stat.S_IMODE(plan.config_file.stat().st_mode) & 0o077 == 0
     for folder in (plan.student_config, plan.instructor_config):
         server = json.loads((folder / "jupyter_server_config.json").read_text())
         assert server["ServerApp"]["jpserver_extensions"][LAB_CHECK] is True, folder
@@ -155,6 +158,10 @@ def test_checks_add_the_grading_service_run_as_the_instructor(tmp_path):
         ({"students": ()}, "no student accounts"),
         ({"students": (ME,)}, "both the instructor and a student"),
         ({"mode": 0o755}, "other accounts can enter it and read the graders"),
+        # entering is enough: the graders and the reference are read by their known paths
+        ({"mode": 0o711}, "other accounts can enter it and read the graders"),
+        ({"mode": 0o701}, "other accounts can enter it and read the graders"),
+        ({"mode": 0o704}, "other accounts can enter it and read the graders"),
         ({"exchange": "course/exchange"}, "inside the course folder"),
         ({"instructor": STUDENT, "students": (ME,)}, "not by the instructor nobody"),
     ],

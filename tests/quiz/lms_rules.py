@@ -26,13 +26,15 @@ def moodle_fraction(choice: dict) -> float:
     return 1.0 if choice["isCorrect"] else 0.0
 
 
-def moodle_shortanswer(choices: list[dict], response: str) -> float:
+def moodle_shortanswer(choices: list[dict], response: str, usecase: bool = False) -> float:
     """qtype_shortanswer: the response (trimmed, PARAM_RAW_TRIMMED) against each answer in order,
-    case ignored (usecase 0), ``*`` a wildcard; the first that matches gives its fraction."""
+    case ignored unless the question says ``usecase`` 1 (GIFT's short answers never do), ``*`` a
+    wildcard; the first that matches gives its fraction (compare_string_with_wildcard)."""
     given = response.strip()
+    flags = re.UNICODE if usecase else re.IGNORECASE | re.UNICODE
     for c in choices:
         pattern = "^" + ".*".join(re.escape(p) for p in c["text"]["text"].split("*")) + "$"
-        if re.match(pattern, given, re.IGNORECASE | re.UNICODE):
+        if re.match(pattern, given, flags):
             return moodle_fraction(c)
     return 0.0
 

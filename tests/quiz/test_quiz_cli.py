@@ -343,3 +343,38 @@ def test_take_help_says_what_self_check_hides() -> None:
     assert "salted hashes" in text and "can be recovered" in text
     export = " ".join(_subparser("quiz", "export").format_help().split())
     assert "plain text" in export  # jupyterquiz
+
+
+def test_take_records_a_free_text_answer_and_scores_it_by_hand_only(tmp_path: Path, capsys):
+    """A free-text answer's provisional score is for the instructor: `quiz take` says it is
+    marked by hand (no score beside it), the total and the attempt file's score leave it out,
+    and the attempt file keeps the answer's text for the instructor to read."""
+    bank = load_bank("concept_check", BANK_DIR)
+    answers = _answers("concept_check", "fay")
+    essay = bank.question("long_range").sample_answer  # the course's own answer: scored high
+    answers["long_range"] = essay
+    f = _write(tmp_path / "in.json", {"student": "fay", "answers": answers})
+    attempt = tmp_path / "fay.json"
+    assert main(["quiz", "take", "concept_check", "--answers", str(f), "--out", str(attempt)]) == 0
+    out = capsys.readouterr().out
+    said = out.split("long_range (2 points)")[1].split("\n[")[0].split("\nScore:")[0]
+    assert "-> recorded (marked by hand)" in said
+    assert "/2)" not in said and "/ 2" not in said  # no score shown for it
+    # library_analogy 1.5 and why_scale 1 point, answered right; long_range's 2 by hand
+    assert "Score: 2.5 / 2.5 (+ 2 points marked by hand: long_range)" in out
+    record = json.loads(attempt.read_text(encoding="utf-8"))
+    assert record["answers"]["long_range"] == essay
+    assert record["verdicts"]["long_range"]["status"] == "needs_review"
+    assert (record["score"], record["max_score"]) == (2.5, 2.5)
+
+
+def test_a_formula_as_student_id_is_inert_in_grades_csv(tmp_path: Path) -> None:
+    """A student id is what the student wrote: in grades.csv a leading `=` is text, never a
+    spreadsheet formula (OWASP's apostrophe)."""
+    evil = '=HYPERLINK("http://evil.example/x","grade")'
+    f = _write(tmp_path / "a.json", {"student": evil, "answers": _answers("misconceptions", evil)})
+    out_csv = tmp_path / "g.csv"
+    assert main(["quiz", "grade", "misconceptions", str(f), "--out", str(out_csv)]) == 0
+    row = next(csv.DictReader(out_csv.open(encoding="utf-8")))
+    assert row["student"] == "'" + evil
+    assert not any(cell.startswith(("=", "+", "-", "@")) for cell in row.values())

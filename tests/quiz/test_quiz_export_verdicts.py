@@ -8,6 +8,7 @@ jupyterquiz through jupyterquiz's own JavaScript under node."""
 from __future__ import annotations
 
 import io
+import itertools
 import xml.etree.ElementTree as ET
 import zipfile
 from pathlib import Path
@@ -85,7 +86,7 @@ def _moodle_verdicts(q, inst: Instance, parsed: dict) -> list[tuple[Any, float, 
         elif q.type == "numeric":
             got = lms.moodle_numerical(parsed["choices"], raw)
         elif q.type == "shape":
-            got = lms.moodle_shortanswer(parsed["choices"], raw)
+            got = lms.moodle_shortanswer(parsed["choices"], raw, parsed.get("usecase", False))
         else:  # matching
             picked = {item: q.choice(opt).text for item, opt in raw.items()}
             got = lms.moodle_match(parsed["matchPairs"], picked)
@@ -112,7 +113,8 @@ def _from_moodlexml(el: ET.Element) -> dict:
         {"subquestion": {"text": s.findtext("text") or ""}, "subanswer": s.findtext("answer/text")}
         for s in el.findall("subquestion")
     ]
-    return {"choices": choices, "matchPairs": pairs}
+    usecase = (el.findtext("usecase") or "0").strip() == "1"  # Moodle's default: case ignored
+    return {"choices": choices, "matchPairs": pairs, "usecase": usecase}
 
 
 @pytest.mark.parametrize("student", STUDENTS)
@@ -150,6 +152,42 @@ def test_moodle_gives_the_courses_verdicts(student: str) -> None:
                     if grade(inst, types.of(q).sample(w.value)).feedback == [w.feedback]:
                         assert w.feedback in notes
     assert checked > 100
+
+
+def test_moodle_scores_every_combination_of_picks_as_the_course() -> None:
+    """Multiple select: every subset of a question's choices (right and wrong picks together,
+    none, all) gets the course's score (right/k - wrong/(n - k), floored at 0) from the Moodle
+    XML and from the GIFT as Moodle reads them, for every multiple-select question of every
+    bank. The sdpa_steps case typed out: a, b, d right of five, e wrong: 3/3 - 1/2."""
+    texts, banks = [], []
+    for quiz in QUIZZES:
+        bank = load_bank(quiz, BANK_DIR)
+        banks.append((bank, export_items(bank, 1, STUDENTS[0])))
+        texts.append(to_gift(*banks[-1]))
+    parsed_all = run_node("gift_parse.js", texts)
+    combinations = 0
+    seen: dict[tuple[str, tuple[str, ...]], float] = {}
+    for (bank, items), parsed in zip(banks, parsed_all, strict=True):
+        xml = ET.fromstring(to_moodlexml(bank, items).encode())
+        xml_questions = [e for e in xml.findall("question") if e.get("type") != "category"]
+        gift_questions = [p for p in parsed if p["type"] != "Category"]
+        cases = list(_cases(bank, items, "gift"))
+        for (q, inst), gq, xq in zip(cases, gift_questions, xml_questions, strict=True):
+            if q.type != "multiple_select":
+                continue
+            ids = [c.id for c in q.choices]
+            for size in range(len(ids) + 1):
+                for picked in itertools.combinations(ids, size):
+                    course = _course(inst, list(picked))
+                    texts_ = [q.choice(c).text for c in picked]
+                    for where, source in (("xml", _from_moodlexml(xq)), ("gift", gq)):
+                        got = lms.moodle_multichoice(source["choices"], texts_)
+                        assert got == pytest.approx(course, abs=1e-4), (q.id, picked, where)
+                    seen[(q.id, picked)] = course
+                    combinations += 1
+    assert seen[("sdpa_steps", ("a", "b", "d", "e"))] == pytest.approx(0.5)
+    assert seen[("sdpa_steps", ("a", "b", "c", "d", "e"))] == 0.0
+    assert combinations >= 32
 
 
 # --- Canvas: QTI 1.2 ------------------------------------------------------------------------------

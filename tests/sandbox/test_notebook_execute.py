@@ -234,6 +234,21 @@ def test_past_the_notebooks_deadline_no_cell_is_started():
     assert run.out_of_time and run.processes == 1
 
 
+def test_the_notebooks_deadline_is_one_for_all_its_cells():
+    """Two cells that sleep 3 s each, in a notebook of 5 s (by the clock): the first ends
+    within it, the second runs into the notebook's deadline, not a deadline of its own (with
+    one per cell, both would end, and the third would run). Outputs only: nothing timed."""
+    limits = Limits(notebook_timeout=5.0, wall_factor=1.0)
+    nap = "import time\ntime.sleep(3)\nprint('woke')"
+    nb = notebook(nap, nap, "print('late')")
+    run = execute_notebook(nb, limits)
+    first, second, late = nb.cells[1:]
+    assert texts(first) == "woke\n"
+    assert texts(second) == "(stopped: the notebook used up its 5 s)\n"
+    assert texts(late) == "(not run: the notebook used up its 5 s)\n"
+    assert run.out_of_time
+
+
 def test_the_notebook_runs_zygote_found_the_kernels_compiler_before_it_forked():
     """The notebook run's zygote imports IPython and finds the kernel's compiler once, ahead
     of every notebook: the forked program has it already (no notebook pays for it)."""

@@ -305,6 +305,37 @@ def test_a_result_too_large_to_grade_is_refused_in_the_worker():
     assert "too large to grade" in run.outcomes["large"].detail
 
 
+def test_a_reply_over_the_default_frame_cap_is_refused_through_the_sandbox():
+    """The default limits, a real sandbox: a function that writes a reply of its own whose
+    payload is one byte over the default cap (64 MiB), then waits: refused from its lengths
+    alone, before any of it is read or awaited, saying its size and the limit; the next call
+    is graded in a fresh worker. (Values the worker sends itself never come near the cap:
+    strings and lists are cut, arrays have an element cap.)"""
+    over = 64 * 1024**2 + 1
+    code = MALFORMED.format(
+        code="import time\n"
+        "def big(x):\n"
+        "    body = json.dumps({'op': 'call', 'status': 'ok', 'value': 1}).encode()\n"
+        f"    frame = b'ACW1' + struct.pack('<IQ', len(body), {over}) + body\n"
+        "    for fd in range(3, 64):\n"
+        "        try:\n"
+        "            os.write(fd, frame)\n"
+        "        except OSError:\n"
+        "            pass\n"
+        "    time.sleep(60)\n"
+        "def f(x):\n"
+        "    return x\n"
+    )
+    run = run_program([("f", code)], [Call("big", "big", (1,)), Call("f", "f", (2.0,))], DEFAULT)
+    big = run.outcomes["big"]
+    assert big.status == "crashed" and "could not be read" in big.detail, big
+    header = len(b'{"op": "call", "status": "ok", "value": 1}')
+    assert f"a frame of {over + header} bytes is over the {128 * 1024**2} byte limit" in (
+        big.detail
+    ), big.detail
+    assert run.outcomes["f"].status == "ok" and run.outcomes["f"].value == 2.0
+
+
 def _check(path: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "attention_course.cli.main", "check", str(path), *args],

@@ -117,3 +117,18 @@ def test_any_python_normalises_or_is_refused_with_a_reason():
                 normalise("\n".join(mangled), function)
             except CannotCompare:
                 pass
+
+
+def test_a_block_past_the_sorting_bound_keeps_its_order():
+    """Sorting independent statements costs more than quadratic time in a block's length: a
+    block of 150 independent statements (no solution of the course needs a tenth of it) is
+    compared in the order written, so two orders of it differ; 20 of them are sorted."""
+
+    def cell(n: int, order: list[int]) -> str:
+        body = "".join(f"    v{i} = np.exp(a[{i}])\n" for i in order)
+        read_twice = ", ".join(f"v{i}, v{i}" for i in range(n))  # nothing folded or dead
+        return f"def f(a):\n{body}    return [{read_twice}]\n"
+
+    for n, sorted_ in ((20, True), (150, False)):
+        forward, backward = cell(n, list(range(n))), cell(n, list(range(n))[::-1])
+        assert same(forward, backward) is sorted_, n

@@ -102,3 +102,34 @@ def test_markdown_escapes_ids_and_fences_code_safely():
     assert re.search(r"^>2\u00d7  +    z = z - z.max\(\)$", text, flags=re.M)
     assert re.search(r"^~ +    return z  # \| \* _$", text, flags=re.M)
     assert text.index("## Pairs of students") < text.index("## Each pair, function by function")
+
+
+def test_every_student_id_in_the_html_is_text_wherever_it_is_shown():
+    """Each place the page shows a student id (the pairs' table, each pair's title and code,
+    the groups, by function, the students not compared) shows it as text: ids that are
+    markup (a folder may be named so) open no element anywhere in the page."""
+    from html.parser import HTMLParser
+
+    ids = [f"<b>s{n}</b>" for n in range(6)]
+    softmax = Match("softmax", 0.9, 0.8, True, (1,), (1,), {1: 2}, {1: 2})
+    pair = Pair(ids[0], ids[1], 0.85, 0.9, 0.8, (softmax,), ("score 0.85",), group=1)
+    result = Similarities("attention_basics", ids, 0.5)
+    result.pairs = [pair]
+    result.groups = [Group((ids[0], ids[1], ids[2]), ("softmax",), 0.7, False)]
+    result.functions = [FunctionResult("softmax", 3, [pair], 0.1)]
+    result.cells = {(ids[0], "softmax"): SOFTMAX_A, (ids[1], "softmax"): SOFTMAX_A}
+    result.unreadable = {ids[3]: "not JSON"}
+    result.skipped = [(ids[4], "softmax", "too long")]
+    page = to_html(result)
+
+    class Tags(HTMLParser):
+        opened: list[str] = []
+
+        def handle_starttag(self, tag, attrs):
+            self.opened.append(tag)
+
+    parser = Tags()
+    parser.feed(page)
+    assert "b" not in parser.opened
+    for student in ids[:5]:
+        assert html.escape(student) in page, student

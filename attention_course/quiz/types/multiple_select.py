@@ -97,8 +97,11 @@ class MultipleSelect(ChoiceType):
         return "{\n" + "\n".join(lines) + "\n}"
 
     def moodle_fraction(self, choice: Choice, instance: Instance) -> float:
-        k = sum(c.correct for c in instance.question.choices)
-        return 1 / k if choice.correct else -1 / k
+        """The course's rule (partial_credit) as Moodle's sum of the picked answers' fractions
+        clamped to [0, 1]: +1/k for a right choice, -1/(n - k) for a wrong one, as in GIFT."""
+        q = instance.question
+        k = sum(c.correct for c in q.choices)
+        return 1 / k if choice.correct else -1 / max(1, len(q.choices) - k)
 
     def qti_mark(self, letter: str, correct: bool) -> str:
         return "[*]" if correct else "[ ]"
