@@ -195,6 +195,12 @@ class Draw:
         self._group = ""
         self._count = itertools.count()
 
+    def for_grader(self, function: str) -> Draw:
+        """The source `function`'s grader file is given (its `@cases` function's `draw`): the
+        same seed, its calls' keys named apart from every other file's. Made here only: the
+        runner and the pytest plugin both ask for it, so both draw the same cases."""
+        return Draw(self.contract, self.seed, prefix=f"{self.prefix}{function}/")
+
     def random(self, name: str) -> np.random.Generator:
         """A random generator of its own, for `name`, under the submission's seed."""
         return np.random.default_rng(_stream(self.seed, self.prefix, "random", name))

@@ -48,7 +48,8 @@ def tests_of(module: ModuleType, function: str) -> list[GraderTest]:
 
 
 def cases_of(module: ModuleType, draw: Draw) -> dict[str, list[Case]]:
-    """A grader module's cases for one submission: its `@cases` function called with `draw`."""
+    """A grader module's cases for one submission: its `@cases` function called with `draw`,
+    the submission's seeded source for that file (`Draw.for_grader`), in the open."""
     makers = [v for v in vars(module).values() if callable(v) and getattr(v, harness.CASES, False)]
     if len(makers) > 1:
         raise ValueError(f"{module.__name__} has {len(makers)} @cases functions; one is read")
@@ -85,7 +86,7 @@ def collect(
     for function in functions:
         try:
             module, found = load(course, function)
-            cases = cases_of(module, Draw(draw.contract, seed, prefix=f"{function}/"))
+            cases = cases_of(module, draw.for_grader(function))
             for t in found:
                 unknown = [f for f in t.over or () if f not in cases]
                 if unknown:
