@@ -18,6 +18,11 @@ the submission's seed, the first draws of a family small and later ones larger. 
 the `Point` it was made from, so that a failing draw can be made again smaller (`smaller`): fewer
 and shorter axes, values that are small integers, within its family's region. Hand-written cases
 have no point: they are shown as they are.
+
+Where this stands on a submission's way (docs/life-of-a-submission.md): graders.grade_file
+derives the submission's seed (seeds.py); runner.py makes the submission's `Draw` with it and
+gives each grader file's `@cases` function its own source (`Draw.for_grader`); a Session shrinks
+failing draws with `smaller`.
 """
 
 from __future__ import annotations

@@ -10,6 +10,11 @@ inside the sandbox (no Jupyter kernel, see execute.py), and only inert outputs c
 that never runs student code) and REPLACES that cell's outputs with PASS/FAIL lines and the
 score as a plain float, which `SaveAutoGrades` then stores. Whatever the notebook printed or
 displayed in a grade cell is discarded, so nothing a student cell does can change a score.
+
+Where this stands on a submission's way (docs/life-of-a-submission.md): nbgrader's Autograde
+(classgrade/nbgrader_api.py, or plain `nbgrader autograde`) runs these, as the course's
+nbgrader_config.py lists them; GradeOutOfKernel hands each notebook to graders.grade_file and
+writes what it gives into the grade cells, for SaveAutoGrades.
 """
 
 from __future__ import annotations

@@ -6,6 +6,11 @@ again, shrunk or its callees taken out: session.py), and one plain call per test
 It runs exactly what `pytest grader_tests` runs (a test compares the two): the grader files'
 `test_*` functions in file order, through the same `Session`. The grader files are the course's,
 imported by path (course_graders.py).
+
+Where this stands on a submission's way (docs/life-of-a-submission.md): graders.grade_file calls
+`grade` (in process, the default): the grader files loaded once (course_graders.py), their cases
+drawn with the submission's source (draws.py), then one Session (session.py), whose records are
+the report grade_file reads.
 """
 
 from __future__ import annotations
