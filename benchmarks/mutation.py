@@ -75,6 +75,18 @@ MODULES: dict[str, list[str]] = {
         "tests/grading/test_pasted_helpers.py",
         "tests/grading/test_run_graders.py::test_sample_class",
     ],
+    "attention_course/grading/runs.py": [
+        FAULTS,
+        SLOW_FAULT,
+        "tests/grading/test_graded_callees.py",
+        "tests/grading/test_pasted_helpers.py",
+        "tests/grading/test_deadlines.py",
+    ],
+    "attention_course/grading/blame.py": [
+        "tests/grading/test_graded_callees.py",
+        "tests/grading/test_pasted_helpers.py",
+        "tests/grading/test_run_graders.py::test_catalogue_entries",
+    ],
     "attention_course/grading/runner.py": [FAULTS, SLOW_FAULT, "tests/grading/test_run_graders.py"],
     "attention_course/grading/harness.py": [
         "tests/grading/test_harness.py",

@@ -200,3 +200,30 @@ def test_every_docs_page_is_linked_from_the_readme():
     links = {(ROOT / t.partition("#")[0]).resolve() for t in LINK.findall(text(ROOT / "README.md"))}
     pages = [*(ROOT / "docs").glob("*.md"), ROOT / "CONTRIBUTING.md", CHANGELOG]
     assert not [p.name for p in pages if p.resolve() not in links]
+
+
+LIFE = ROOT / "docs" / "life-of-a-submission.md"
+WING_PATH = re.compile(r"\b((?:grading|classgrade|integrations|sandbox|cli)/(?:\w+/)*\w+\.py)\b")
+
+
+def test_the_life_of_a_submission_names_modules_that_exist():
+    """The page's figure and steps name the engine's modules by their path in the engine
+    (`grading/runner.py`): each one exists, and the figure is there."""
+    page = text(LIFE)
+    assert "```mermaid" in page
+    named = set(WING_PATH.findall(page))
+    missing = sorted(p for p in named if not (ROOT / "attention_course" / p).is_file())
+    assert len(named) > 20 and not missing, missing
+
+
+def test_every_module_of_the_grading_wing_says_where_it_stands_on_that_way():
+    """Each module of grading/ says in its docstring where it stands on a submission's way,
+    naming the page that draws it."""
+    wing = sorted((ROOT / "attention_course" / "grading").glob("*.py"))
+    silent = [
+        p.name
+        for p in wing
+        if p.name != "__init__.py"
+        and "docs/life-of-a-submission.md" not in (ast.get_docstring(ast.parse(text(p))) or "")
+    ]
+    assert wing and not silent, silent

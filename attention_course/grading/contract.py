@@ -10,6 +10,10 @@ key it was probably meant to be.
 
 What a graded function may call is the contract's rule, not a list: any function of its own
 notebook, graded there or pasted into it (course.toml's `functions` and `helpers`).
+
+Where this stands on a submission's way (docs/life-of-a-submission.md): read once per process by
+course_graders.py, before any submission's cases are drawn; draws.py draws each grader file's
+cases over it.
 """
 
 from __future__ import annotations

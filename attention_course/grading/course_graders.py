@@ -6,6 +6,11 @@ courses graded in one process never share a module, and the graders' relative im
 (`from . import reference`) find their own course's reference. A grader module is imported once
 per process: what differs from one submission to the next is the seeded source its `@cases`
 function is called with (draws.py), never the module.
+
+Where this stands on a submission's way (docs/life-of-a-submission.md): runner.py (and the
+pytest plugin, through pytest's own import) loads a course's grader files here, once per
+process; the reference, the contract and the misconception models serve every Session after
+that.
 """
 
 from __future__ import annotations

@@ -20,6 +20,10 @@ the feedback says which property fails on which input, and nothing else.
 
 A few mistakes are told by how the call went rather than by a model: the read-only inputs a
 function writes into (`in_place`), an array used as one True/False value (`array_truth`).
+
+Where this stands on a submission's way (docs/life-of-a-submission.md): the last step of a
+Session (session.py): once a failing test's failures are judged, said once and shrunk, the
+models are run on its calls, and the one that explains them is named in its record.
 """
 
 from __future__ import annotations

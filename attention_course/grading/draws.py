@@ -18,6 +18,11 @@ the submission's seed, the first draws of a family small and later ones larger. 
 the `Point` it was made from, so that a failing draw can be made again smaller (`smaller`): fewer
 and shorter axes, values that are small integers, within its family's region. Hand-written cases
 have no point: they are shown as they are.
+
+Where this stands on a submission's way (docs/life-of-a-submission.md): graders.grade_file
+derives the submission's seed (seeds.py); runner.py makes the submission's `Draw` with it and
+gives each grader file's `@cases` function its own source (`Draw.for_grader`); a Session shrinks
+failing draws with `smaller`.
 """
 
 from __future__ import annotations
@@ -194,6 +199,12 @@ class Draw:
         self.prefix = prefix  # of every call key (one file's cases apart from another's)
         self._group = ""
         self._count = itertools.count()
+
+    def for_grader(self, function: str) -> Draw:
+        """The source `function`'s grader file is given (its `@cases` function's `draw`): the
+        same seed, its calls' keys named apart from every other file's. Made here only: the
+        runner and the pytest plugin both ask for it, so both draw the same cases."""
+        return Draw(self.contract, self.seed, prefix=f"{self.prefix}{function}/")
 
     def random(self, name: str) -> np.random.Generator:
         """A random generator of its own, for `name`, under the submission's seed."""

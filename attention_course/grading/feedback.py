@@ -1,5 +1,11 @@
 """What a student reads of a grade: the PASS/FAIL lines of a function's grader tests, and the
-cell's share of points (no nbgrader here: `check` and Gradescope use it too)."""
+cell's share of points (no nbgrader here: `check` and Gradescope use it too).
+
+Where this stands on a submission's way (docs/life-of-a-submission.md): after grade_file,
+GradeOutOfKernel writes each grade cell's PASS/FAIL lines and score from here, which nbgrader's
+SaveAutoGrades stores in the gradebook; the Check service, `check` and the Gradescope runner
+show the same lines.
+"""
 
 from __future__ import annotations
 

@@ -8,6 +8,10 @@ pasted helpers, the contract, the misconception models), its source and released
 nbgrader_config.py; for the quiz, its banks and
 formulas. Reports, the command line and the integrations are not in it: editing them regrades
 nothing, and editing one grader regrades only its assignment.
+
+Where this stands on a submission's way (docs/life-of-a-submission.md): before a class run
+grades a submission, classgrade/run.py compares this digest (and the submission's files) with
+the one recorded at its last grading: unchanged, it is not graded again.
 """
 
 from __future__ import annotations

@@ -1,8 +1,12 @@
-"""Grading a submission with the hidden graders, in a pytest process of its own.
+"""Grading one submission with the hidden graders: `grade_file`, the engine's one entry.
 
-`grade_file` runs `pytest` on the assignment's grader files with `--submission`, reads the JSON
-report and turns it into per-function scores. The pytest process holds the reference but never
-runs student code: that happens in the worker it starts (see sandbox/program.py).
+Where this stands on a submission's way (docs/life-of-a-submission.md): `GradeOutOfKernel`
+(preprocessors.py, inside nbgrader's autograde), `check`, the hub's Check service and the
+Gradescope runner all call `grade_file`. It derives the submission's seed (seeds.py, here only),
+grades in this process without pytest (runner.py, the default) or, for plain nbgrader and its
+formgrader, in a pytest process of its own (pytest_plugin.py), reads the JSON report and turns it
+into per-function scores. Neither process runs student code: that happens in the sandboxed
+worker they start (sandbox/program.py).
 """
 
 from __future__ import annotations
@@ -125,17 +129,11 @@ def _grade_here(
     return 0, ""
 
 
-def _run_graders(
-    course: Course, args: list[str], deadline: float, seed: str | None
-) -> tuple[int, str]:
+def _run_graders(course: Course, args: list[str], deadline: float) -> tuple[int, str]:
     """pytest on the grader files, in a process of its own: (exit code, what it printed). It
-    gets the submission's deadline as a wall-clock time, and is stopped if it outlives it; the
-    seed in its environment (seeds.SEED_ENV), never on its command line."""
+    gets the submission's deadline as a wall-clock time, and is stopped if it outlives it."""
     epoch = time.time() + (deadline - time.monotonic())
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
-    env.pop(seeds.SEED_ENV, None)
-    if seed:
-        env[seeds.SEED_ENV] = seed
     try:
         proc = subprocess.run(
             [sys.executable, "-m", "pytest", *args, "--deadline", repr(epoch)],
@@ -173,32 +171,40 @@ def grade_file(
     unsandboxed: bool = False,
     functions: list[str] | None = None,
     hide: Sequence[Path] = (),
-    in_process: bool = False,
+    in_process: bool = True,
     course: Course | None = None,
     seed: str | None = None,
+    submitted: Path | None = None,
 ) -> GradeReport:
     """Grade one submission (notebook or Python file) against one assignment's graders.
 
-    The graders run in a pytest process of their own, or with `in_process=True` in this one
-    without pytest (imported once and reused for every submission it grades: a grading job,
-    `check`; they never run student code, which runs in the sandbox). Both give the same report.
+    The graders run in this process without pytest (imported once and reused for every
+    submission it grades: a grading job, `check`, the hub's Check service; they never run
+    student code, which runs in the sandbox), or with `in_process=False` in a pytest process of
+    their own: what plain nbgrader needs (GradeOutOfKernel's default), whose formgrader is a
+    long-lived server that must neither keep graders the instructor has since edited nor have
+    its own memory limit lowered. Both give the same report.
     `course` is the course whose graders grade it (default: the one found from the current
     folder, see course.find_course); its whole folder is hidden from the student's code.
-    The graders draw their inputs with `seed`, by default the submission's own, drawn from the
-    course's grading key (seeds.py); the report keeps it (`GradeReport.seed`).
-    Raises SandboxUnavailable when no sandbox can be made here, unless `unsandboxed`.
+    The graders draw their inputs with `seed`, by default the submission's own (this is the one
+    place it is derived: seeds.submission_seed, from the course's grading key and the digest of
+    `submitted`, the file as the student handed it in, by default `path`); the report keeps it
+    (`GradeReport.seed`). Raises SandboxUnavailable when no sandbox can be made here, unless
+    `unsandboxed`.
     """
     confined.require(unsandboxed)
     deadline = submission_deadline(DEFAULT)  # one for the whole submission, by the clock
     course = course or find_course()
     spec = course.assignment(assignment)
     try:
-        seed = seed or seeds.submission_seed(course, assignment, Path(path))
+        seed = seed or seeds.submission_seed(course, assignment, Path(submitted or path))
     except (OSError, seeds.GradingKeyError) as exc:
         raise GradingError(f"no seed for the graders' inputs: {exc}") from None
     wanted = list(functions or spec.graded)
     with tempfile.TemporaryDirectory(prefix="attention-grade-") as tmp:
         report_path = Path(tmp) / "report.json"
+        seed_path = Path(tmp) / "seed"  # a private folder: never on a command line, never in
+        seed_path.write_text(seed + "\n")  # an environment other processes inherit
         args = [
             "-q",
             "-p",
@@ -217,13 +223,15 @@ def grade_file(
             str(report_path),
             *(["--unsandboxed"] if unsandboxed else []),
             *[arg for folder in hide for arg in ("--hide", str(folder))],
+            "--seed-file",
+            str(seed_path),
         ]
         if in_process:
             code, output = _grade_here(
                 course, path, wanted, unsandboxed, hide, report_path, deadline, seed
             )
         else:
-            code, output = _run_graders(course, args, deadline, seed)
+            code, output = _run_graders(course, args, deadline)
         try:
             raw = json.loads(report_path.read_text())
             faults, tests = list(raw["faults"]), list(raw["tests"])

@@ -27,6 +27,11 @@ Besides the basic checks (`expect_close`, `expect_shape`, ...), the checks sever
 live here: reading a result against the reference's shape or rank (`ArrayReader`, and
 `PairReader` for functions returning (output, weights)), a batch against its slices
 (`expect_batch_slice`), read-only inputs against writable ones (`expect_readonly_twin`).
+
+Where this stands on a submission's way (docs/life-of-a-submission.md): what the graders a
+Session runs are written with: a grader file's `@cases` function receives the submission's
+seeded source (draws.py) as its parameter; each property test is called by the Session
+(verdicts.py) with each case and the student's outcome of it.
 """
 
 from __future__ import annotations

@@ -1,4 +1,9 @@
-"""Reading submissions: which cells the grading worker runs, and which assignment a notebook is."""
+"""Reading submissions: which cells the grading worker runs, and which assignment a notebook is.
+
+Where this stands on a submission's way (docs/life-of-a-submission.md): grade_file's runner
+reads the submitted notebook here (`program_from_file`): the set-up cell and the solution cells
+are the program every run of a Session runs in the sandbox.
+"""
 
 from __future__ import annotations
 

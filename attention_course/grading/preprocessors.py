@@ -10,6 +10,11 @@ inside the sandbox (no Jupyter kernel, see execute.py), and only inert outputs c
 that never runs student code) and REPLACES that cell's outputs with PASS/FAIL lines and the
 score as a plain float, which `SaveAutoGrades` then stores. Whatever the notebook printed or
 displayed in a grade cell is discarded, so nothing a student cell does can change a score.
+
+Where this stands on a submission's way (docs/life-of-a-submission.md): nbgrader's Autograde
+(classgrade/nbgrader_api.py, or plain `nbgrader autograde`) runs these, as the course's
+nbgrader_config.py lists them; GradeOutOfKernel hands each notebook to graders.grade_file and
+writes what it gives into the grade cells, for SaveAutoGrades.
 """
 
 from __future__ import annotations
@@ -28,8 +33,8 @@ from attention_course import trace
 from attention_course.course import Course, find_course, graded_course
 from attention_course.errors import SubmissionRefused, UserError
 from attention_course.grading.feedback import RECORD_KEY, cell_feedback, cell_score
-from attention_course.grading.graders import GradingError, grade_file
-from attention_course.grading.seeds import GradingKeyError, record, submission_seed
+from attention_course.grading.graders import grade_file
+from attention_course.grading.seeds import record
 from attention_course.grading.submissions import restore_metadata
 from attention_course.sandbox.execute import execute_notebook
 from attention_course.sandbox.safety import check_submission_folder
@@ -165,7 +170,11 @@ class GradeOutOfKernel(NbGraderPreprocessor):
         False, help="Run student code without the sandbox (limits only); say so in the feedback"
     ).tag(config=True)
     in_process = Bool(
-        False, help="Run the graders in this process (a grading job), not in a pytest process"
+        False,
+        help="Run the graders in this process (a grading job: attention-course autograde sets "
+        "it), not in a pytest process of their own (plain nbgrader and its formgrader: a "
+        "long-lived server that must read graders the instructor edits, keep its own memory "
+        "limit, and survive a grader's bug)",
     ).tag(config=True)
     course_root = Unicode(
         "", help="the course whose graders grade (default: the graded folder's)"
@@ -183,16 +192,10 @@ class GradeOutOfKernel(NbGraderPreprocessor):
         notebook = resources["nbgrader"]["notebook"]
         course = _course(resources, self.course_root)
         folder = Path(resources.get("metadata", {}).get("path") or ".")
-        submitted = folder / f"{notebook}.ipynb"  # its seed: the file as submitted
+        submitted = folder / f"{notebook}.ipynb"  # its seed's identity: the file as submitted
         with tempfile.TemporaryDirectory(prefix="attention-autograde-") as tmp:
             path = Path(tmp) / f"{notebook}.ipynb"
             nbformat.write(nb, path)
-            try:
-                seed = submission_seed(
-                    course, assignment, submitted if submitted.is_file() else path
-                )
-            except GradingKeyError as exc:
-                raise GradingError(f"no seed for the graders' inputs: {exc}") from None
             report = grade_file(
                 path,
                 assignment,
@@ -201,12 +204,12 @@ class GradeOutOfKernel(NbGraderPreprocessor):
                 functions=sorted(set(cells.values())),
                 hide=_hidden(resources),
                 course=course,
-                seed=seed,
+                submitted=submitted if submitted.is_file() else None,
             )
         student = str(resources["nbgrader"].get("student") or folder.parent.name)
-        if graded_root(resources, self.course_root) is not None:  # a class's folder: recorded
-            try:
-                record(course, assignment, student, notebook, seed)
+        if report.seed and graded_root(resources, self.course_root) is not None:  # a class's
+            try:  # folder: the seed recorded for the instructor
+                record(course, assignment, student, notebook, report.seed)
             except (OSError, ValueError) as exc:
                 self.log.warning("the seed of %s's %s was not recorded: %s", student, notebook, exc)
         extra = []

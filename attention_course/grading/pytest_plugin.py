@@ -1,6 +1,11 @@
 """The pytest plugin of a course's graders: runs the declared calls of the collected grader files
 in one worker and reports points. A course's grader_tests/conftest.py imports it.
 
+Where this stands on a submission's way (docs/life-of-a-submission.md): plain nbgrader's
+autograde and formgrader grade through it (`graders.grade_file(in_process=False)` starts
+`pytest grader_tests` in a process of its own); an instructor runs it by hand. The engine's own
+commands grade without pytest (runner.py), through the same `Session`.
+
 The session itself (one program run, pass/fail/fault, pasted helpers and graded callees) is
 session.py, which the grading jobs also run without pytest (runner.py).
 
@@ -12,15 +17,15 @@ Options (see `pytest grader_tests --help`):
   --deadline EPOCH    the submission's absolute deadline, in seconds since the epoch (default:
                       the submission's time from the start of the session)
   --seed HEX          the submission's seed (grading/seeds.py), with which the graders draw
-                      their inputs (default: $ATTENTION_COURSE_SEED, else their own fixed
-                      seeds)
+                      their inputs (default: their own fixed seeds)
+  --seed-file PATH    the same, read from a file (how grade_file hands it over: a seed on a
+                      command line is shown to every account)
 """
 
 from __future__ import annotations
 
 import inspect
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -31,7 +36,7 @@ from attention_course.course import Course
 from attention_course.grading import course_graders, harness
 from attention_course.grading.draws import Draw
 from attention_course.grading.runner import cases_for, cases_of
-from attention_course.grading.seeds import SEED_ENV, check_seed
+from attention_course.grading.seeds import check_seed
 from attention_course.grading.session import Session, report
 from attention_course.grading.verdicts import GraderTest
 from attention_course.sandbox.program import Limits, run_program, submission_deadline
@@ -78,6 +83,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="the submission's seed, with which the graders draw their inputs (default: their "
         "own fixed seeds)",
     )
+    group.addoption(
+        "--seed-file",
+        default=None,
+        metavar="PATH",
+        help="a file holding the submission's seed (never put a seed on a command line)",
+    )
 
 
 def _course(config: pytest.Config) -> Course:
@@ -85,10 +96,19 @@ def _course(config: pytest.Config) -> Course:
 
 
 def _seed(config: pytest.Config) -> str | None:
-    """The submission's seed: --seed, else the variable a grading process sets (a seed is
-    never put on a command line, where any account can read it)."""
-    seed = config.getoption("--seed", None) or os.environ.get(SEED_ENV)
-    return check_seed(seed) if seed else None
+    """The submission's seed: --seed, else the file --seed-file names (where a grading process
+    puts it: a seed is never put on a command line, where any account can read it)."""
+    seed = config.getoption("--seed", None)
+    path = config.getoption("--seed-file", None)
+    if not seed and path:
+        try:
+            seed = Path(path).read_text()
+        except OSError as exc:
+            raise pytest.UsageError(f"--seed-file: {path}: {exc.strerror}") from None
+    try:
+        return check_seed(seed) if seed else None
+    except ValueError as exc:
+        raise pytest.UsageError(f"--seed: {exc}") from None
 
 
 def _function(item: pytest.Item) -> str:
@@ -137,7 +157,7 @@ def _session(config: pytest.Config) -> tuple[Session, list[dict]]:
             module = item.module
             function = _function(item)
             if module.__name__ not in made:
-                made[module.__name__] = cases_of(module, Draw(draw.contract, seed, f"{function}/"))
+                made[module.__name__] = cases_of(module, draw.for_grader(function))
                 for family in made[module.__name__].values():
                     for case in family:
                         for c in case.calls():

@@ -12,6 +12,10 @@ graded result, for the class report's item analysis). For every cell with
 before it and why (quiz/free_text.py), for the instructor; the answer itself is graded by hand in
 the formgrader. :class:`HideReviewNotes`, in ``c.GenerateFeedback.preprocessors``, keeps those
 notes out of the students' feedback: a student sees only the mark given by hand.
+
+Where this stands on a submission's way (docs/life-of-a-submission.md): in the same Autograde as
+GradeOutOfKernel (preprocessors.py), after it, for the quiz assignment's cells; its scores reach
+the gradebook through SaveAutoGrades as the graders' do.
 """
 
 from __future__ import annotations

@@ -5,6 +5,9 @@ cells); they come back from the course's source notebook by cell id, as nbgrader
 restores them from the gradebook. Then the same `GradeQuizAnswers` that autograde uses reads
 each answer cell as a literal (never running it) and grades it for the given student, whose id
 decides the numbers of templated questions.
+
+Where this stands on a submission's way (docs/life-of-a-submission.md): `check` of a quiz
+notebook: the quiz's own short way, beside grade_file's (the graded functions' way).
 """
 
 from __future__ import annotations

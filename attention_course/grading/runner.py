@@ -6,6 +6,11 @@ again, shrunk or its callees taken out: session.py), and one plain call per test
 It runs exactly what `pytest grader_tests` runs (a test compares the two): the grader files'
 `test_*` functions in file order, through the same `Session`. The grader files are the course's,
 imported by path (course_graders.py).
+
+Where this stands on a submission's way (docs/life-of-a-submission.md): graders.grade_file calls
+`grade` (in process, the default): the grader files loaded once (course_graders.py), their cases
+drawn with the submission's source (draws.py), then one Session (session.py), whose records are
+the report grade_file reads.
 """
 
 from __future__ import annotations
@@ -48,7 +53,8 @@ def tests_of(module: ModuleType, function: str) -> list[GraderTest]:
 
 
 def cases_of(module: ModuleType, draw: Draw) -> dict[str, list[Case]]:
-    """A grader module's cases for one submission: its `@cases` function called with `draw`."""
+    """A grader module's cases for one submission: its `@cases` function called with `draw`,
+    the submission's seeded source for that file (`Draw.for_grader`), in the open."""
     makers = [v for v in vars(module).values() if callable(v) and getattr(v, harness.CASES, False)]
     if len(makers) > 1:
         raise ValueError(f"{module.__name__} has {len(makers)} @cases functions; one is read")
@@ -85,7 +91,7 @@ def collect(
     for function in functions:
         try:
             module, found = load(course, function)
-            cases = cases_of(module, Draw(draw.contract, seed, prefix=f"{function}/"))
+            cases = cases_of(module, draw.for_grader(function))
             for t in found:
                 unknown = [f for f in t.over or () if f not in cases]
                 if unknown:

@@ -1,13 +1,20 @@
 """Per-submission seeds of the graders' inputs, drawn from a secret the grading side holds.
 
-Graders draw their random inputs with `harness.rng(n)`. With a submission's seed, `rng(n)` is
-seeded by the seed and `n` together, so every submission gets inputs of its own that nobody
-outside grading can know in advance (a function that special-cases the inputs of one seed gains
-nothing). The seed is an HMAC of the submission's identity (its assignment and the digest of its
-file) under the course's grading key: the environment's `ATTENTION_COURSE_GRADING_KEY`, or the
-key file `.grading/grading.key` of the course folder, made once with mode 0600. The key is never
-released, never in the sandbox and never in the feedback; the seed of each grade is recorded for
-the instructor (`autograde`: `.grading/seeds/`; `check --seed` grades with a given one).
+Graders draw their random inputs from the seeded source their `@cases` function is given
+(`draw`, draws.py): with a submission's seed, every draw is seeded by the seed and the draw's
+names together, so every submission gets inputs of its own that nobody outside grading can know
+in advance (a function that special-cases the inputs of one seed gains nothing). Without one
+(`pytest grader_tests` by hand), the graders' own fixed seeds. The seed is an HMAC of the
+submission's identity (its assignment and the digest of its file) under the course's grading
+key: the environment's `ATTENTION_COURSE_GRADING_KEY`, or the key file `.grading/grading.key` of
+the course folder, made once with mode 0600. The key is never released, never in the sandbox and
+never in the feedback; the seed of each grade is recorded for the instructor (`autograde`:
+`.grading/seeds/`; `check --seed` grades with a given one).
+
+Where this stands on a submission's way (docs/life-of-a-submission.md): `graders.grade_file`
+derives each submission's seed here (`submission_seed`), the one place it is derived, and hands
+it to the graders in the open: to runner.py as an argument, to a pytest process in a file of a
+private folder (`--seed-file`), never on a command line nor in an environment.
 """
 
 from __future__ import annotations
@@ -24,9 +31,6 @@ from attention_course.course import Course
 from attention_course.settings import GRADING_KEY_BYTES, GRADING_KEY_ENV, GRADING_KEY_FILE
 
 SEED = re.compile(r"[0-9a-f]{32}")  # what a seed looks like (128 bits, hex)
-# How a grading process hands the seed to a graders' process it starts: in its environment,
-# which only the same account can read, never on the command line, which every account can.
-SEED_ENV = "ATTENTION_COURSE_SEED"
 
 
 class GradingKeyError(ValueError):

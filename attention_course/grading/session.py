@@ -1,34 +1,24 @@
 """One grading session, as pytest (pytest_plugin.py) and the grading jobs (runner.py) both run it.
 
-A session runs the submission's program once in the sandbox, with every call of the collected
-grader files' cases, then checks each test's property on each of its cases (verdicts.py). Only
-the grader's own `Fail` is a student outcome; anything else a test raises is a fault of grading.
-A program run that failed is not run again for the next test (its fault is the next test's too),
-and every program run of the session shares the submission's one absolute deadline: however many
-tests there are, grading one submission ends within its time.
+Where this stands on a submission's way (docs/life-of-a-submission.md): `runner.grade` (or the
+pytest plugin) collects the grader files' tests and their cases drawn with the submission's
+seeded source, and hands them to a `Session`, whose records become the report that
+`graders.grade_file` reads.
+
+A session runs the submission's program once in the sandbox (the **first run**, runs.py), with
+every call of the collected grader files' cases, then checks each test's property on each of its
+cases (verdicts.py). Only the grader's own `Fail` is a student outcome; anything else a test
+raises is a fault of grading. A program run that failed is not run again for the next test (its
+fault is the next test's too), and every program run of the session shares the submission's one
+absolute deadline: however many tests there are, grading one submission ends within its time.
 
 Then, for the tests that failed:
 
-1. **Charged once.** A graded function may call every other function of its notebook (the
-   exercise contract): the ones graded there, and the helpers the student pastes from an earlier
-   assignment (course.toml). A failing test of a function whose code names any of them is run
-   again on a second program run of the student's cells in which each of them (never the
-   function itself) is computed outside: every call the student's code makes of it goes out over
-   the wire to this process, which computes the course's (the reference) and sends the value
-   back (sandbox/program.py `outside`). No code or source of the reference is in the sandbox. If
-   the test passes there, it counts as passed only if the student's own functions really give
-   other values on the calls that test's calls made of them: those calls are asked of the
-   student's own functions (a run of its cells, as the first) and compared with the reference's
-   at the graders' tolerance (`harness.same_value`); where they all agree, the second run proves
-   nothing and the failure stands. Those calls are the student's code's choice, so a difference
-   there counts only for a function that also gives other values than the course's on the
-   graders' own inputs for it (its cases, drawn for this submission): code that tells the runs
-   apart and shows a difference on an input of its choosing gains nothing, and a function
-   charged this way always costs points where it is graded. A test that counts is noted, for
-   each function that differed:
-   the bug costs points in that function's own tests only, and a 0-point line of the caller
-   names it. A test that fails in both runs is the function's own failure, judged on the second
-   run (its callees' bugs taken out).
+1. **Charged once** (blame.py). A failing test of a function whose code names others of its
+   notebook is judged again on a **second run** in which they are computed outside by the
+   course's reference; it is spared where the course's make it pass and the student's own
+   (the **replay**) give other values, and judged on the second run where it fails there too.
+   A spared test's 0-point line names the callee whose bug it is.
 2. **Said once.** A failure of the call itself that an earlier test of the same function met
    already follows from that test (verdicts.py).
 3. **Shrunk.** A failing drawn case is made smaller and simpler (draws.py `smaller`), a few
@@ -40,7 +30,6 @@ Then, for the tests that failed:
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -48,7 +37,9 @@ import numpy as np
 
 from attention_course.course import Course
 from attention_course.grading import course_graders, diagnosis, harness
+from attention_course.grading.blame import CHARGED_ONCE, Blame
 from attention_course.grading.draws import SMALL_ENOUGH, Case, Draw
+from attention_course.grading.runs import Runs
 from attention_course.grading.verdicts import (
     Context,
     Failure,
@@ -63,71 +54,18 @@ from attention_course.grading.verdicts import (
     same_kind,
     smallest,
 )
-from attention_course.sandbox.program import Call, Outcome, OutsideCall, ProgramRun
+from attention_course.sandbox.program import Call, Outcome, ProgramRun
 
 HELPER_NOTE = "passed_only_with_course"  # the parameter of the 0-point test that names a helper
 CALLEE_NOTE = "passed_only_with_callees"  # ... and of one that names a graded function it calls
 NOTES = (HELPER_NOTE, CALLEE_NOTE)
-CHARGED_ONCE = "test_same_with_your_other_functions"  # the 0-point line that names a callee
-# What the student's code raises in the second run where the course's function it calls refuses
-# the arguments it is given (sandbox/inside/worker.py): the first run says more of that failure.
-OUTSIDE_ERROR = "OutsideError"
 SHRINK_ROUNDS = 1  # program runs (per run context) spent making counterexamples smaller
 SHRINK_CANDIDATES = 16  # tried per failing test and round
 
 
-class _Reading(harness.Student):
-    """A Student that notes which calls a test reads."""
-
-    def __init__(self, outcomes: dict[str, Outcome]):
-        super().__init__(outcomes)
-        self.read: list[str] = []
-
-    def outcome(self, c: Any) -> Outcome:
-        self.read.append(harness._call_of(c).key)
-        return super().outcome(c)
-
-
-def names_used(program: list[tuple[str, str]], function: str) -> set[str] | None:
-    """The names `function`'s code in `program` uses, following the program's own functions
-    and module-level names it uses (None when the program cannot be read: assume any)."""
-    defs: dict[str, list[ast.AST]] = {}
-    for _, source in program:
-        try:
-            tree = ast.parse(source)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return None
-        for node in tree.body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                defs.setdefault(node.name, []).append(node)
-            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                for t in targets:
-                    for n in ast.walk(t):
-                        if isinstance(n, ast.Name):
-                            defs.setdefault(n.id, []).append(node)
-    used: set[str] = set()
-    todo = [function]
-    while todo:
-        name = todo.pop()
-        for made in defs.get(name, []):
-            body: list[ast.AST] = (
-                list(made.body)
-                if isinstance(made, (ast.FunctionDef, ast.AsyncFunctionDef))
-                else [made]
-            )
-            for part in body:
-                for n in ast.walk(part):
-                    ident = n.id if isinstance(n, ast.Name) else getattr(n, "attr", None)
-                    if isinstance(ident, str) and ident not in used:
-                        used.add(ident)
-                        if ident != function:
-                            todo.append(ident)
-    return used
-
-
 class Session:
-    """The outcomes of one submission's program, and what grading learned on the way."""
+    """The outcomes of one submission's program, and what grading learned on the way: its named
+    program runs (`runs`, runs.py) and the blame of its failing tests (`blame`, blame.py)."""
 
     def __init__(
         self,
@@ -138,164 +76,47 @@ class Session:
         draw: Draw | None = None,
         cases_of: Callable[[str], list[Call]] | None = None,
     ):
-        """`cases_of(function)`: the calls of that function's grader cases for this submission
+        """`run(program, calls, outside=None)`: one program run in the sandbox (sharing the
+        submission's deadline). `draw`: the submission's seeded source, for shrinking.
+        `cases_of(function)`: the calls of that function's grader cases for this submission
         (for the functions not graded in this session; None: only those of `calls`)."""
         self.course = course
         self.program = program
         self.calls = calls
         self.draw = draw
-        self._given_run = run
-        self._could_not_run: Exception | None = None  # a run that could not be made at all
-        self._program_run: ProgramRun | None = None
-        self._failed: Exception | None = None  # why the program could not be run
-        self._second: dict[Context, ProgramRun] = {}  # by the functions given outside
-        self._second_failed: dict[Context, Exception] = {}
-        self._own: dict[Context, list[Outcome]] = {}  # the student's, per outside call
-        # every outcome known, by the run context it came from (shrinking adds to them)
-        self._outcomes: dict[Context, dict[str, Outcome]] = {}
-        self.passed_only_with_course: dict[str, list[str]] = {}  # function -> test descriptions
-        # function -> graded function it calls -> descriptions of the tests that passed only
-        # with the course's
-        self.passed_only_with_callees: dict[str, dict[str, list[str]]] = {}
+        self.runs = Runs(program, calls, run, self._outside)
+        self.blame = Blame(course, self.runs, cases_of)
         self._diagnoser: diagnosis.Diagnoser | None = None
         self._unfinished: dict[str, bool] = {}
-        self._cases_of = cases_of
-        self._wrong_on_own: dict[str, bool] = {}
-
-    # ------------------------------------------------------------------ program runs
-
-    def _run(self, *args: Any, **kwargs: Any) -> ProgramRun:
-        """One program run; once one could not be made (no worker, no sandbox, the deadline
-        spent), no other is tried: each later one fails at once with the same reason."""
-        if self._could_not_run is not None:
-            raise self._could_not_run
-        try:
-            return self._given_run(*args, **kwargs)
-        except Exception as exc:
-            self._could_not_run = exc
-            raise
 
     @property
     def program_run(self) -> ProgramRun:
-        if self._program_run is None:
-            if self._failed is not None:
-                raise self._failed
-            try:
-                self._program_run = self._run(self.program, self.calls)
-            except Exception as exc:
-                self._failed = exc
-                raise
-            self._outcomes[()] = dict(self._program_run.outcomes)
-        return self._program_run
+        """The first run (runs.py)."""
+        return self.runs.first()
 
     @property
     def student(self) -> harness.Student:
         return harness.Student(self.program_run.outcomes)
 
-    def outside_of(self, function: str) -> Context:
-        """What the second run of `function`'s tests computes outside: every other function of
-        its notebook (the contract lets it call each), unless the contract names fewer; never
-        `function` itself."""
-        allowed = set(self.course.notebook_of(function))
-        spec = course_graders.contract(self.course).functions.get(function)
-        if spec is not None and spec.may_call is not None:
-            allowed &= set(spec.may_call)
-        return tuple(sorted(allowed - {function}))
-
     def called_by(self, function: str) -> Context:
-        """The functions of `outside_of(function)` its code names (directly, or through the
-        program's own helpers): only they can change its results."""
-        names = self.outside_of(function)
-        used = names_used(self.program, function)
-        return names if used is None else tuple(n for n in names if n in used)
+        """The functions of its notebook `function`'s code names (blame.py)."""
+        return self.blame.called_by(function)
 
     def with_course_functions(self, names: Context, calls: list[Call] | None = None) -> ProgramRun:
-        """A second program run: the student's cells, each of `names` computed outside by the
-        course's reference, making `calls` (default: every call of the session but those of
-        `names`); one run per set of names and session."""
-        if names in self._second_failed:
-            raise self._second_failed[names]
-        try:
-            if names not in self._second:
-                wanted = [
-                    c for c in (self.calls if calls is None else calls) if c.function not in names
-                ]
-                self._second[names] = run = self._run(
-                    self.program, wanted, outside=self._outside(names)
-                )
-                self._outcomes[names] = dict(run.outcomes)
-            return self._second[names]
-        except Exception as exc:
-            self._second_failed[names] = exc
-            raise
+        """The second run of `names`, each computed outside by the course (runs.py)."""
+        return self.runs.second(names, calls)
+
+    @property
+    def passed_only_with_course(self) -> dict[str, list[str]]:
+        return self.blame.passed_only_with_course
+
+    @property
+    def passed_only_with_callees(self) -> dict[str, dict[str, list[str]]]:
+        return self.blame.passed_only_with_callees
 
     def _outside(self, names: Context) -> dict[str, Callable[..., Any]]:
         reference = course_graders.reference(self.course)
         return {name: getattr(reference, name) for name in names}
-
-    def differing(self, names: Context, keys: list[str]) -> set[str]:
-        """The functions of `names` whose student's own values differ from the course's on
-        the calls that the calls `keys` made of them in the second run."""
-        run = self._second[names]
-        asked = [o for k in dict.fromkeys(keys) for o in run.outside_calls.get(k, [])]
-        if not asked:
-            return set()
-        own = self._own_values(names)
-        position = {id(o): i for i, o in enumerate(self._asked(names))}
-        found = set()
-        for o in asked:
-            got = own[position[id(o)]]
-            if got.status != "ok" or not harness.same_value(got.value, o.value):
-                found.add(o.function)
-        return {f for f in found if self.wrong_on_its_own_inputs(f)}
-
-    def wrong_on_its_own_inputs(self, function: str) -> bool:
-        """Whether the student's `function` gives other values than the course's on some of
-        the graders' own inputs for it (its cases for this submission: the session's calls of
-        it, else `cases_of`), which the student's code does not choose: an error where the
-        course's gives a value, a value where the course's raises, or another value."""
-        if function not in self._wrong_on_own:
-            reference: Callable[..., Any] | None = getattr(
-                course_graders.reference(self.course), function, None
-            )
-            calls = [c for c in self.calls if c.function == function]
-            outcomes: dict[str, Outcome] = {}
-            if calls:
-                outcomes = self.program_run.outcomes
-            elif self._cases_of is not None:
-                calls = [c for c in self._cases_of(function) if c.function == function]
-                if calls:
-                    outcomes = self._run(self.program, calls).outcomes
-            self._wrong_on_own[function] = reference is not None and any(
-                _differs(outcomes[c.key], diagnosis.outcome_of(reference, c)) for c in calls
-            )
-        return self._wrong_on_own[function]
-
-    def _asked(self, names: Context) -> list[OutsideCall]:
-        return [o for calls in self._second[names].outside_calls.values() for o in calls]
-
-    def _own_values(self, names: Context) -> list[Outcome]:
-        """The student's own functions on every outside call of the second run of `names`
-        (one more run of its cells, as the first: nothing computed outside)."""
-        if names not in self._own:
-            calls = [
-                Call(f"own#{i}", o.function, o.args, o.kwargs)
-                for i, o in enumerate(self._asked(names))
-            ]
-            run = self._run(self.program, calls) if calls else None
-            self._own[names] = [run.outcomes[c.key] if run else Outcome("skipped") for c in calls]
-        return self._own[names]
-
-    def _more(self, context: Context, calls: list[Call]) -> bool:
-        """One more program run of `calls` in `context` (for shrinking); False when it cannot
-        be made (the deadline, a worker that does not start): shrinking then stops there."""
-        try:
-            outside = self._outside(context) if context else None
-            run = self._run(self.program, calls, outside=outside)
-        except (RuntimeError, OSError):  # no worker, no sandbox (SandboxError, ...): stop here
-            return False
-        self._outcomes.setdefault(context, {}).update(run.outcomes)
-        return True
 
     # ------------------------------------------------------------------ grading
 
@@ -321,7 +142,7 @@ class Session:
         for i, t in enumerate(tests):
             if t.over is not None:
                 guarded(i, self._first)
-        self._retry([found[i] for i in sorted(found)], faults)
+        self.blame.retry([found[i] for i in sorted(found)], faults)
         for i in readers:  # they read what the retries noted
             guarded(i, self._judge_reader)
         verdicts = [found[i] for i in range(len(tests))]
@@ -341,7 +162,7 @@ class Session:
             v.message = render(v)
             records.append(record(v))
             if v.test is _last_of(tests, v.test.function):
-                records += self._charged_once(v.test.function)
+                records += self.blame.charged_once(v.test.function)
         return records
 
     def _first(self, test: GraderTest) -> Verdict:
@@ -355,47 +176,6 @@ class Session:
         failures = check(test, self.student)
         return Verdict(test, failures, (), smallest(failures) if failures else None)
 
-    def _retry(self, verdicts: list[Verdict], faults: list[str]) -> None:
-        """The failing tests of each function whose code names others of its notebook, judged
-        again on one second run of that function (with the calls of those tests only): passed
-        and noted where the course's callees make them pass and the student's give other
-        values; else judged on that run where the student's code called them there."""
-        failing: dict[str, list[Verdict]] = {}
-        for v in verdicts:
-            if v.failures and not v.final:
-                failing.setdefault(v.test.function, []).append(v)
-        for function, mine in failing.items():
-            names = self.called_by(function)
-            if not names:
-                continue
-            calls = {
-                c.key: c for v in mine for case in v.test.checked_cases() for c in case.calls()
-            }
-            try:
-                run = self.with_course_functions(names, list(calls.values()))
-                for v in mine:
-                    self._judge_again(v, names, run)
-            except Exception as exc:  # no second run: a fault of grading, as in the first
-                text = str(exc).strip().splitlines()
-                faults.append(f"{function}: {type(exc).__name__}: {text[0] if text else ''}"[:500])
-
-    def _judge_again(self, v: Verdict, names: Context, run: ProgramRun) -> None:
-        retry = _Reading(run.outcomes)
-        again = check(v.test, retry)
-        if not again:
-            differ = self.differing(names, retry.read)
-            if differ:
-                self._note(v.test.function, v.test.description, differ)
-                v.failures, v.shown, v.context, v.forgiven = [], None, names, True
-            return
-        keys = [call.key for case in v.test.checked_cases() for call in case.calls()]
-        refused = any(
-            f.outcome is not None and f.outcome.error_type == OUTSIDE_ERROR for f in again
-        )
-        if any(run.outside_calls.get(k) for k in keys) and not refused:
-            # its own failure, its callees' bugs taken out
-            v.failures, v.shown, v.context = again, smallest(again), names
-
     def judge(self, test: GraderTest) -> Verdict:
         """`test`'s verdict alone (its own second run where it needs one): for a test that
         reads the student's outcomes itself, or a look at one test."""
@@ -403,7 +183,7 @@ class Session:
             return self._judge_reader(test)
         v = self._first(test)
         faults: list[str] = []
-        self._retry([v], faults)
+        self.blame.retry([v], faults)
         if faults:
             raise RuntimeError(faults[0])
         return v
@@ -450,47 +230,6 @@ class Session:
             return Verdict(test, failures, (), failures[0])
         return Verdict(test)
 
-    def _note(self, function: str, test: str, differ: set[str]) -> None:
-        """Note `test` of `function` as passed only with the course's `differ`."""
-        helpers = set(self.course.helpers_of(function))
-        if differ & helpers:
-            self.passed_only_with_course.setdefault(function, []).append(test)
-        for callee in sorted(differ - helpers):
-            found = self.passed_only_with_callees.setdefault(function, {})
-            found.setdefault(callee, []).append(test)
-
-    def _charged_once(self, function: str) -> list[dict[str, Any]]:
-        """The 0-point line of `function` that names each graded function whose bug cost it
-        nothing (a PASS where none did): every graded function may call the others of its
-        notebook, so every one has it."""
-        found = self.passed_only_with_callees.get(function, {})
-        graded = self.course.graded_with(function)
-        said = []
-        for callee, tests in sorted(found.items()):
-            where = "above" if graded.index(callee) < graded.index(function) else "below"
-            said.append(
-                f"These tests of {function} fail because {callee}, graded {where}, gives other "
-                f"results than the course's on the inputs {function} gives it: "
-                f"{'; '.join(tests)}. With the course's {callee} they pass, so they count as "
-                f"passed here: the bug is {callee}'s and costs points in {callee}'s own tests "
-                f"only. Fix {callee}."
-            )
-        return [
-            {
-                "function": function,
-                "test": CHARGED_ONCE,
-                "description": "(0 points) a bug in another graded function it calls costs no "
-                "points here",
-                "points": 0.0,
-                "passed": not found,
-                "message": " ".join(said),
-                "diagnosis": None,
-                "follows_from": None,
-                "counterexample": None,
-                "charged_to": sorted(found),
-            }
-        ]
-
     # ------------------------------------------------------------------ shrinking
 
     def _shrink(self, verdicts: list[Verdict]) -> None:
@@ -516,7 +255,7 @@ class Session:
                     c for case in found for c in case.calls()
                 )
             made = {  # (tests that show one case ask for its candidates once)
-                ctx: self._more(ctx, list({c.key: c for c in calls}.values()))
+                ctx: self.runs.more(ctx, list({c.key: c for c in calls}.values()))
                 for ctx, calls in by_context.items()
                 if calls
             }
@@ -524,7 +263,7 @@ class Session:
             for i, v in enumerate(pending):
                 if not made.get(v.context):
                     continue
-                student = harness.Student(self._outcomes[v.context])
+                student = harness.Student(self.runs.outcomes[v.context])
                 best = v.shown
                 assert best is not None
                 for case in tried[i]:
@@ -558,7 +297,7 @@ class Session:
 
     def _evidence(self, cases: Iterable[Case], context: Context) -> diagnosis.Evidence:
         """Every call of `cases` with its outcome in `context` and the reference's."""
-        outcomes = self._outcomes.get(context, {})
+        outcomes = self.runs.outcomes.get(context, {})
         evidence = diagnosis.Evidence()
         for case in {id(c): c for c in cases}.values():
             for call in case.calls():
@@ -609,14 +348,6 @@ class Session:
         return None
 
 
-def _differs(got: Outcome, want: Outcome) -> bool:
-    """Whether the student's outcome of a call is not the course's: an error where the course's
-    gives a value, a value where it raises, or another value at the graders' tolerance."""
-    if want.status != "ok":
-        return got.status == "ok"
-    return got.status != "ok" or not harness.same_value(got.value, want.value)
-
-
 def _worth_shrinking(case: Case) -> bool:
     """A drawn case that is not already as small as a family's first draw (simple values, few
     entries): a case written by hand is shown as it is."""
@@ -651,7 +382,9 @@ def _last_of(tests: Iterable[GraderTest], function: str) -> GraderTest | None:
 
 
 def report(session: Session | None, tests: list[dict], faults: list[str]) -> dict:
-    run = session._program_run if session is not None else None
+    """The report of a session's records: its faults, and what the first run (if it was made)
+    said of the notebook's cells."""
+    run = session.runs.made if session is not None else None
     return {
         "faults": faults,
         "tests": tests,
@@ -661,4 +394,12 @@ def report(session: Session | None, tests: list[dict], faults: list[str]) -> dic
     }
 
 
-__all__ = ["CALLEE_NOTE", "HELPER_NOTE", "NOTES", "Session", "description", "report"]
+__all__ = [
+    "CHARGED_ONCE",
+    "CALLEE_NOTE",
+    "HELPER_NOTE",
+    "NOTES",
+    "Session",
+    "description",
+    "report",
+]

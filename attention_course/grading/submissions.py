@@ -5,6 +5,10 @@ on, why a submission cannot be graded (refused folder, notebook missing or renam
 JSON, a notebook format nbgrader cannot read), or that its nbgrader metadata was lost.
 `restore_metadata` rebuilds such a notebook from the released one: each solution cell gets the
 student's definition of its function, so it is graded by function name.
+
+Where this stands on a submission's way (docs/life-of-a-submission.md): before nbgrader reads a
+submission: a class run's look at every submission (classgrade/run.py) calls `inspect`, and
+RestoreMetadata (preprocessors.py) `restore_metadata`.
 """
 
 from __future__ import annotations

@@ -7,6 +7,11 @@ drawn; a failure of the call itself (it raised, ran too long) that an earlier te
 function met already is said once, there: this test "follows from" that one (`consequences`).
 The message states the property, the input it fails on, and the misconception that explains
 it when exactly one does (diagnosis.py); never an expected value.
+
+Where this stands on a submission's way (docs/life-of-a-submission.md): inside a Session
+(session.py): each property test checked on its cases against the first run's outcomes
+(`check`), said once (`consequences`), and turned into the records (`record`) of the report
+grade_file reads.
 """
 
 from __future__ import annotations

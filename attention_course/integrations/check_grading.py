@@ -38,7 +38,7 @@ def grade_check(course_root: str, assignment: str, notebook: str, late_note: str
 
     try:
         course = Course.load(course_root)
-        report = grade_file(Path(notebook), assignment, in_process=True, course=course)
+        report = grade_file(Path(notebook), assignment, course=course)
     except NotebookError as exc:
         return Graded(None, None, f"not checked: {exc}", str(exc), STUDENTS)
     except (GradingError, SandboxUnavailable, UserError) as exc:

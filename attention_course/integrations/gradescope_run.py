@@ -173,7 +173,7 @@ def grade_submission(root: Path, config: dict, course: Course) -> dict:
         why = str(exc).replace(str(path), str(shown))
         return failure_result(config, f"{why}. Download the notebook again and resubmit.")
     unsandboxed = bool(config.get("unsandboxed"))
-    report = grade_file(path, assignment, unsandboxed, hide=[root], in_process=True, course=course)
+    report = grade_file(path, assignment, unsandboxed, hide=[root], course=course)
     print(function_table(report))  # stdout: for the instructor only
     print(f"graders' inputs: seed {report.seed} (echo SEED | attention-course check --seed -)")
     raw = gradescope_results(report, Gradescope(**config.get("shown", {})))

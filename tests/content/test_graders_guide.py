@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
 
 from attention_course.classgrade.nbgrader_api import gradebook_scores
@@ -99,3 +100,35 @@ def test_the_guides_course_releases_and_grades_a_class(tmp_path):
     assert "right" in done.stdout and "first_axis" in done.stdout  # `scores` lists them
     autograded = course / "autograded" / "first_axis" / "norms" / "norms.ipynb"
     assert "graded outside your kernel" in autograded.read_text()  # by the guide's grader
+
+
+def test_the_guides_grader_draws_its_inputs_from_the_source_it_is_given(tmp_path):
+    """The guide's grader file, written as the guide shows it, takes its random inputs from the
+    seeded source the engine passes its `@cases` function, and from nothing else: the same seed
+    gives the same inputs, another seed others, and the hand-written ones are the same under
+    every seed. (Cheap: the grader is imported and its cases made, nothing is graded.)"""
+    from attention_course.course import Course
+    from attention_course.grading import course_graders, runner
+    from attention_course.grading.draws import Draw
+
+    for path, content in FILE.findall(GUIDE.read_text()):
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(content)
+    course = Course.load(tmp_path)
+    module = course_graders.grader(course, "layer_norm")
+
+    def inputs(seed: str) -> dict[str, list]:
+        draw = Draw(course_graders.contract(course), seed).for_grader("layer_norm")
+        cases = runner.cases_of(module, draw)
+        return {family: [c.call.args[0] for c in found] for family, found in cases.items()}
+
+    one, again, other = inputs("1" * 32), inputs("1" * 32), inputs("2" * 32)
+    assert one.keys() == other.keys() == {"row", "drawn", "constant"}
+    for family in one:  # the same seed, the same inputs
+        assert all(np.array_equal(a, b) for a, b in zip(one[family], again[family], strict=True))
+    for family in ("row", "constant"):  # written by hand: the same for everybody
+        assert all(np.array_equal(a, b) for a, b in zip(one[family], other[family], strict=True))
+    assert not any(  # drawn under the submission's seed: every one of them other
+        np.shape(a) == np.shape(b) and np.allclose(a, b)
+        for a, b in zip(one["drawn"], other["drawn"], strict=True)
+    )

@@ -7,9 +7,12 @@ second run apart, and one that shows a difference of its own choosing there."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from attention_course.grading import runner
+from attention_course.grading.blame import Retried
+from attention_course.grading.runs import replay_key
 from attention_course.grading.session import CHARGED_ONCE, Session
 from tests.conftest import grade_reference_variants
 from tests.course import COURSE, REFERENCE_FILE
@@ -85,3 +88,42 @@ def test_the_trick_works_in_the_second_run_and_still_gains_nothing():
     assert second.outside_calls  # its softmax calls went out
     assert not session.passed_only_with_callees
     assert [r["test"] for r in results if r["passed"]] == [CHARGED_ONCE]  # nothing charged
+    records = session.blame.records  # each failing test judged again: its failure stands
+    assert records and {r.retried for r in records} == {Retried.STANDS}
+
+
+WRONG_SOFTMAX = """
+_right_softmax = softmax
+def softmax(z, axis=-1):
+    return _right_softmax(2 * np.asarray(z, dtype=float), axis)  # wrong on every input
+"""
+
+
+def test_a_callees_bug_is_recorded_and_its_replay_read_by_key():
+    """Graded directly: a right sdpa calling a wrong softmax is spared on every failing test,
+    each with a record naming softmax; the replay of softmax answers every call the second run
+    asked of the course, each under its own key, with the student's own (other) values."""
+    program = [("variant", REFERENCE_FILE.read_text() + WRONG_SOFTMAX)]
+    tests, calls, faults, draw = runner.collect(COURSE, [FN], None)
+    session = Session(program, calls, run_here, COURSE, draw, runner.cases_for(COURSE, None))
+    results = session.grade(tests, faults)
+    assert not faults
+    graded = [r for r in results if r["points"] > 0]
+    assert graded and all(r["passed"] for r in graded)  # sdpa keeps its points
+    records = session.blame.records
+    assert records and all(
+        r.retried is Retried.SPARED and r.differing == ("softmax",) and not r.helpers
+        for r in records
+    )
+    assert session.passed_only_with_callees[FN]["softmax"] == [r.test for r in records]
+    second = session.with_course_functions(("softmax",))
+    replay = session.runs.replay(("softmax",))
+    asked = {
+        replay_key(k, i): o for k, made in second.outside_calls.items() for i, o in enumerate(made)
+    }
+    assert asked and replay.keys() == asked.keys()
+    assert all(
+        replay[k].status == "ok" and replay[k].value.shape == o.value.shape
+        for k, o in asked.items()
+    )
+    assert any(not np.allclose(replay[k].value, o.value) for k, o in asked.items())

@@ -209,12 +209,14 @@ def fault_plugin(tmp_path, monkeypatch):
 def test_faults_in_the_grader_pytest_process(stub, fault_plugin, fault, words):
     fault_plugin(fault)
     if words is None:  # the plugin alone changes nothing
-        report = grade_file(stub, ASSIGNMENT, functions=["softmax", "causal_mask"])
+        report = grade_file(
+            stub, ASSIGNMENT, functions=["softmax", "causal_mask"], in_process=False
+        )
         assert report.score == 0 and report.max_score > 0
         return
     path = REFERENCE_FILE if fault in ("garbled", "status") else stub  # all passed, then this
     with pytest.raises(GradingError, match=words):
-        grade_file(path, ASSIGNMENT, functions=["softmax", "causal_mask"])
+        grade_file(path, ASSIGNMENT, functions=["softmax", "causal_mask"], in_process=False)
 
 
 # --------------------------------------------------------------------------- check and autograde

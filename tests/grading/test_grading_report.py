@@ -149,7 +149,9 @@ def test_the_graders_pytest_process_sandboxes_the_worker_unless_told(tmp_path):
         + "        return ~_mask(seq_len)  # what only an unsandboxed worker returns\n"
         + "    return _mask(seq_len)\n"
     )
-    sandboxed = grade_file(program, "attention_basics", functions=["causal_mask"])
+    sandboxed = grade_file(program, "attention_basics", functions=["causal_mask"], in_process=False)
     assert sandboxed.score == sandboxed.max_score and not sandboxed.unsandboxed
-    loose = grade_file(program, "attention_basics", unsandboxed=True, functions=["causal_mask"])
+    loose = grade_file(
+        program, "attention_basics", True, functions=["causal_mask"], in_process=False
+    )
     assert loose.score < loose.max_score and loose.unsandboxed

@@ -14,11 +14,12 @@ from tests.grading.test_catalogue import ASSIGNMENT_OF, ENTRIES
 
 
 def _same(path, assignment, functions=None):
-    with_pytest = grade_file(path, assignment, functions=functions)
-    without = grade_file(path, assignment, functions=functions, in_process=True)
+    with_pytest = grade_file(path, assignment, functions=functions, in_process=False)
+    without = grade_file(path, assignment, functions=functions)
     assert without.functions == with_pytest.functions
     assert without.cell_errors == with_pytest.cell_errors
     assert without.notes == with_pytest.notes
+    assert without.seed == with_pytest.seed is not None  # handed to pytest in a file
 
 
 @pytest.mark.parametrize("assignment", sorted(ASSIGNMENTS))
