@@ -66,20 +66,92 @@ def test_the_course_is_found_from_the_environment_or_the_folders_above(tmp_path,
     assert find_course(other).id == "other"  # --course wins over the environment
 
 
+BASE = '[course]\nid = "x"\n[assignments.a]\nfunctions = ["f"]\n'
+
+
 @pytest.mark.parametrize(
     "text, message",
     [
-        ("[course\nid = 1", "not a readable course file"),
-        ('[course]\nid = "x"\n', "no [assignments.<name>] declared"),
-        ('[course]\nid = "x"\n[assignments.a]\nfunctions = "softmax"\n', "must be a list"),
-        ('[assignments.a]\nfunctions = ["f"]\n', "[course] needs an id"),
+        ("[course\nid = 1", "course.toml: not a readable course file"),
+        ('[course]\nid = "x"\n', "course.toml: no [assignments.<name>] declared"),
         (
-            '[course]\nid = "x"\n[assignments.a]\nfunctions = ["f"]\n[quiz]\nquizzes = []\n',
-            "[quiz] needs an",
+            '[course]\nid = "x"\n[assignments.a]\nfunctions = "softmax"\n',
+            'course.toml:4: [assignments.a] functions must be a list of names, not "softmax"',
         ),
         (
-            '[course]\nid = "x"\n[assignments.a]\nfunctions = ["f"]\ncallees = { f = ["g"] }\n',
-            "callees: no longer listed: a graded function may call any function of its notebook",
+            '[course]\nid = "x"\n[assignments.a]\nfunctions = ["f", 3]\n',
+            "course.toml:4: [assignments.a] functions must be a list of names (3 is not one)",
+        ),
+        ('[assignments.a]\nfunctions = ["f"]\n', "course.toml: no [course] table"),
+        ('[course]\n[assignments.a]\nfunctions = ["f"]\n', "course.toml:1: [course] needs id"),
+        (BASE + "[quiz]\nquizzes = []\n", "course.toml:5: [quiz] needs assignment"),
+        (
+            BASE + 'callees = { f = ["g"] }\n',
+            "course.toml:5: [assignments.a] callees: no longer listed: a graded function may "
+            "call any function of its notebook",
+        ),
+        # a mistyped key: its line, and the known key nearest to it
+        (
+            BASE + "[limits]\ncall_timeout = 2\ncal_timeout = 3\n",
+            "course.toml:7: [limits] cal_timeout: not a setting (did you mean call_timeout?)",
+        ),
+        (
+            BASE + "[limit]\ncall_timeout = 2\n",
+            "course.toml:5: [limit]: not a table of course.toml (did you mean limits?)",
+        ),
+        (
+            BASE + "[assignments.b]\nfunctoins = []\n",
+            "course.toml:6: [assignments.b] functoins: not a setting (did you mean functions?)",
+        ),
+        (
+            '[course]\nid = "x"\ngrader = "g"\n[assignments.a]\nfunctions = ["f"]\n',
+            "course.toml:3: [course] grader: not a setting (did you mean graders?)",
+        ),
+        (
+            BASE + "[hub_check]\nper_dya = 3\n",
+            "course.toml:6: [hub_check] per_dya: not a setting (did you mean per_day?)",
+        ),
+        # wrong types, at the top level and in a table
+        (
+            'course = "x"\n[assignments.a]\nfunctions = ["f"]\n',
+            'course.toml:1: [course] must be a table, not "x"',
+        ),
+        (
+            'assignments = 3\n[course]\nid = "x"\n',
+            "course.toml:1: [assignments] must be a table, not 3",
+        ),
+        (
+            '[course]\nid = "x"\n[assignments]\na = 1\n',
+            "course.toml:4: [assignments.a] must be a table, not 1",
+        ),
+        (
+            BASE + '[limits]\ncall_timeout = "5 s"\n',
+            'course.toml:6: [limits] call_timeout must be a number (more than 0), not "5 s"',
+        ),
+        (
+            BASE + "[limits]\nmemory_bytes = 1.5\n",
+            "course.toml:6: [limits] memory_bytes must be a whole number (at least 1), not",
+        ),
+        (
+            BASE + "[limits]\nprocesses = true\n",
+            "course.toml:6: [limits] processes must be a whole number (at least 1), not true",
+        ),
+        (
+            BASE + "[limits]\nidle_share = 1\n",
+            "course.toml:6: [limits] idle_share must be a number (at least 0, less than 1), not 1",
+        ),
+        (
+            BASE + '[gradescope]\nresult = "always"\n',
+            "course.toml:6: [gradescope] result must be one of visible, after_due_date,",
+        ),
+        (
+            BASE + "[similarity]\nbases = {}\n",
+            "course.toml:6: [similarity] bases: not a setting (did you mean base?)",
+        ),
+        # of several mistakes, the first in the file
+        (
+            BASE + "[limits]\ncell_timeot = 1\n[quiz]\n",
+            "course.toml:6: [limits] cell_timeot: not a setting (did you mean cell_timeout?)",
         ),
     ],
 )
@@ -87,7 +159,44 @@ def test_a_broken_course_file_is_one_line(tmp_path, text, message):
     (tmp_path / "course.toml").write_text(text)
     with pytest.raises(UserError) as found:
         Course.load(tmp_path)
-    assert message in str(found.value) and "\n" not in str(found.value)
+    assert f"{tmp_path}/{message}" in str(found.value) and "\n" not in str(found.value)
+
+
+def test_a_broken_course_file_is_one_line_from_every_command(tmp_path, capsys):
+    """Through the command line's own entry: exit 2 and the one line, never a traceback."""
+    from attention_course.cli.main import main
+
+    (tmp_path / "course.toml").write_text(BASE + "[limits]\nsubmision_timeout = 60\n")
+    for args in (["quiz", "list"], ["scores", "a"], ["check", "nb.ipynb"]):
+        assert main([*args, "--course", str(tmp_path)]) == 2
+        err = capsys.readouterr().err
+        assert err.strip().splitlines()[-1] == (
+            f"attention-course: error: {tmp_path}/course.toml:6: [limits] submision_timeout: not a setting "
+            "(did you mean submission_timeout?)"
+        )
+        assert "Traceback" not in err
+
+
+def test_the_course_sets_every_limit_and_keeps_the_defaults_of_the_others(tmp_path):
+    from attention_course.settings import DEFAULT, Limits
+
+    (tmp_path / "course.toml").write_text(
+        BASE + "[limits]\ncall_timeout = 7\nmemory_bytes = 1_000_000_000\nmax_restarts = 0\n"
+    )
+    limits = Course.load(tmp_path).limits
+    assert (limits.call_timeout, limits.memory_bytes, limits.max_restarts) == (7.0, 10**9, 0)
+    assert isinstance(limits.call_timeout, float) and isinstance(limits.memory_bytes, int)
+    assert limits.cell_timeout == DEFAULT.cell_timeout
+    assert Course.load(COURSE_ROOT).limits == DEFAULT
+    # every field of settings.Limits is a key of [limits], and may be set
+    every = "\n".join(
+        f"{f} = {getattr(DEFAULT, f) * 2 if f != 'idle_share' else 0.5!r}"
+        for f in Limits.__dataclass_fields__
+    )
+    (tmp_path / "course.toml").write_text(BASE + "[limits]\n" + every + "\n")
+    limits = Course.load(tmp_path).limits
+    for name in Limits.__dataclass_fields__:
+        assert getattr(limits, name) != getattr(DEFAULT, name), name
 
 
 def test_an_edited_course_file_is_read_again(tmp_path):
