@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import pytest
 
@@ -171,8 +172,8 @@ def test_a_broken_course_file_is_one_line_from_every_command(tmp_path, capsys):
         assert main([*args, "--course", str(tmp_path)]) == 2
         err = capsys.readouterr().err
         assert err.strip().splitlines()[-1] == (
-            f"attention-course: error: {tmp_path}/course.toml:6: [limits] submision_timeout: not a setting "
-            "(did you mean submission_timeout?)"
+            f"attention-course: error: {tmp_path}/course.toml:6: [limits] submision_timeout: "
+            "not a setting (did you mean submission_timeout?)"
         )
         assert "Traceback" not in err
 
@@ -220,3 +221,79 @@ def test_commands_without_a_course_say_how_to_name_one(tmp_path):
         assert proc.returncode == 2, proc.stderr
         assert "no course here" in proc.stderr and "--course DIR" in proc.stderr
         assert "Traceback" not in proc.stderr
+
+
+def test_the_course_limits_reach_every_place_it_is_graded(tmp_path, monkeypatch):
+    """course.toml's [limits] is what each grading path uses: the graders' program runs and
+    the submission's deadline (check, a grading job, Gradescope and the hub's checks all grade
+    through grade_file), the notebook run and the submission's size (nbgrader's preprocessors,
+    class grading's look at a submission), a Dask task's patience, and the Gradescope zip's
+    own course.toml."""
+    from dataclasses import replace
+
+    from attention_course.classgrade import nbgrader_api
+    from attention_course.classgrade.cluster import make_tasks
+    from attention_course.classgrade.jobs import ClassRun
+    from attention_course.grading import graders, preprocessors, runner, submissions
+    from attention_course.integrations import gradescope
+    from attention_course.sandbox.program import SandboxError
+    from attention_course.settings import MiB
+
+    root = nbgrader_api.copy_course(tmp_path / "course", COURSE_ROOT)
+    toml = root / "course.toml"
+    toml.write_text(
+        toml.read_text()
+        + "\n[limits]\ncall_timeout = 1.25\nsubmission_bytes = 1_048_576\nclaim_patience = 7\n"
+        + "notebook_cell_timeout = 0.75\ngraders_slack = 9\n"
+    )
+    course = Course.load(root)
+    assert (course.limits.call_timeout, course.limits.submission_bytes) == (1.25, MiB)
+
+    used = []  # the limits of each program run and each submission's deadline
+
+    def no_sandbox(cells, calls, limits, **kwargs):
+        used.append(limits)
+        raise SandboxError("not run here")
+
+    monkeypatch.setattr(runner, "run_program", no_sandbox)
+    real_deadline = graders.submission_deadline
+    monkeypatch.setattr(
+        graders, "submission_deadline", lambda limits: used.append(limits) or real_deadline(limits)
+    )
+    solution = tmp_path / "solution.py"
+    solution.write_text(Course.load(COURSE_ROOT).reference_file.read_text())
+    try:
+        graders.grade_file(
+            solution, "attention_basics", functions=["softmax"], in_process=True, course=course
+        )
+    except graders.GradingError:
+        pass  # every test a fault of grading: nothing ran
+    assert used and all(limits is course.limits for limits in used)
+
+    # nbgrader's preprocessors: the submission's size, the notebook run's limits
+    folder = root / "submitted" / "s" / "attention_basics"
+    folder.mkdir(parents=True)
+    (folder / "attention_basics.ipynb").write_bytes(b" " * (MiB + 1))
+    resources = {"metadata": {"path": str(folder)}}
+    with pytest.raises(preprocessors.SubmissionRefused, match="more than the 1 MB"):
+        preprocessors.CheckSubmission().preprocess(None, resources)
+    assert "more than the 1 MB" in submissions.inspect(root, "attention_basics", "s").reason
+    said = nbgrader_api.autograde("attention_basics", "s", root, nb_api=object())
+    assert "more than the 1 MB" in said["error"]
+    runs = []
+    ran = SimpleNamespace(died_at=None, out_of_time=False)
+    monkeypatch.setattr(
+        preprocessors, "execute_notebook", lambda nb, limits, *a, **k: runs.append(limits) or ran
+    )
+    preprocessors.SandboxedExecute().preprocess(None, resources)
+    # nbgrader_config.py's value wins over course.toml's
+    preprocessors.SandboxedExecute(timeout=2.0).preprocess(None, resources)
+    assert runs == [course.limits, replace(course.limits, notebook_cell_timeout=2.0)]
+
+    # a Dask task, and the Gradescope zip's course.toml
+    task = make_tasks(root, ClassRun("attention_basics", {}), True, False, 60.0)("s", "x")
+    assert task["patience"] == 7.0
+    zipped = tmp_path / "zipped"
+    zipped.mkdir()
+    (zipped / "course.toml").write_text(gradescope.course_toml(course, "attention_basics"))
+    assert Course.load(zipped).limits == course.limits

@@ -53,11 +53,12 @@ from attention_course.classgrade.nbgrader_api import (
     submitted_students,
 )
 from attention_course.classgrade.outcomes import TRANSIENT, describe, of_exception, retrying
+from attention_course.course import Course
 from attention_course.errors import GradebookUnavailable
 from attention_course.grading.fingerprint import grading_code
 from attention_course.grading.submissions import inspect
 from attention_course.sandbox import confined
-from attention_course.settings import DEFAULT, DEFAULT_JOBS, PACING, RETRIES, Retries
+from attention_course.settings import DEFAULT_JOBS, PACING, RETRIES, Retries
 
 __all__ = [
     "STATE_DIR",
@@ -80,7 +81,7 @@ def autograde_class(
     unsandboxed: bool = False,
     feedback: bool = True,
     progress: Callable | None = None,
-    deadline: float = DEFAULT.grading_timeout,
+    deadline: float | None = None,
     scheduler=None,
     retries: Retries = RETRIES,
     pool: Pool | None = None,
@@ -92,11 +93,12 @@ def autograde_class(
     this course folder graded before whose outcome the gradebook does not hold, graded again
     now), "start" (with the number of submissions to grade as `student`), then "done" for
     every submission, and "retry" and "wait" as they happen. `deadline` is the time one
-    submission's grading may work, end to end; its waits on the gradebook and the disk are
-    not counted, and one longer than `stall` seconds is a stall (waits.py: tried again, then
-    a fault of grading). `scheduler`: grade on a Dask cluster instead of
-    `jobs` local grading jobs: a scheduler's address (tcp://HOST:8786), "local" (a Dask
-    LocalCluster of `jobs` worker processes on this machine) or a `distributed.Client`.
+    submission's grading may work, end to end (default: the course's grading_timeout); its
+    waits on the gradebook and the disk are not counted, and one longer than `stall` seconds
+    is a stall (waits.py: tried again, then a fault of grading). `scheduler`: grade on a Dask
+    cluster instead of `jobs` local grading jobs: a scheduler's address (tcp://HOST:8786),
+    "local" (a Dask LocalCluster of `jobs` worker processes on this machine) or a
+    `distributed.Client`.
     `retries`: how a transient fault of the gradebook is tried again (outcomes.py); "retry"
     is told of each such wait. A gradebook still unreachable after them: its submissions'
     outcomes are "error" (graded by the next run), or GradebookUnavailable for a step of
@@ -104,6 +106,8 @@ def autograde_class(
     (`start_jobs`; closed here), else started here, as the run starts.
     """
     remote = scheduler is not None and scheduler != "local"
+    if deadline is None:  # the course's (course.toml's [limits] grading_timeout)
+        deadline = Course.load(root).limits.grading_timeout
     names = students if students is not None else submitted_students(assignment, root)
     if pool is None:
         count = job_count(jobs, len(names)) if scheduler is None else 0

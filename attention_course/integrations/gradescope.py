@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import tempfile
 import zipfile
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,14 @@ from attention_course.integrations.gradescope_run import (
     TIMED_OUT,
     failure_result,
 )
-from attention_course.settings import COURSE_FILE, GRADESCOPE, GRADESCOPE_VISIBILITY, Gradescope
+from attention_course.settings import (
+    COURSE_FILE,
+    DEFAULT,
+    GRADESCOPE,
+    GRADESCOPE_VISIBILITY,
+    Gradescope,
+    Limits,
+)
 
 VENV = "/opt/attention-course/venv"  # where setup.sh installs Python and the dependencies
 COURSE_DIR = "course"  # the course's part in the zip (/autograder/source/course)
@@ -164,7 +171,18 @@ def course_toml(course: Course, assignment: str) -> str:
         f"{shared}"
         f"\n[assignments.{assignment}]\nfunctions = {names(spec.graded)}\n"
         f"helpers = {names(spec.helpers)}\n"
+        f"{limits_table(course.limits)}"
     )
+
+
+def limits_table(limits: Limits) -> str:
+    """course.toml's [limits] table of the limits that are not the defaults ("" if none)."""
+    changed = [
+        f"{f.name} = {getattr(limits, f.name)!r}\n"
+        for f in fields(limits)
+        if getattr(limits, f.name) != getattr(DEFAULT, f.name)
+    ]
+    return "\n[limits]\n" + "".join(changed) if changed else ""
 
 
 def points(course: Course, assignment: str) -> dict[str, float]:
