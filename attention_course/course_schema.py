@@ -147,9 +147,10 @@ LIMIT_BOUNDS: dict[str, dict[str, float]] = {
 
 def field_notes(cls: type) -> dict[str, str]:
     """The comment of each field of a settings dataclass, as settings.py writes it: the field
-    line's own, else the comment lines just above it."""
+    line's own, else the comment lines just above it (and above the fields before it)."""
     notes: dict[str, str] = {}
-    above: list[str] = []
+    block: list[str] = []
+    after_field = False
     lines = _source_lines(inspect.getfile(cls))
     start = lines.index(next(line for line in lines if line.startswith(f"class {cls.__name__}")))
     for line in lines[start + 1 :]:
@@ -158,12 +159,14 @@ def field_notes(cls: type) -> dict[str, str]:
         text = line.strip()
         field = re.match(r"(\w+): [^=]+=[^#]*?(?:#\s*(.*))?$", text)
         if text.startswith("#"):
-            above.append(text.lstrip("# "))
+            block = [] if after_field else block
+            block.append(text.lstrip("# "))
+            after_field = False
         elif field:
-            notes[field[1]] = field[2] or " ".join(above)
-            above = []
+            notes[field[1]] = field[2] or " ".join(block)
+            after_field = True
         else:
-            above = []
+            block, after_field = [], False
     return notes
 
 

@@ -70,92 +70,92 @@ def test_the_course_is_found_from_the_environment_or_the_folders_above(tmp_path,
 BASE = '[course]\nid = "x"\n[assignments.a]\nfunctions = ["f"]\n'
 
 
-@pytest.mark.parametrize(
-    "text, message",
-    [
-        ("[course\nid = 1", "course.toml: not a readable course file"),
-        ('[course]\nid = "x"\n', "course.toml: no [assignments.<name>] declared"),
-        (
-            '[course]\nid = "x"\n[assignments.a]\nfunctions = "softmax"\n',
-            'course.toml:4: [assignments.a] functions must be a list of names, not "softmax"',
-        ),
-        (
-            '[course]\nid = "x"\n[assignments.a]\nfunctions = ["f", 3]\n',
-            "course.toml:4: [assignments.a] functions must be a list of names (3 is not one)",
-        ),
-        ('[assignments.a]\nfunctions = ["f"]\n', "course.toml: no [course] table"),
-        ('[course]\n[assignments.a]\nfunctions = ["f"]\n', "course.toml:1: [course] needs id"),
-        (BASE + "[quiz]\nquizzes = []\n", "course.toml:5: [quiz] needs assignment"),
-        (
-            BASE + 'callees = { f = ["g"] }\n',
-            "course.toml:5: [assignments.a] callees: no longer listed: a graded function may "
-            "call any function of its notebook",
-        ),
-        # a mistyped key: its line, and the known key nearest to it
-        (
-            BASE + "[limits]\ncall_timeout = 2\ncal_timeout = 3\n",
-            "course.toml:7: [limits] cal_timeout: not a setting (did you mean call_timeout?)",
-        ),
-        (
-            BASE + "[limit]\ncall_timeout = 2\n",
-            "course.toml:5: [limit]: not a table of course.toml (did you mean limits?)",
-        ),
-        (
-            BASE + "[assignments.b]\nfunctoins = []\n",
-            "course.toml:6: [assignments.b] functoins: not a setting (did you mean functions?)",
-        ),
-        (
-            '[course]\nid = "x"\ngrader = "g"\n[assignments.a]\nfunctions = ["f"]\n',
-            "course.toml:3: [course] grader: not a setting (did you mean graders?)",
-        ),
-        (
-            BASE + "[hub_check]\nper_dya = 3\n",
-            "course.toml:6: [hub_check] per_dya: not a setting (did you mean per_day?)",
-        ),
-        # wrong types, at the top level and in a table
-        (
-            'course = "x"\n[assignments.a]\nfunctions = ["f"]\n',
-            'course.toml:1: [course] must be a table, not "x"',
-        ),
-        (
-            'assignments = 3\n[course]\nid = "x"\n',
-            "course.toml:1: [assignments] must be a table, not 3",
-        ),
-        (
-            '[course]\nid = "x"\n[assignments]\na = 1\n',
-            "course.toml:4: [assignments.a] must be a table, not 1",
-        ),
-        (
-            BASE + '[limits]\ncall_timeout = "5 s"\n',
-            'course.toml:6: [limits] call_timeout must be a number (more than 0), not "5 s"',
-        ),
-        (
-            BASE + "[limits]\nmemory_bytes = 1.5\n",
-            "course.toml:6: [limits] memory_bytes must be a whole number (at least 1), not",
-        ),
-        (
-            BASE + "[limits]\nprocesses = true\n",
-            "course.toml:6: [limits] processes must be a whole number (at least 1), not true",
-        ),
-        (
-            BASE + "[limits]\nidle_share = 1\n",
-            "course.toml:6: [limits] idle_share must be a number (at least 0, less than 1), not 1",
-        ),
-        (
-            BASE + '[gradescope]\nresult = "always"\n',
-            "course.toml:6: [gradescope] result must be one of visible, after_due_date,",
-        ),
-        (
-            BASE + "[similarity]\nbases = {}\n",
-            "course.toml:6: [similarity] bases: not a setting (did you mean base?)",
-        ),
-        # of several mistakes, the first in the file
-        (
-            BASE + "[limits]\ncell_timeot = 1\n[quiz]\n",
-            "course.toml:6: [limits] cell_timeot: not a setting (did you mean cell_timeout?)",
-        ),
-    ],
-)
+BROKEN = [
+    ("[course\nid = 1", "course.toml: not a readable course file"),
+    ('[course]\nid = "x"\n', "course.toml: no [assignments.<name>] declared"),
+    (
+        '[course]\nid = "x"\n[assignments.a]\nfunctions = "softmax"\n',
+        'course.toml:4: [assignments.a] functions must be a list of names, not "softmax"',
+    ),
+    (
+        '[course]\nid = "x"\n[assignments.a]\nfunctions = ["f", 3]\n',
+        "course.toml:4: [assignments.a] functions must be a list of names (3 is not one)",
+    ),
+    ('[assignments.a]\nfunctions = ["f"]\n', "course.toml: no [course] table"),
+    ('[course]\n[assignments.a]\nfunctions = ["f"]\n', "course.toml:1: [course] needs id"),
+    (BASE + "[quiz]\nquizzes = []\n", "course.toml:5: [quiz] needs assignment"),
+    (
+        BASE + 'callees = { f = ["g"] }\n',
+        "course.toml:5: [assignments.a] callees: no longer listed: a graded function may "
+        "call any function of its notebook",
+    ),
+    # a mistyped key: its line, and the known key nearest to it
+    (
+        BASE + "[limits]\ncall_timeout = 2\ncal_timeout = 3\n",
+        "course.toml:7: [limits] cal_timeout: not a setting (did you mean call_timeout?)",
+    ),
+    (
+        BASE + "[limit]\ncall_timeout = 2\n",
+        "course.toml:5: [limit]: not a table of course.toml (did you mean limits?)",
+    ),
+    (
+        BASE + "[assignments.b]\nfunctoins = []\n",
+        "course.toml:6: [assignments.b] functoins: not a setting (did you mean functions?)",
+    ),
+    (
+        '[course]\nid = "x"\ngrader = "g"\n[assignments.a]\nfunctions = ["f"]\n',
+        "course.toml:3: [course] grader: not a setting (did you mean graders?)",
+    ),
+    (
+        BASE + "[hub_check]\nper_dya = 3\n",
+        "course.toml:6: [hub_check] per_dya: not a setting (did you mean per_day?)",
+    ),
+    # wrong types, at the top level and in a table
+    (
+        'course = "x"\n[assignments.a]\nfunctions = ["f"]\n',
+        'course.toml:1: [course] must be a table, not "x"',
+    ),
+    (
+        'assignments = 3\n[course]\nid = "x"\n',
+        "course.toml:1: [assignments] must be a table, not 3",
+    ),
+    (
+        '[course]\nid = "x"\n[assignments]\na = 1\n',
+        "course.toml:4: [assignments.a] must be a table, not 1",
+    ),
+    (
+        BASE + '[limits]\ncall_timeout = "5 s"\n',
+        'course.toml:6: [limits] call_timeout must be a number (more than 0), not "5 s"',
+    ),
+    (
+        BASE + "[limits]\nmemory_bytes = 1.5\n",
+        "course.toml:6: [limits] memory_bytes must be a whole number (at least 1), not",
+    ),
+    (
+        BASE + "[limits]\nprocesses = true\n",
+        "course.toml:6: [limits] processes must be a whole number (at least 1), not true",
+    ),
+    (
+        BASE + "[limits]\nidle_share = 1\n",
+        "course.toml:6: [limits] idle_share must be a number (at least 0, less than 1), not 1",
+    ),
+    (
+        BASE + '[gradescope]\nresult = "always"\n',
+        "course.toml:6: [gradescope] result must be one of visible, after_due_date,",
+    ),
+    (
+        BASE + "[similarity]\nbases = {}\n",
+        "course.toml:6: [similarity] bases: not a setting (did you mean base?)",
+    ),
+    # of several mistakes, the first in the file
+    (
+        BASE + "[limits]\ncell_timeot = 1\n[quiz]\n",
+        "course.toml:6: [limits] cell_timeot: not a setting (did you mean cell_timeout?)",
+    ),
+]
+
+
+@pytest.mark.parametrize("text, message", BROKEN)
 def test_a_broken_course_file_is_one_line(tmp_path, text, message):
     (tmp_path / "course.toml").write_text(text)
     with pytest.raises(UserError) as found:
