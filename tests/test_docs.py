@@ -200,3 +200,24 @@ def test_every_docs_page_is_linked_from_the_readme():
     links = {(ROOT / t.partition("#")[0]).resolve() for t in LINK.findall(text(ROOT / "README.md"))}
     pages = [*(ROOT / "docs").glob("*.md"), ROOT / "CONTRIBUTING.md", CHANGELOG]
     assert not [p.name for p in pages if p.resolve() not in links]
+
+
+def test_the_layout_table_names_every_module_of_the_engine():
+    """docs/development.md's table of the engine's wings names each module of the engine (its
+    file name in its wing's row): a module added without a line there fails here."""
+    page = (ROOT / "docs" / "development.md").read_text()
+    table = page[page.index("| wing | what it holds |") : page.index("**The layering rule.**")]
+    rows = {}
+    for line in table.splitlines()[2:]:
+        cells = line.split("|")
+        if len(cells) > 2:
+            head = cells[1].strip().strip("`").rstrip("/")
+            rows["" if head == "base modules" else head] = cells[2]
+    engine = ROOT / "attention_course"
+    missing = []
+    for path in sorted(engine.rglob("*.py")):
+        parts = path.relative_to(engine).parts
+        wing = parts[0] if len(parts) > 1 else ""
+        if path.name != "__init__.py" and f"`{path.name}`" not in rows.get(wing, ""):
+            missing.append("/".join(parts))
+    assert not missing, f"not in docs/development.md's layout table: {missing}"
