@@ -115,29 +115,10 @@ def autograde_class(
     with pool:
         if not remote:  # a remote cluster's workers check their own sandbox
             confined.require(unsandboxed)
-        db_url, course_id = gradebook_settings(root)
-        # this run's own waits on the gradebook: broken past the stall limit, said once long
-        waits.watch(stall, postgres=gradebook.is_postgres(db_url), told_after=PACING.wait_noted)
-        shared = (
-            gradebook.SubmissionLocks(db_url, course_id, assignment, retries)
-            if gradebook.is_postgres(db_url)
-            else None
-        )
-        records = gradebook.Records(db_url, course_id, assignment)
-        state = State(root, assignment, shared, records, retries)
+        db_url, course_id, state = _state(root, assignment, retries, stall)
         tell = progress or (lambda *a: None)
         waits.WAITS.reset(_noting(tell, stall))
-
-        def steady(step, *args, again: bool = True):
-            """A step of the gradebook's, through its transient faults (`again`: tried again
-            here; False for a step that tries again itself); GradebookUnavailable after them."""
-            try:
-                return retrying(step, *args, retries=retries) if again else step(*args)
-            except Exception as exc:
-                if of_exception(exc) != TRANSIENT or isinstance(exc, GradebookUnavailable):
-                    raise
-                raise GradebookUnavailable(describe(exc)) from None
-
+        steady = _steadily(retries)
         close = None
         try:
             run, refused, todo, missing = _look(assignment, root, names, state, force, steady)
@@ -146,9 +127,7 @@ def autograde_class(
 
                 scheduler, close = connect(scheduler, jobs)
             with gradebook.exclusive(db_url, course_id, root):  # one run sets the gradebook up
-                if not steady(registered, assignment, root):
-                    steady(register, assignment, root)
-                steady(records.setup)
+                _register(assignment, root, state, steady)
             if missing:
                 tell("missing", missing, None)
             tell("start", len(todo) + len(refused), None)
@@ -172,6 +151,42 @@ def autograde_class(
             state.close()
         run.outcomes = {s: run.outcomes[s] for s in names if s in run.outcomes}
         return run
+
+
+def _state(root: Path, assignment: str, retries: Retries, stall: float) -> tuple[str, str, State]:
+    """The run's gradebook (its URL, the course's id) and its state there, with the submissions'
+    locks runs and Dask tasks share on a PostgreSQL gradebook; this run's own waits on the
+    gradebook watched: broken past the stall limit, said once long."""
+    db_url, course_id = gradebook_settings(root)
+    postgres = gradebook.is_postgres(db_url)
+    waits.watch(stall, postgres=postgres, told_after=PACING.wait_noted)
+    shared = gradebook.SubmissionLocks(db_url, course_id, assignment, retries) if postgres else None
+    records = gradebook.Records(db_url, course_id, assignment)
+    return db_url, course_id, State(root, assignment, shared, records, retries)
+
+
+def _register(assignment: str, root: Path, state: State, steady: Callable) -> None:
+    """The assignment in nbgrader's gradebook, and the engine's records' tables."""
+    if not steady(registered, assignment, root):
+        steady(register, assignment, root)
+    if state.records is not None:
+        steady(state.records.setup)
+
+
+def _steadily(retries: Retries) -> Callable:
+    """steady(step, *args, again=True): a step of the gradebook's, through its transient faults
+    (`again`: tried again here; False for a step that tries again itself); GradebookUnavailable
+    after them."""
+
+    def steady(step, *args, again: bool = True):
+        try:
+            return retrying(step, *args, retries=retries) if again else step(*args)
+        except Exception as exc:
+            if of_exception(exc) != TRANSIENT or isinstance(exc, GradebookUnavailable):
+                raise
+            raise GradebookUnavailable(describe(exc)) from None
+
+    return steady
 
 
 Refused = tuple[str, str, Outcome]  # a submission that cannot be graded: student, fingerprint
