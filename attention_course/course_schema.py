@@ -17,6 +17,7 @@ import inspect
 import json
 import re
 import sys
+import tomllib
 from collections.abc import Iterable, Sequence
 from functools import cache
 from pathlib import Path
@@ -272,14 +273,16 @@ def schema() -> dict[str, Any]:
 # ---- Reading a file against it
 
 
-def check(path: Path, text: str, data: dict[str, Any]) -> None:
+def check(path: Path, text: str, data: dict[str, Any], spec: dict[str, Any] | None = None) -> None:
     """UserError (one line: the file, the line, what is wrong) unless `data`, read from `text`,
-    keeps course.toml's schema. Of several mistakes, the first in the file is told."""
-    if valid(data, schema()):
+    keeps course.toml's schema (or `spec`, a part of it). Of several mistakes, the first in the
+    file is told."""
+    spec = spec or schema()
+    if valid(data, spec):
         return
     import jsonschema  # type: ignore[import-untyped]
 
-    validator = jsonschema.Draft202012Validator(schema())
+    validator = jsonschema.Draft202012Validator(spec)
     # (where, what, missing): of the mistakes, a missing key or table is told last
     found = [(*_problem(e, data), e.validator == "required") for e in validator.iter_errors(data)]
     if not found:
@@ -289,6 +292,23 @@ def check(path: Path, text: str, data: dict[str, Any]) -> None:
     where, message, _ = min(found, key=lambda p: (p[2], _line(lines, p[0]) or len(text)))
     line = _line(lines, where)
     raise UserError(f"{path}{f':{line}' if line else ''}: {message}")
+
+
+def table(root: Path, name: str) -> dict[str, Any]:
+    """The table `name` of the course.toml in `root` (empty when it has none), checked against
+    its part of the schema (UserError: one line, as `check`): for what reads one table of a
+    course.toml, such as a Gradescope zip's settings or the hub's checks."""
+    path = root / COURSE_FILE
+    try:
+        text = path.read_text()
+        data = tomllib.loads(text)
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise UserError(f"{path}: not readable ({exc})") from None
+    if name not in data:
+        return {}
+    part = {"type": "object", "properties": {name: schema()["properties"][name]}}
+    check(path, text, {name: data[name]}, part)
+    return data[name]
 
 
 # The keywords `valid` knows: every one the schema uses (a test keeps it so).

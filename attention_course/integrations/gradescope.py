@@ -17,6 +17,7 @@ from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
+from attention_course import course_schema
 from attention_course.course import Course, grade_cell_id
 from attention_course.errors import UserError
 from attention_course.integrations import wheel
@@ -29,10 +30,8 @@ from attention_course.integrations.gradescope_run import (
     failure_result,
 )
 from attention_course.settings import (
-    COURSE_FILE,
     DEFAULT,
     GRADESCOPE,
-    GRADESCOPE_VISIBILITY,
     Gradescope,
     Limits,
 )
@@ -206,27 +205,12 @@ def points(course: Course, assignment: str) -> dict[str, float]:
 def shown(root: Path) -> Gradescope:
     """What students see of a result, and when: the defaults (settings.Gradescope), then
     course.toml's `[gradescope]` table. AutograderError for an unknown key or value."""
-    import tomllib
-    from dataclasses import fields, replace
+    from dataclasses import replace
 
     try:
-        table = tomllib.loads((root / COURSE_FILE).read_text()).get("gradescope", {})
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise AutograderError(f"{root / COURSE_FILE}: not readable ({exc})") from None
-    if not isinstance(table, dict):
-        raise AutograderError(f"{root / COURSE_FILE}: [gradescope] must be a table")
-    known = {f.name for f in fields(Gradescope)}
-    for key, value in table.items():
-        if key not in known:
-            raise AutograderError(
-                f"[gradescope] {key}: not a setting (known: {', '.join(sorted(known))})"
-            )
-        if key == "hints" and not isinstance(value, bool):
-            raise AutograderError("[gradescope] hints must be true or false")
-        if key != "hints" and value not in GRADESCOPE_VISIBILITY:
-            raise AutograderError(
-                f"[gradescope] {key} = {value!r}: one of {', '.join(GRADESCOPE_VISIBILITY)}"
-            )
+        table = course_schema.table(root, "gradescope")  # keys and values: the schema's
+    except UserError as exc:
+        raise AutograderError(str(exc)) from None
     return replace(GRADESCOPE, **table)
 
 
