@@ -64,11 +64,13 @@ c.Autograde.sanitize_preprocessors = [
 # Student code runs only in the sandbox (attention_course/sandbox/jail.py): the notebook's cells
 # in an IPython shell (no Jupyter kernel), the graded functions in a separate worker called by
 # GradeOutOfKernel. The notebook run only fills in the outputs students see in their feedback;
-# scores come from the worker, so the notebook gets short limits: per cell, and in all.
+# scores come from the worker, so the notebook gets short limits.
 c.GradeQuizAnswers.course_root = str(ROOT)  # its quiz banks hold the key
 c.GradeOutOfKernel.course_root = str(ROOT)  # its graders grade
-c.SandboxedExecute.timeout = 5
-c.SandboxedExecute.total_timeout = 20
+# The notebook run's limits (per cell, in all) are course.toml's [limits] notebook_cell_timeout
+# and notebook_timeout, as every other limit on student code; c.SandboxedExecute.timeout and
+# .total_timeout set here would win over them.
+c.SandboxedExecute.course_root = str(ROOT)  # its limits apply
 c.Autograde.autograde_preprocessors = [
     SandboxedExecute,
     GradeOutOfKernel,

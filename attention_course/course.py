@@ -12,8 +12,9 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from attention_course import course_schema
 from attention_course.errors import UserError
-from attention_course.settings import COURSE_ENV, COURSE_FILE, FORMULAS_FILE
+from attention_course.settings import COURSE_ENV, COURSE_FILE, DEFAULT, FORMULAS_FILE, Limits
 
 # Cell ids: the solution cell of function f is "f", its locked test cell is "f_tests",
 # the locked set-up cell that the grading worker also runs is "imports".
@@ -59,6 +60,9 @@ class Course:
     # [similarity] base: the known sources students may share code from (name, path), such
     # as the course text's code; `attention-course similarity` takes their code as common.
     similarity_base: tuple[tuple[str, Path], ...] = ()
+    # [limits]: the limits on student code wherever this course is graded (settings.Limits,
+    # with the course's own values).
+    limits: Limits = DEFAULT
 
     @classmethod
     def load(cls, root: Path | str) -> Course:
@@ -152,77 +156,50 @@ def _load(root: Path, stamp: tuple) -> Course:
         return _loaded[stamp]
     path = root / COURSE_FILE
     try:
-        data = tomllib.loads(path.read_text())
+        text = path.read_text()
+        data = tomllib.loads(text)
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise UserError(f"{path}: not a readable course file ({exc})") from None
-    try:
-        course = _parse(root, data)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise UserError(f"{path}: {exc}") from None
-    _loaded[stamp] = course
+    course_schema.check(path, text, data)  # UserError: the line, and what is wrong there
+    course = _loaded[stamp] = _parse(root, data)
     return course
 
 
-def _strings(value: object, what: str) -> tuple[str, ...]:
-    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise ValueError(f"{what} must be a list of names")
-    return tuple(value)
-
-
 def _parse(root: Path, data: dict) -> Course:
-    meta = data.get("course", {})
-    course_id = meta.get("id")
-    if not isinstance(course_id, str) or not course_id:
-        raise ValueError("[course] needs an id")
+    """The course of a course.toml that keeps its schema (course_schema.py)."""
+    meta = data["course"]
     grader_dir = root / meta.get("graders", "grader_tests")
     reference = root / meta.get("reference", f"{grader_dir.name}/reference.py")
-    assignments = {}
-    for name, spec in data.get("assignments", {}).items():
-        if not isinstance(spec, dict):
-            raise ValueError(f"[assignments.{name}] must be a table")
-        graded = _strings(spec.get("functions"), f"[assignments.{name}] functions")
-        helpers = _strings(spec.get("helpers", []), f"[assignments.{name}] helpers")
-        if "callees" in spec:
-            raise ValueError(
-                f"[assignments.{name}] callees: no longer listed: a graded function may call "
-                "any function of its notebook (the exercise contract), and a bug of the one it "
-                "calls costs points in that one's tests only; remove the key"
-            )
-        assignments[name] = Assignment(name, graded, helpers, grader_dir)
-    if not assignments:
-        raise ValueError("no [assignments.<name>] declared")
+    assignments = {
+        name: Assignment(name, tuple(spec["functions"]), tuple(spec.get("helpers", ())), grader_dir)
+        for name, spec in data["assignments"].items()
+    }
     quiz = None
     if "quiz" in data:
         q = data["quiz"]
-        if not isinstance(q, dict) or not isinstance(q.get("assignment"), str):
-            raise ValueError("[quiz] needs an assignment (the graded quiz's nbgrader assignment)")
         banks = root / q.get("banks", "quiz/banks")
         formulas = q.get("formulas")
         quiz = QuizSettings(
             q["assignment"],
-            _strings(q.get("quizzes"), "[quiz] quizzes"),
+            tuple(q["quizzes"]),
             banks,
             root / formulas if formulas else banks.parent / FORMULAS_FILE,
         )
-    contract = root / meta.get("contract", f"{grader_dir.name}/contract.toml")
-    models = root / meta.get("misconceptions", f"{grader_dir.name}/misconceptions.py")
-    base = _similarity_base(root, data.get("similarity", {}))
-    return Course(root, course_id, grader_dir, reference, assignments, quiz, contract, models, base)
-
-
-def _similarity_base(root: Path, table: object) -> tuple[tuple[str, Path], ...]:
-    """`[similarity]`: `base = { "name" = "path", ... }`, paths in the course folder."""
-    if not isinstance(table, dict):
-        raise ValueError("[similarity] must be a table")
-    unknown = sorted(set(table) - {"base"})
-    if unknown:
-        raise ValueError(f"[similarity] {unknown[0]}: not a setting (known: base)")
-    base = table.get("base", {})
-    if not isinstance(base, dict) or not all(
-        isinstance(k, str) and k and isinstance(v, str) and v for k, v in base.items()
-    ):
-        raise ValueError('[similarity] base must be a table of "name" = "path"')
-    return tuple((name, root / path) for name, path in base.items())
+    # [similarity] base: the known sources, `{ "name" = "path" }`, paths in the course folder
+    base = data.get("similarity", {}).get("base", {})
+    return Course(
+        root,
+        meta["id"],
+        grader_dir,
+        reference,
+        assignments,
+        quiz,
+        contract_file=root / meta.get("contract", f"{grader_dir.name}/contract.toml"),
+        misconceptions_file=root
+        / meta.get("misconceptions", f"{grader_dir.name}/misconceptions.py"),
+        similarity_base=tuple((name, root / path) for name, path in base.items()),
+        limits=course_schema.limits(data),
+    )
 
 
 def find_course(folder: Path | str | None = None) -> Course:

@@ -46,7 +46,7 @@ CLI = BIN / "attention-course"
 # The steps of one check, as cProfile names them: (label, file suffix, function name).
 STEPS = (
     ("the command line (parser, its imports)", "cli/main.py", "build_parser"),
-    ("check, in all", "cli/handlers.py", "check"),
+    ("check, in all", "cli/check_command.py", "check"),
     ("  reading the notebook", "grading/notebook.py", "read_notebook"),
     ("  waiting for the sandbox's probe", "sandbox/confined.py", "probe"),
     ("  importing the graders", "grading/runner.py", "collect"),

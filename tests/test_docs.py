@@ -23,8 +23,8 @@ CHANGELOG = ROOT / "CHANGELOG.md"  # names old module paths on purpose: links an
 README_MAX_LINES = 150
 QUICKSTART = ("bash scripts/demo.sh", "bash scripts/test.sh")
 
-# Named by CONTRIBUTING.md before they exist (the question-type registry is being built); a
-# pending path that exists is fine. Remove the entry once it is in the repository.
+# Named by the docs before they exist; a pending path that exists is fine. Remove the entry once
+# it is in the repository.
 PENDING: tuple[str, ...] = ()  # paths named before they exist (none)
 
 FENCE = re.compile(r"^(```|~~~).*?^\1[ \t]*$", re.S | re.M)
@@ -227,3 +227,33 @@ def test_every_module_of_the_grading_wing_says_where_it_stands_on_that_way():
         and "docs/life-of-a-submission.md" not in (ast.get_docstring(ast.parse(text(p))) or "")
     ]
     assert wing and not silent, silent
+
+
+def test_the_layout_table_names_every_module_of_the_engine():
+    """docs/development.md's table of the engine's wings names each module of the engine (its
+    file name in its wing's row): a module added without a line there fails here."""
+    page = (ROOT / "docs" / "development.md").read_text()
+    table = page[page.index("| wing | what it holds |") : page.index("**The layering rule.**")]
+    rows = {}
+    for line in table.splitlines()[2:]:
+        cells = line.split("|")
+        if len(cells) > 2:
+            head = cells[1].strip().strip("`").rstrip("/")
+            rows["" if head == "base modules" else head] = cells[2]
+    engine = ROOT / "attention_course"
+    missing = []
+    for path in sorted(engine.rglob("*.py")):
+        parts = path.relative_to(engine).parts
+        wing = parts[0] if len(parts) > 1 else ""
+        if path.name != "__init__.py" and f"`{path.name}`" not in rows.get(wing, ""):
+            missing.append("/".join(parts))
+    assert not missing, f"not in docs/development.md's layout table: {missing}"
+
+
+def test_every_path_pyproject_names_exists():
+    """pyproject.toml's comments name the files that need each dependency: each exists."""
+    text = (ROOT / "pyproject.toml").read_text()
+    named = set(re.findall(r"\b(?:tests|benchmarks|scripts|attention_course)/[\w./*-]*\w/?", text))
+    assert len(named) > 5
+    missing = sorted(p for p in named if not list(ROOT.glob(p.rstrip("/"))))
+    assert not missing, f"pyproject.toml names what does not exist: {missing}"

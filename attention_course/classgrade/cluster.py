@@ -48,6 +48,7 @@ from attention_course.classgrade.jobs import (
     lost_reply,
 )
 from attention_course.classgrade.nbgrader_api import CourseError, gradebook_settings
+from attention_course.course import Course
 from attention_course.errors import GradebookUnavailable
 from attention_course.grading.fingerprint import grading_code
 from attention_course.settings import DASK_CONFIG, DEFAULT, PACING
@@ -459,7 +460,7 @@ def make_tasks(
         "code": grading_code(run.assignment, root),
         "seconds": seconds,
         "stall": stall,
-        "patience": DEFAULT.claim_patience,
+        "patience": Course.load(root).limits.claim_patience,
         "events": events_topic(tag),
     }
 

@@ -197,13 +197,11 @@ def autograde(
     """
     from attention_course.errors import SubmissionRefused
     from attention_course.sandbox.safety import check_submission_folder
-    from attention_course.settings import DEFAULT
 
     if student != "*":
+        limit = Course.load(root).limits.submission_bytes  # course.toml's [limits]
         try:
-            check_submission_folder(
-                root / "submitted" / student / assignment, DEFAULT.submission_bytes
-            )
+            check_submission_folder(root / "submitted" / student / assignment, limit)
         except SubmissionRefused as exc:
             return {"success": False, "error": f"SubmissionRefused: {exc}\n", "log": ""}
     nb_api = nb_api or api(root, unsandboxed)

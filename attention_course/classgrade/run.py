@@ -53,11 +53,12 @@ from attention_course.classgrade.nbgrader_api import (
     submitted_students,
 )
 from attention_course.classgrade.outcomes import TRANSIENT, describe, of_exception, retrying
+from attention_course.course import Course
 from attention_course.errors import GradebookUnavailable
 from attention_course.grading.fingerprint import grading_code
 from attention_course.grading.submissions import inspect
 from attention_course.sandbox import confined
-from attention_course.settings import DEFAULT, DEFAULT_JOBS, PACING, RETRIES, Retries
+from attention_course.settings import DEFAULT_JOBS, PACING, RETRIES, Retries
 
 __all__ = [
     "STATE_DIR",
@@ -80,7 +81,7 @@ def autograde_class(
     unsandboxed: bool = False,
     feedback: bool = True,
     progress: Callable | None = None,
-    deadline: float = DEFAULT.grading_timeout,
+    deadline: float | None = None,
     scheduler=None,
     retries: Retries = RETRIES,
     pool: Pool | None = None,
@@ -92,11 +93,12 @@ def autograde_class(
     this course folder graded before whose outcome the gradebook does not hold, graded again
     now), "start" (with the number of submissions to grade as `student`), then "done" for
     every submission, and "retry" and "wait" as they happen. `deadline` is the time one
-    submission's grading may work, end to end; its waits on the gradebook and the disk are
-    not counted, and one longer than `stall` seconds is a stall (waits.py: tried again, then
-    a fault of grading). `scheduler`: grade on a Dask cluster instead of
-    `jobs` local grading jobs: a scheduler's address (tcp://HOST:8786), "local" (a Dask
-    LocalCluster of `jobs` worker processes on this machine) or a `distributed.Client`.
+    submission's grading may work, end to end (default: the course's grading_timeout); its
+    waits on the gradebook and the disk are not counted, and one longer than `stall` seconds
+    is a stall (waits.py: tried again, then a fault of grading). `scheduler`: grade on a Dask
+    cluster instead of `jobs` local grading jobs: a scheduler's address (tcp://HOST:8786),
+    "local" (a Dask LocalCluster of `jobs` worker processes on this machine) or a
+    `distributed.Client`.
     `retries`: how a transient fault of the gradebook is tried again (outcomes.py); "retry"
     is told of each such wait. A gradebook still unreachable after them: its submissions'
     outcomes are "error" (graded by the next run), or GradebookUnavailable for a step of
@@ -104,6 +106,8 @@ def autograde_class(
     (`start_jobs`; closed here), else started here, as the run starts.
     """
     remote = scheduler is not None and scheduler != "local"
+    if deadline is None:  # the course's (course.toml's [limits] grading_timeout)
+        deadline = Course.load(root).limits.grading_timeout
     names = students if students is not None else submitted_students(assignment, root)
     if pool is None:
         count = job_count(jobs, len(names)) if scheduler is None else 0
@@ -111,29 +115,10 @@ def autograde_class(
     with pool:
         if not remote:  # a remote cluster's workers check their own sandbox
             confined.require(unsandboxed)
-        db_url, course_id = gradebook_settings(root)
-        # this run's own waits on the gradebook: broken past the stall limit, said once long
-        waits.watch(stall, postgres=gradebook.is_postgres(db_url), told_after=PACING.wait_noted)
-        shared = (
-            gradebook.SubmissionLocks(db_url, course_id, assignment, retries)
-            if gradebook.is_postgres(db_url)
-            else None
-        )
-        records = gradebook.Records(db_url, course_id, assignment)
-        state = State(root, assignment, shared, records, retries)
+        db_url, course_id, state = _state(root, assignment, retries, stall)
         tell = progress or (lambda *a: None)
         waits.WAITS.reset(_noting(tell, stall))
-
-        def steady(step, *args, again: bool = True):
-            """A step of the gradebook's, through its transient faults (`again`: tried again
-            here; False for a step that tries again itself); GradebookUnavailable after them."""
-            try:
-                return retrying(step, *args, retries=retries) if again else step(*args)
-            except Exception as exc:
-                if of_exception(exc) != TRANSIENT or isinstance(exc, GradebookUnavailable):
-                    raise
-                raise GradebookUnavailable(describe(exc)) from None
-
+        steady = _steadily(retries)
         close = None
         try:
             run, refused, todo, missing = _look(assignment, root, names, state, force, steady)
@@ -142,9 +127,7 @@ def autograde_class(
 
                 scheduler, close = connect(scheduler, jobs)
             with gradebook.exclusive(db_url, course_id, root):  # one run sets the gradebook up
-                if not steady(registered, assignment, root):
-                    steady(register, assignment, root)
-                steady(records.setup)
+                _register(assignment, root, state, steady)
             if missing:
                 tell("missing", missing, None)
             tell("start", len(todo) + len(refused), None)
@@ -168,6 +151,42 @@ def autograde_class(
             state.close()
         run.outcomes = {s: run.outcomes[s] for s in names if s in run.outcomes}
         return run
+
+
+def _state(root: Path, assignment: str, retries: Retries, stall: float) -> tuple[str, str, State]:
+    """The run's gradebook (its URL, the course's id) and its state there, with the submissions'
+    locks runs and Dask tasks share on a PostgreSQL gradebook; this run's own waits on the
+    gradebook watched: broken past the stall limit, said once long."""
+    db_url, course_id = gradebook_settings(root)
+    postgres = gradebook.is_postgres(db_url)
+    waits.watch(stall, postgres=postgres, told_after=PACING.wait_noted)
+    shared = gradebook.SubmissionLocks(db_url, course_id, assignment, retries) if postgres else None
+    records = gradebook.Records(db_url, course_id, assignment)
+    return db_url, course_id, State(root, assignment, shared, records, retries)
+
+
+def _register(assignment: str, root: Path, state: State, steady: Callable) -> None:
+    """The assignment in nbgrader's gradebook, and the engine's records' tables."""
+    if not steady(registered, assignment, root):
+        steady(register, assignment, root)
+    if state.records is not None:
+        steady(state.records.setup)
+
+
+def _steadily(retries: Retries) -> Callable:
+    """steady(step, *args, again=True): a step of the gradebook's, through its transient faults
+    (`again`: tried again here; False for a step that tries again itself); GradebookUnavailable
+    after them."""
+
+    def steady(step, *args, again: bool = True):
+        try:
+            return retrying(step, *args, retries=retries) if again else step(*args)
+        except Exception as exc:
+            if of_exception(exc) != TRANSIENT or isinstance(exc, GradebookUnavailable):
+                raise
+            raise GradebookUnavailable(describe(exc)) from None
+
+    return steady
 
 
 Refused = tuple[str, str, Outcome]  # a submission that cannot be graded: student, fingerprint

@@ -1,8 +1,10 @@
-"""The `attention-course` command: a thin layer over the library, one function per command."""
+"""The `attention-course` command: a thin layer over the library, one module per command
+(COMMANDS), each with its parser and its handler."""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Sequence
@@ -12,7 +14,29 @@ import attention_course
 from attention_course.errors import UserError
 from attention_course.startup import skip_slow_imports
 
-__all__ = ["OneLineParser", "UserError", "build_parser", "main"]
+__all__ = ["COMMANDS", "OneLineParser", "UserError", "build_parser", "main"]
+
+# Every command, in the order `--help` lists them: the module cli/<name>.py holds its parser and
+# what it does (`add_parser(sub)`, which sets the handler). A new command is a module, named here.
+COMMANDS = (
+    "release_command",
+    "check_command",
+    "autograde_command",
+    "scores_command",
+    "extension_command",
+    "report_command",
+    "similarity_command",
+    "gradescope_command",
+    "doctor_command",
+    "demo_command",
+    "student_config_command",
+    "jupyterhub_command",
+    "quiz_command",  # quiz: its own subcommands
+    "hub_check_command",
+    "hub_check_service_command",
+    "hub_checks_command",
+    "lms_command",  # lms: its own subcommands
+)
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -39,22 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="print the engine's version (the one feedback names) and exit",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    from attention_course.cli import commands
-
-    commands.add_parsers(sub)
-
-    from attention_course.cli import quiz as quiz_cli
-
-    quiz_cli.add_parser(sub)
-
-    from attention_course.cli import hub_check
-
-    hub_check.add_parsers(sub)
-
-    from attention_course.cli import lms
-
-    lms.add_parser(sub)
+    for name in COMMANDS:
+        importlib.import_module(f"attention_course.cli.{name}").add_parser(sub)
     return parser
 
 

@@ -1,11 +1,11 @@
-"""Options every command that works on a course shares."""
+"""The arguments several commands share (each command's module adds its own)."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from attention_course.settings import COURSE_ENV, COURSE_FILE
+from attention_course.settings import COURSE_ENV, COURSE_FILE, DB_ENV
 
 WHERE = (
     f" (default: ${COURSE_ENV}, else the folder holding {COURSE_FILE} at or above the current one)"
@@ -15,6 +15,30 @@ WHERE = (
 def add_course_option(p: argparse.ArgumentParser, what: str = "the course folder") -> None:
     """--course DIR: the course a command works on (see course.find_course)."""
     p.add_argument("--course", type=Path, default=None, metavar="DIR", help=what + WHERE)
+
+
+def add_assignment(p: argparse.ArgumentParser, what: str = "an assignment") -> None:
+    p.add_argument(
+        "assignment", metavar="ASSIGNMENT", help=f"{what} of the course (its {COURSE_FILE})"
+    )
+
+
+def add_db(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--db",
+        metavar="URL",
+        help=f"the gradebook, e.g. postgresql://USER@HOST:PORT/DB (default: ${DB_ENV} if set, "
+        "else nbgrader_config.py's, the course's gradebook.db)",
+    )
+
+
+def add_unsandboxed(p: argparse.ArgumentParser, where: str = "result") -> None:
+    p.add_argument(
+        "--unsandboxed",
+        action="store_true",
+        help="grade even where no sandbox can be made (student code then runs with limits "
+        f"only, as your own user); every {where} says UNSANDBOXED",
+    )
 
 
 def positive(text: str) -> int:

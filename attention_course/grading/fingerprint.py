@@ -20,7 +20,7 @@ import hashlib
 from pathlib import Path
 
 from attention_course.course import Course
-from attention_course.settings import BANK_SUFFIXES
+from attention_course.settings import BANK_SUFFIXES, DEFAULT
 
 ENGINE = Path(__file__).resolve().parent.parent
 BASE_MODULES = ("__init__.py", "course.py", "errors.py", "settings.py", "startup.py", "trace.py")
@@ -60,11 +60,13 @@ def assignment_files(course: Course, assignment: str) -> list[Path]:
 
 
 def declaration(course: Course, assignment: str) -> bytes:
-    """The assignment's part of course.toml, in a stable form."""
+    """The assignment's part of course.toml, in a stable form: its declaration, and the
+    course's [limits] where it sets any (a time limit decides what a slow solution gets)."""
     if course.quiz is not None and assignment == course.quiz.assignment:
         return repr(("quiz", assignment, course.quiz.quizzes)).encode()
     a = course.assignment(assignment)
-    return repr((a.name, a.graded, a.helpers)).encode()
+    limits = (course.limits,) if course.limits != DEFAULT else ()
+    return repr((a.name, a.graded, a.helpers, *limits)).encode()
 
 
 def grading_code(assignment: str, root: Path) -> str:

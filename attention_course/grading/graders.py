@@ -28,7 +28,7 @@ from attention_course.course import Course, find_course
 from attention_course.grading import seeds
 from attention_course.sandbox import confined
 from attention_course.sandbox.program import submission_deadline
-from attention_course.settings import DEFAULT, GiB
+from attention_course.settings import GiB
 
 GRADER_MEMORY_BYTES = 4 * GiB  # address space of one grader (pytest) process
 PR_SET_PDEATHSIG = 1
@@ -142,10 +142,10 @@ def _run_graders(course: Course, args: list[str], deadline: float) -> tuple[int,
             capture_output=True,
             text=True,
             preexec_fn=_grader_limits,
-            timeout=max(deadline - time.monotonic(), 0.0) + DEFAULT.graders_slack,
+            timeout=max(deadline - time.monotonic(), 0.0) + course.limits.graders_slack,
         )
     except subprocess.TimeoutExpired:
-        slack = DEFAULT.graders_slack
+        slack = course.limits.graders_slack
         return -1, f"the graders' process ran {slack:g} s past the submission's deadline"
     return proc.returncode, proc.stdout + proc.stderr
 
@@ -193,8 +193,9 @@ def grade_file(
     `unsandboxed`.
     """
     confined.require(unsandboxed)
-    deadline = submission_deadline(DEFAULT)  # one for the whole submission, by the clock
     course = course or find_course()
+    # one for the whole submission, by the clock, of the course's limits (course.toml)
+    deadline = submission_deadline(course.limits)
     spec = course.assignment(assignment)
     try:
         seed = seed or seeds.submission_seed(course, assignment, Path(submitted or path))

@@ -38,7 +38,7 @@ from attention_course.grading.seeds import record
 from attention_course.grading.submissions import restore_metadata
 from attention_course.sandbox.execute import execute_notebook
 from attention_course.sandbox.safety import check_submission_folder
-from attention_course.settings import DEFAULT
+from attention_course.settings import COURSE_FILE, DEFAULT, Limits
 
 GRADER_LINE = re.compile(r"^# grader: grader_tests/test_(\w+)\.py\s*$", re.MULTILINE)
 
@@ -67,6 +67,13 @@ def graded_root(resources: dict, configured: str) -> Path | None:
     return Path(configured) if configured else next(iter(_graded_course(resources)), None)
 
 
+def course_limits(resources: dict, configured: str = "") -> Limits:
+    """The limits of the course whose notebook this is (its course.toml's [limits]), else the
+    defaults (a notebook outside a course)."""
+    root = graded_root(resources, configured)
+    return Course.load(root).limits if root and (root / COURSE_FILE).is_file() else DEFAULT
+
+
 def _course(resources: dict, configured: str) -> Course:
     """The course whose graders grade this notebook (graded_root), else the one found from
     here."""
@@ -80,7 +87,7 @@ class CheckSubmission(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
         # In the sanitizing pass, the notebook being read is the submitted one.
         folder = Path(resources["metadata"]["path"])
-        check_submission_folder(folder, DEFAULT.submission_bytes)
+        check_submission_folder(folder, course_limits(resources).submission_bytes)
         return nb, resources
 
 
@@ -123,23 +130,32 @@ class SandboxedExecute(NbGraderPreprocessor):
     """
 
     timeout = Float(
-        DEFAULT.notebook_cell_timeout,
+        None,
+        allow_none=True,
         help="CPU seconds for one cell (one that sleeps is stopped by the clock, at "
-        f"{DEFAULT.wall_factor:g} times that)",
+        f"{DEFAULT.wall_factor:g} times that); default: the course's notebook_cell_timeout "
+        f"(course.toml's [limits], else {DEFAULT.notebook_cell_timeout:g})",
     ).tag(config=True)
     total_timeout = Float(
-        DEFAULT.notebook_timeout,
+        None,
+        allow_none=True,
         help="CPU seconds for the whole notebook, later cells are not run (and never more than "
-        f"{DEFAULT.wall_factor:g} times that by the clock)",
+        f"{DEFAULT.wall_factor:g} times that by the clock); default: the course's "
+        f"notebook_timeout (course.toml's [limits], else {DEFAULT.notebook_timeout:g})",
+    ).tag(config=True)
+    course_root = Unicode(
+        "", help="the course whose limits apply (default: the graded folder's)"
     ).tag(config=True)
     unsandboxed = Bool(
         False, help="Run student code without the sandbox (limits only); say so in the feedback"
     ).tag(config=True)
 
     def preprocess(self, nb, resources):
-        limits = replace(
-            DEFAULT, notebook_cell_timeout=self.timeout, notebook_timeout=self.total_timeout
-        )
+        limits = course_limits(resources, self.course_root)
+        if self.timeout is not None:  # nbgrader_config.py's, over course.toml's
+            limits = replace(limits, notebook_cell_timeout=self.timeout)
+        if self.total_timeout is not None:
+            limits = replace(limits, notebook_timeout=self.total_timeout)
         with trace.stage("notebook run"):
             run = execute_notebook(nb, limits, self.unsandboxed, hide=_hidden(resources))
         state = resources.setdefault("attention_course", {})

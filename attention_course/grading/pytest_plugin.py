@@ -39,7 +39,7 @@ from attention_course.grading.runner import cases_for, cases_of
 from attention_course.grading.seeds import check_seed
 from attention_course.grading.session import Session, report
 from attention_course.grading.verdicts import GraderTest
-from attention_course.sandbox.program import Limits, run_program, submission_deadline
+from attention_course.sandbox.program import run_program, submission_deadline
 
 _ITEMS = pytest.StashKey[list]()  # the collected grader tests
 _POINTS = pytest.StashKey[dict]()  # their points, by node id, as collected
@@ -130,7 +130,7 @@ def _session(config: pytest.Config) -> tuple[Session, list[dict]]:
         path = config.getoption("--submission")
         hide = [*course.hidden(), *map(Path, config.getoption("--hide"))]
         unsandboxed = config.getoption("--unsandboxed")
-        limits = Limits()
+        limits = course.limits  # course.toml's [limits]
         epoch = config.getoption("--deadline")
         if epoch is None:
             deadline = submission_deadline(limits)

@@ -129,9 +129,10 @@ def grade(
     """The report `pytest grader_tests --submission ... --report` writes, for `functions`.
 
     `deadline` (time.monotonic()): the submission's, shared by every program run of it
-    (default: the submission's time from now). `seed`: the submission's (seeds.py), with
-    which the graders draw their inputs (None: their own fixed seeds)."""
-    limits = limits or Limits()
+    (default: the submission's time from now). `limits`: by default the course's (course.toml's
+    [limits]). `seed`: the submission's (seeds.py), with which the graders draw their inputs
+    (None: their own fixed seeds)."""
+    limits = limits or course.limits  # course.toml's [limits]
     if deadline is None:
         deadline = submission_deadline(limits)
     tests, calls, faults, draw = collect(course, functions, seed)

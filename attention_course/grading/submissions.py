@@ -22,10 +22,10 @@ from pathlib import Path
 
 from nbformat.notebooknode import NotebookNode
 
+from attention_course.course import Course
 from attention_course.errors import SubmissionRefused
 from attention_course.grading.notebook import parse_source
 from attention_course.sandbox.safety import check_submission_folder
-from attention_course.settings import DEFAULT
 
 
 @dataclass
@@ -67,7 +67,7 @@ def inspect(root: Path, assignment: str, student: str, grading_code: str = "") -
     folder = root / "submitted" / student / assignment
     found = Inspection(student, folder)
     try:
-        found.files = check_submission_folder(folder, DEFAULT.submission_bytes)
+        found.files = check_submission_folder(folder, Course.load(root).limits.submission_bytes)
     except SubmissionRefused as exc:
         found.reason = str(exc)
         return found

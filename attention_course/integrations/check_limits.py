@@ -24,9 +24,10 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from attention_course import course_schema
 from attention_course.classgrade import gradebook
 from attention_course.errors import UserError
-from attention_course.settings import AFTER_DUE, COURSE_FILE, HUB_CHECK, HubCheck
+from attention_course.settings import AFTER_DUE, HUB_CHECK, HubCheck
 
 # A check's states: waiting in the queue, being graded, graded, rejected (the student's
 # notebook could not be graded: it counts), or failed by grading (the infrastructure's or the
@@ -71,20 +72,7 @@ def iso(epoch: float | None) -> str | None:
 def policy(course_root: Path, **given: Any) -> HubCheck:
     """The checks' settings: the defaults, then course.toml's `[hub_check]` table, then the
     service's options (`given`, None meaning not given). UserError for a value out of range."""
-    import tomllib
-
-    try:
-        table = tomllib.loads((course_root / COURSE_FILE).read_text()).get("hub_check", {})
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise UserError(f"{course_root / COURSE_FILE}: not readable ({exc})") from None
-    if not isinstance(table, dict):
-        raise UserError(f"{course_root / COURSE_FILE}: [hub_check] must be a table")
-    known = {"per_day", "window", "workers", "pending_per_student", "after_due", "wait"}
-    unknown = sorted(set(table) - known)
-    if unknown:
-        raise UserError(
-            f"[hub_check] {unknown[0]}: not a setting (known: {', '.join(sorted(known))})"
-        )
+    table = course_schema.table(course_root, "hub_check")  # its keys and types: the schema's
     values = {**table, **{k: v for k, v in given.items() if v is not None}}
     try:
         found = replace(HUB_CHECK, **values)

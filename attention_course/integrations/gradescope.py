@@ -13,10 +13,11 @@ from __future__ import annotations
 import json
 import tempfile
 import zipfile
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
+from attention_course import course_schema
 from attention_course.course import Course, grade_cell_id
 from attention_course.errors import UserError
 from attention_course.integrations import wheel
@@ -28,7 +29,12 @@ from attention_course.integrations.gradescope_run import (
     TIMED_OUT,
     failure_result,
 )
-from attention_course.settings import COURSE_FILE, GRADESCOPE, GRADESCOPE_VISIBILITY, Gradescope
+from attention_course.settings import (
+    DEFAULT,
+    GRADESCOPE,
+    Gradescope,
+    Limits,
+)
 
 VENV = "/opt/attention-course/venv"  # where setup.sh installs Python and the dependencies
 COURSE_DIR = "course"  # the course's part in the zip (/autograder/source/course)
@@ -164,7 +170,18 @@ def course_toml(course: Course, assignment: str) -> str:
         f"{shared}"
         f"\n[assignments.{assignment}]\nfunctions = {names(spec.graded)}\n"
         f"helpers = {names(spec.helpers)}\n"
+        f"{limits_table(course.limits)}"
     )
+
+
+def limits_table(limits: Limits) -> str:
+    """course.toml's [limits] table of the limits that are not the defaults ("" if none)."""
+    changed = [
+        f"{f.name} = {getattr(limits, f.name)!r}\n"
+        for f in fields(limits)
+        if getattr(limits, f.name) != getattr(DEFAULT, f.name)
+    ]
+    return "\n[limits]\n" + "".join(changed) if changed else ""
 
 
 def points(course: Course, assignment: str) -> dict[str, float]:
@@ -188,27 +205,12 @@ def points(course: Course, assignment: str) -> dict[str, float]:
 def shown(root: Path) -> Gradescope:
     """What students see of a result, and when: the defaults (settings.Gradescope), then
     course.toml's `[gradescope]` table. AutograderError for an unknown key or value."""
-    import tomllib
-    from dataclasses import fields, replace
+    from dataclasses import replace
 
     try:
-        table = tomllib.loads((root / COURSE_FILE).read_text()).get("gradescope", {})
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise AutograderError(f"{root / COURSE_FILE}: not readable ({exc})") from None
-    if not isinstance(table, dict):
-        raise AutograderError(f"{root / COURSE_FILE}: [gradescope] must be a table")
-    known = {f.name for f in fields(Gradescope)}
-    for key, value in table.items():
-        if key not in known:
-            raise AutograderError(
-                f"[gradescope] {key}: not a setting (known: {', '.join(sorted(known))})"
-            )
-        if key == "hints" and not isinstance(value, bool):
-            raise AutograderError("[gradescope] hints must be true or false")
-        if key != "hints" and value not in GRADESCOPE_VISIBILITY:
-            raise AutograderError(
-                f"[gradescope] {key} = {value!r}: one of {', '.join(GRADESCOPE_VISIBILITY)}"
-            )
+        table = course_schema.table(root, "gradescope")  # keys and values: the schema's
+    except UserError as exc:
+        raise AutograderError(str(exc)) from None
     return replace(GRADESCOPE, **table)
 
 

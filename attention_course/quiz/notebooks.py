@@ -207,6 +207,60 @@ def _numbers_source(banks: list[Bank]) -> str:
     )
 
 
+def _answer_cells(bank: Bank, q) -> list[NotebookNode]:
+    """The cells that take one question's answer: an answer cell read by its grade cell, or
+    for a question marked by hand, a markdown answer and the instructor's review cell."""
+    if types.of(q).hand_graded:  # answered in markdown, marked by hand
+        answer = nbformat.v4.new_markdown_cell("Write your answer here.")
+        review = (
+            "# For the instructor: notes on the answer above appear here after\n"
+            "# autograding; the mark itself is given by hand.\n"
+            f"{REVIEW_MARKER} {bank.quiz}/{q.id}"
+        )
+        return [
+            _nbgrader(
+                answer,
+                grade_cell_id(bank.quiz, q.id),
+                solution=True,
+                grade=True,
+                locked=False,
+                points=q.points,
+            ),
+            _code(
+                review,
+                review_cell_id(bank.quiz, q.id),
+                solution=False,
+                grade=False,
+                locked=True,
+            ),
+        ]
+    answer = _code(
+        _answer_source(q),
+        answer_cell_id(bank.quiz, q.id),
+        solution=True,
+        grade=False,
+        locked=False,
+    )
+    answer.metadata[META_KEY] = {FORM_KEY: answer_form(q)}  # Validate reads it
+    grader = (
+        "# Graded from your answer above when the notebook is autograded.\n"
+        "### BEGIN HIDDEN TESTS\n"
+        f"{settings.GRADER_MARKER} {bank.quiz}/{q.id}\n"
+        "### END HIDDEN TESTS"
+    )
+    return [
+        answer,
+        _code(
+            grader,
+            grade_cell_id(bank.quiz, q.id),
+            solution=False,
+            grade=True,
+            locked=True,
+            points=q.points,
+        ),
+    ]
+
+
 def graded_notebook(banks: list[Bank]) -> NotebookNode:
     """The nbgrader source notebook of the graded quiz over ``banks``."""
     total = sum(b.max_score for b in banks)
@@ -250,58 +304,7 @@ uses the id you were registered with, so type it exactly.
             cells.append(
                 _markdown(_question_markdown(bank, q, part, number), f"{bank.quiz}__{q.id}__prompt")
             )
-            if types.of(q).hand_graded:  # answered in markdown, marked by hand
-                answer = nbformat.v4.new_markdown_cell("Write your answer here.")
-                cells.append(
-                    _nbgrader(
-                        answer,
-                        grade_cell_id(bank.quiz, q.id),
-                        solution=True,
-                        grade=True,
-                        locked=False,
-                        points=q.points,
-                    )
-                )
-                review = (
-                    "# For the instructor: notes on the answer above appear here after\n"
-                    "# autograding; the mark itself is given by hand.\n"
-                    f"{REVIEW_MARKER} {bank.quiz}/{q.id}"
-                )
-                cells.append(
-                    _code(
-                        review,
-                        review_cell_id(bank.quiz, q.id),
-                        solution=False,
-                        grade=False,
-                        locked=True,
-                    )
-                )
-                continue
-            answer = _code(
-                _answer_source(q),
-                answer_cell_id(bank.quiz, q.id),
-                solution=True,
-                grade=False,
-                locked=False,
-            )
-            answer.metadata[META_KEY] = {FORM_KEY: answer_form(q)}  # Validate reads it
-            cells.append(answer)
-            grader = (
-                "# Graded from your answer above when the notebook is autograded.\n"
-                "### BEGIN HIDDEN TESTS\n"
-                f"{settings.GRADER_MARKER} {bank.quiz}/{q.id}\n"
-                "### END HIDDEN TESTS"
-            )
-            cells.append(
-                _code(
-                    grader,
-                    grade_cell_id(bank.quiz, q.id),
-                    solution=False,
-                    grade=True,
-                    locked=True,
-                    points=q.points,
-                )
-            )
+            cells += _answer_cells(bank, q)
     notebook = nbformat.v4.new_notebook(cells=_stable_ids(cells))
     notebook.metadata["kernelspec"] = KERNELSPEC
     notebook.metadata["language_info"] = {"name": "python"}

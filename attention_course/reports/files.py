@@ -45,7 +45,8 @@ def _hints(item: ItemStats, top: int = TOP_HINTS) -> list[str]:
     return shown
 
 
-def to_markdown(report: ClassReport, figure: str = "report.png") -> str:
+def _summary(report: ClassReport) -> list[str]:
+    """The report's heading and what it counts: who is late, not autograded, not reliable."""
     n = len(report.totals)
     totals = list(report.totals.values())
     pct = 100 * report.mean / report.max_score if report.max_score else 0.0
@@ -90,6 +91,14 @@ def to_markdown(report: ClassReport, figure: str = "report.png") -> str:
     lines += [
         f"Pass rates count the {graded} autograded submission(s) (full marks pass); {skipped} "
         "counts as *not attempted*.",
+    ]
+    return lines
+
+
+def to_markdown(report: ClassReport, figure: str = "report.png") -> str:
+    totals = list(report.totals.values())
+    lines = [
+        *_summary(report),
         "",
         "## Score distribution",
         "",

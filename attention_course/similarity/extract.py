@@ -12,7 +12,7 @@ from attention_course.course import Course
 from attention_course.errors import SubmissionRefused
 from attention_course.grading.notebook import NotebookError, parse_source, read_notebook
 from attention_course.sandbox.safety import check_submission_folder
-from attention_course.settings import DEFAULT, SIMILARITY
+from attention_course.settings import SIMILARITY
 
 
 @dataclass
@@ -104,7 +104,7 @@ def read_handed(root: Path, assignment: str, student: str, functions: tuple[str,
     folder = root / "submitted" / student / assignment
     handed = Handed(student)
     try:
-        check_submission_folder(folder, DEFAULT.submission_bytes)
+        check_submission_folder(folder, Course.load(root).limits.submission_bytes)
         nb = read_notebook(folder / f"{assignment}.ipynb")
     except (SubmissionRefused, NotebookError) as exc:
         handed.reason = str(exc).replace(str(folder) + "/", "").replace(str(folder), "the folder")

@@ -246,7 +246,7 @@ def test_a_changed_engine_regrades_what_it_grades_and_nothing_else(small_class, 
     engine = engine_copy(tmp_path)
     assert engine.resolve() != Path(attention_course.__file__).parent.resolve()
     note = "\n# a comment added in a new version\n"
-    for changed in ("reports/tables.py", "quiz/checking.py", "cli/handlers.py"):
+    for changed in ("reports/tables.py", "quiz/checking.py", "cli/autograde_command.py"):
         (engine / changed).write_text((engine / changed).read_text() + note)
     assert "0 of 3 submissions to grade" in autograde_with(engine, course, ASSIGNMENT)
     (engine / "sandbox" / "program.py").write_text(

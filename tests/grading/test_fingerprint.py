@@ -73,7 +73,7 @@ def test_an_assignments_notebooks_regrade_only_it(course):
 
 def test_editing_a_report_or_the_command_line_regrades_nothing(course, engine):
     before = digests(course)
-    for module in ("reports/figure.py", "reports/class_report.py", "cli/handlers.py"):
+    for module in ("reports/figure.py", "reports/class_report.py", "cli/autograde_command.py"):
         edit(engine / module)
     edit(engine / "integrations" / "gradescope.py")
     edit(engine / "classgrade" / "cluster.py")

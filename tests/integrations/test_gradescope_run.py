@@ -266,10 +266,14 @@ def test_course_toml_declares_what_students_see(tmp_path):
     (tmp_path / "course.toml").write_text("[course]\n")
     assert shown(tmp_path) == GRADESCOPE
     for bad, said in (
-        ('tests = "later"', "tests = 'later': one of visible, after_due_date"),
-        ('result = "sometimes"', "result = 'sometimes': one of"),
-        ("hints = 1", "hints must be true or false"),
-        ('shown = "visible"', "shown: not a setting"),
+        ('tests = "later"', "course.toml:2: [gradescope] tests must be one of visible, after_due"),
+        (
+            'result = "sometimes"',
+            "[gradescope] result must be one of visible, after_due_date, "
+            'after_published, hidden, not "sometimes"',
+        ),
+        ("hints = 1", "[gradescope] hints must be true or false, not 1"),
+        ('shown = "visible"', "[gradescope] shown: not a setting (known: hints, result, stdout"),
     ):
         (tmp_path / "course.toml").write_text(f"[gradescope]\n{bad}\n")
         with pytest.raises(AutograderError, match=re.escape(said)):

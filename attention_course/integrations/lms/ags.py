@@ -199,7 +199,6 @@ def push(
 ) -> PushReport:
     """Push `assignment`'s grades (see the module); `dry_run`: say what would be sent."""
     from pylti1p3.exception import LtiException
-    from pylti1p3.grade import Grade
 
     lms.need("token_url")
     grades = grades or assignment_grades(assignment, root)
@@ -244,21 +243,8 @@ def push(
             if dry_run:
                 report.sent.append(line + " (dry run: not sent)")
                 continue
-            score = (
-                Grade()
-                .set_user_id(sub)
-                .set_timestamp(datetime.now(UTC).isoformat())
-                .set_activity_progress(body["activityProgress"])
-                .set_grading_progress(body["gradingProgress"])
-            )
-            if "scoreGiven" in body:
-                score.set_score_given(body["scoreGiven"]).set_score_maximum(body["scoreMaximum"])
-            if "submission" in body:
-                score.set_submitted_at(body["submission"]["submittedAt"])
-            if "comment" in body:
-                score.set_comment(body["comment"])
             try:
-                service.put_grade(score, item)
+                service.put_grade(_grade(sub, body), item)
             except LtiException as exc:
                 report.failed.append(f"{grade.student}: not sent: {_said(exc)}")
                 continue
@@ -279,6 +265,26 @@ def push(
                 f"{grade.student}: not sent: never launched the hub from the LMS (no LMS id)"
             )
     return report
+
+
+def _grade(sub: str, body: dict):
+    """pylti1p3's Grade of one score body (score_body) for the LMS user `sub`."""
+    from pylti1p3.grade import Grade
+
+    score = (
+        Grade()
+        .set_user_id(sub)
+        .set_timestamp(datetime.now(UTC).isoformat())
+        .set_activity_progress(body["activityProgress"])
+        .set_grading_progress(body["gradingProgress"])
+    )
+    if "scoreGiven" in body:
+        score.set_score_given(body["scoreGiven"]).set_score_maximum(body["scoreMaximum"])
+    if "submission" in body:
+        score.set_submitted_at(body["submission"]["submittedAt"])
+    if "comment" in body:
+        score.set_comment(body["comment"])
+    return score
 
 
 def _shown(body: dict) -> str:

@@ -92,6 +92,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     sub = parser.add_subparsers(dest="quiz_command", required=True, metavar="QUIZ_COMMAND")
     common = _common()
 
+    _add_reading(sub, common)
+    _add_taking(sub, common)
+    _add_writing(sub, common)
+
+
+def _add_reading(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    """quiz list, show, validate."""
     p = sub.add_parser(
         "list", parents=[common], help="list the quizzes", description="List the quizzes."
     )
@@ -123,6 +130,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("banks_to_check", nargs="*", metavar="QUIZ_OR_FILE", help="default: every bank")
     p.set_defaults(run=run_validate)
 
+
+def _add_taking(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    """quiz take, grade."""
     p = sub.add_parser(
         "take",
         parents=[common],
@@ -172,6 +182,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     p.set_defaults(run=run_grade)
 
+
+def _add_writing(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    """quiz export, notebook."""
     p = sub.add_parser(
         "export",
         parents=[common],

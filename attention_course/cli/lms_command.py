@@ -92,7 +92,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _course(args: argparse.Namespace):
-    from attention_course.cli.handlers import _course as course_folder
+    from attention_course.cli.common import course_root as course_folder
     from attention_course.course import Course
 
     root = course_folder(args)
