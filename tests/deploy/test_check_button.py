@@ -78,20 +78,23 @@ def _close(page) -> None:
 
 
 def _palette(page, command: str) -> None:
-    """Run a command from JupyterLab's palette (its shortcut pressed again if a busy page let
-    the first press go by)."""
+    """Run a command from JupyterLab's palette. A busy machine's JupyterLab may let the shortcut
+    go by, or not have registered the course's commands yet (its extensions still loading): the
+    palette is closed and asked again until the command is in it."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     search = page.locator(".lm-CommandPalette-input")
-    for _ in range(5):
+    item = page.locator(".lm-CommandPalette-item", has_text=command).first
+    for _ in range(6):
         page.keyboard.press("Control+Shift+c")
         try:
             search.wait_for(state="visible", timeout=10_000)
+            search.fill(command)
+            item.wait_for(timeout=20_000)
             break
         except PlaywrightTimeout:
-            continue
-    search.fill(command)
-    page.locator(".lm-CommandPalette-item", has_text=command).first.click()
+            page.keyboard.press("Escape")
+    item.click()
 
 
 def _instructors_list(deployment: HubDeployment) -> list[dict]:
