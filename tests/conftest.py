@@ -307,7 +307,9 @@ def dask_cluster():
 
 @pytest.fixture
 def dask_client(dask_cluster):
-    dask_cluster.wait_for_workers(2, timeout=120)
+    from tests.processes import wait_for_dask_workers
+
+    wait_for_dask_workers(dask_cluster, 2, "the session's LocalCluster of two workers")
     return dask_cluster
 
 
