@@ -199,11 +199,19 @@ def grade_submission(root: Path, config: dict, course: Course) -> dict:
         "tests": [
             {
                 **{k: v for k, v in test.items() if k in TEST_KEYS},
-                "status": "passed" if test["score"] >= test["max_score"] else "failed",
+                "status": gradescope_status(test),
             }
             for test in raw["tests"]
         ],
     }
+
+
+def gradescope_status(test: dict) -> str:
+    """A test's Gradescope status: the engine's PASS/FAIL, and never "passed" short of its full
+    points (a failing test of 0 points, a callee's bug said at its caller, is "failed", as its
+    line reads)."""
+    full = test["score"] >= test["max_score"]
+    return "passed" if test.get("status") == "passed" and full else "failed"
 
 
 def run(root: Path, course_dir: Path | None = None) -> int:

@@ -256,6 +256,22 @@ def test_each_visibility_is_gradescopes_own_value_where_declared(partial_report,
         assert t["score"] == (t["max_score"] if t["status"] == "passed" else 0), t
 
 
+@pytest.mark.parametrize(
+    ("status", "score", "max_score", "shown"),
+    [
+        ("failed", 0, 0, "failed"),  # a 0-point test that failed: failed, as its FAIL line
+        ("passed", 0, 0, "passed"),
+        ("passed", 5, 5, "passed"),
+        ("failed", 5, 5, "failed"),
+        ("passed", 2, 5, "failed"),  # short of its points: never shown as passed
+    ],
+)
+def test_a_tests_status_is_its_pass_or_fail_at_full_points_only(status, score, max_score, shown):
+    from attention_course.integrations.gradescope_run import gradescope_status
+
+    assert gradescope_status({"status": status, "score": score, "max_score": max_score}) == shown
+
+
 def test_course_toml_declares_what_students_see(tmp_path):
     from attention_course.integrations.gradescope import AutograderError, shown
 
