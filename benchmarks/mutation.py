@@ -287,9 +287,11 @@ SIMILARITY_TESTS: dict[str, list[str]] = {
     "attention_course/similarity/fingerprint.py": ["tests/similarity/test_fingerprint.py"],
 }
 CLI_TESTS: dict[str, list[str]] = {
-    "attention_course/cli/hub_check.py": ["tests/cli/test_hub_check_cli.py"],
-    "attention_course/cli/handlers.py": ["tests/cli/test_cli.py"],
-    "attention_course/cli/quiz.py": ["tests/quiz/test_quiz_cli.py"],
+    "attention_course/cli/hub_check_command.py": ["tests/cli/test_hub_check_cli.py"],
+    "attention_course/cli/common.py": ["tests/cli/test_cli.py"],
+    "attention_course/cli/autograde_command.py": ["tests/cli/test_cli.py"],
+    "attention_course/cli/similarity_command.py": ["tests/cli/test_cli.py"],
+    "attention_course/cli/quiz_command.py": ["tests/quiz/test_quiz_cli.py"],
 }
 COURSE_TESTS: dict[str, list[str]] = {
     "attention_course/course.py": ["tests/test_course.py", "tests/cli/test_cli.py"],

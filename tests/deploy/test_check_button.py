@@ -94,7 +94,10 @@ def _palette(page, command: str) -> None:
             break
         except PlaywrightTimeout:
             page.keyboard.press("Escape")
-    item.click()
+    # By keyboard: the palette runs its active item, the first that matches (a click may find
+    # the item re-rendered, detached, each time the lab tells the palette a command changed).
+    item.and_(page.locator(".lm-mod-active")).wait_for()
+    page.keyboard.press("Enter")
 
 
 def _instructors_list(deployment: HubDeployment) -> list[dict]:
