@@ -6,7 +6,6 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from attention_course.cli.common import (
     known,
@@ -17,9 +16,6 @@ from attention_course.cli.options import (
     add_unsandboxed,
 )
 from attention_course.errors import SandboxUnavailable, UserError
-
-if TYPE_CHECKING:
-    pass
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
 
 from attention_course.cli.common import (
     the_course,
@@ -12,9 +11,6 @@ from attention_course.cli.options import (
     add_course_option,
 )
 from attention_course.errors import SandboxUnavailable, UserError
-
-if TYPE_CHECKING:
-    pass
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

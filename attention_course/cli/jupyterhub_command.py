@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from attention_course.cli.common import (
     course_root,
@@ -16,9 +15,6 @@ from attention_course.cli.options import (
 )
 from attention_course.errors import UserError
 from attention_course.settings import HUB, HUB_CHECK
-
-if TYPE_CHECKING:
-    pass
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

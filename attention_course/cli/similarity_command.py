@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from attention_course.cli.common import (
     known,
@@ -17,9 +16,6 @@ from attention_course.cli.options import (
 )
 from attention_course.errors import UserError
 from attention_course.settings import SIMILARITY
-
-if TYPE_CHECKING:
-    pass
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from attention_course.cli.common import (
     course_root,
@@ -13,9 +12,6 @@ from attention_course.cli.options import (
     add_course_option,
 )
 from attention_course.errors import UserError
-
-if TYPE_CHECKING:
-    pass
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
