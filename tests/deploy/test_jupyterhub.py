@@ -257,12 +257,17 @@ SERVICE_KILLED = re.compile(r"^\[E .*\] Service course-check exited with status 
 
 
 def test_the_hub_log_holds_no_error(hub, student_work):
+    lines = hub.hub.log_text().splitlines()
     errors = [
-        line
-        for line in hub.hub.log_text().splitlines()
+        i
+        for i, line in enumerate(lines)
         if (line.startswith("[E ") or "Traceback" in line) and not SERVICE_KILLED.match(line)
     ]
-    assert not errors, "\n".join(errors)
+    said = []  # each error with what follows it up to the next record (its traceback), whole
+    for i in errors:
+        end = next((j for j in range(i + 1, len(lines)) if lines[j].startswith("[")), len(lines))
+        said.append("\n".join(lines[i : min(end, i + 60)]))
+    assert not errors, "\n".join(said)
 
 
 def test_the_command_says_to_start_the_hub_as_the_readme_does(hub):
